@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title IWorkerRegistry
+/// @notice Workers stake the stake token, announce an endpoint and the models they host, and get
+/// slashed (only by the dispute contract) for fraudulent proofs.
+/// @dev The unbonding delay is longer than the dispute plus arbitration windows, so a worker cannot
+/// withdraw before every dispute over its last job has been decided.
+interface IWorkerRegistry {
+    enum WorkerStatus {
+        None,
+        Active,
+        Unbonding,
+        Exited
+    }
+
+    struct Worker {
+        WorkerStatus status;
+        uint64 unlockAt;
+        uint256 stake;
+        string endpoint;
+        bytes32[] modelKeys;
+    }
+
+    /// @notice The caller is registered already.
+    error WorkerAlreadyRegistered(address worker);
+    /// @notice The address is not an active worker.
+    error WorkerNotActive(address worker, WorkerStatus status);
+    /// @notice The stake is below the minimum.
+    error StakeBelowMinimum(uint256 stake, uint256 minimum);
+    /// @notice The endpoint is empty or too long.
+    error EndpointInvalid();
+    /// @notice A model key is not in the catalog, or is retired.
+    error ModelNotListed(bytes32 modelKey);
+    /// @notice A model key appears twice, or the list is empty or too long.
+    error ModelListInvalid();
+    /// @notice Withdrawal before the unbonding delay has passed.
+    error StakeLocked(address worker, uint64 unlockAt);
+    /// @notice Slash of zero or with no stake left.
+    error NothingToSlash(address worker);
+    /// @notice The unbonding delay does not exceed the dispute and arbitration windows.
+    error UnbondingDelayTooShort(uint64 unbondingDelay, uint64 minimum);
+
+    /// @notice A worker registered with its stake, endpoint and hosted models.
+    event WorkerRegistered(address indexed worker, string endpoint, uint256 stake, bytes32[] modelKeys);
+    /// @notice A worker replaced its list of hosted models.
+    event WorkerModelsUpdated(address indexed worker, bytes32[] modelKeys);
+    /// @notice A worker changed its endpoint URL.
+    event WorkerEndpointUpdated(address indexed worker, string endpoint);
+    /// @notice A worker added stake.
+    event WorkerStakeIncreased(address indexed worker, uint256 amount, uint256 stakeAfter);
+    /// @notice A worker stopped taking jobs and started unbonding.
+    event WorkerUnbondingStarted(address indexed worker, uint64 unlockAt);
+    /// @notice A worker withdrew its remaining stake and left.
+    event WorkerWithdrawn(address indexed worker, uint256 amount);
+    /// @notice A worker's stake was slashed and sent to the treasury.
+    /// @param reason A short code, `fraudulent_proof` for an upheld dispute.
+    /// @param jobId The job whose proof was found fraudulent.
+    event WorkerSlashed(
+        address indexed worker, bytes32 indexed jobId, uint256 amount, uint256 stakeAfter, bytes32 reason
+    );
+
+    /// @notice Registers the caller, pulling `stake` of the stake token (approve first).
+    function register(string calldata endpoint, bytes32[] calldata modelKeys, uint256 stake) external;
+
+    /// @notice Replaces the caller's hosted models.
+    function updateModels(bytes32[] calldata modelKeys) external;
+
+    /// @notice Changes the caller's endpoint.
+    function updateEndpoint(string calldata endpoint) external;
+
+    /// @notice Adds stake (approve first).
+    function increaseStake(uint256 amount) external;
+
+    /// @notice Stops taking jobs and starts the unbonding delay.
+    function startUnbonding() external;
+
+    /// @notice Withdraws the remaining stake once unbonded.
+    function withdraw() external;
+
+    /// @notice Slashes a worker for a fraudulent proof. Slasher (dispute contract) only.
+    /// @return amount The stake taken, per the slash rule.
+    function slash(address worker, bytes32 jobId, bytes32 reason) external returns (uint256 amount);
+
+    /// @notice Whether `worker` may be paid for a job of `modelKey`: registered, not exited,
+    /// stake at least the minimum, hosting the model. Unbonding workers may still settle jobs.
+    function canServe(address worker, bytes32 modelKey) external view returns (bool);
+
+    /// @notice The worker's record.
+    function getWorker(address worker) external view returns (Worker memory);
+
+    /// @notice Minimum stake, in stake-token units.
+    function minStake() external view returns (uint256);
+}

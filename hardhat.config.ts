@@ -1,0 +1,41 @@
+import { fileURLToPath } from "node:url";
+import hardhatToolboxMochaEthers from "@nomicfoundation/hardhat-toolbox-mocha-ethers";
+import { defineConfig } from "hardhat/config";
+
+// No compiler downloads are possible here: compile with the WASM build shipped in the `solc` package.
+const solcPath = fileURLToPath(import.meta.resolve("solc/soljson.js"));
+
+// Fuzz and invariant effort; `npm run test:contracts` uses the full figures, a quick local loop may lower them.
+const fuzzRuns = Number(process.env.FUZZ_RUNS ?? 10_000);
+const invariantRuns = Number(process.env.INVARIANT_RUNS ?? 256);
+const invariantDepth = Number(process.env.INVARIANT_DEPTH ?? 64);
+
+export default defineConfig({
+  plugins: [hardhatToolboxMochaEthers],
+  solidity: {
+    profiles: {
+      default: {
+        version: "0.8.30",
+        path: solcPath,
+        settings: {
+          optimizer: { enabled: true, runs: 10_000 },
+          evmVersion: "prague",
+          viaIR: false,
+        },
+      },
+    },
+  },
+  paths: {
+    sources: "./contracts",
+    tests: { mocha: "./test/contracts", solidity: "./contracts/test" },
+  },
+  test: {
+    solidity: {
+      fuzz: { runs: fuzzRuns },
+      invariant: { runs: invariantRuns, depth: invariantDepth },
+    },
+  },
+  networks: {
+    localhost: { type: "http", url: process.env.RPC_URL ?? "http://127.0.0.1:8545" },
+  },
+});
