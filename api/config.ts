@@ -1,0 +1,75 @@
+import { z } from "zod";
+
+const boolean = z
+  .enum(["true", "false", "1", "0"])
+  .transform((value) => value === "true" || value === "1");
+
+/** Every setting of the gateway, read once at start-up and validated; a bad value stops the start with a clear list. */
+export const configSchema = z.object({
+  API_HOST: z.string().default("127.0.0.1"),
+  API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** Public root of this API (used for links in responses and docs). */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** `{docs_url}` of the spec; error bodies link `{docs_url}/errors#<code>`. Defaults to the gateway's own /docs. */
+  DOCS_URL: z.url().optional(),
+  /** `{app_url}` of the spec (the web application). */
+  APP_URL: z.url().optional(),
+  /** `{explorer_url}` of the spec; locally the web app's explorer page. */
+  EXPLORER_URL: z.url().optional(),
+  DATABASE_URL: z.string().min(1),
+  /** Postgres schema of the gateway's own tables (the index lives in Ponder's schema). */
+  API_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("api"),
+  /** Ponder's HTTP root; the gateway queries `${INDEXER_URL}/sql` through @ponder/client. */
+  INDEXER_URL: z.url(),
+  RPC_URL: z.url(),
+  DEPLOYMENTS_FILE: z.string().min(1),
+  /** Key of the account holding GATEWAY_ROLE on the escrow and the dispute contract. */
+  GATEWAY_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte hex private key"),
+  /** Shared secret the gateway presents to workers. */
+  WORKER_GATEWAY_TOKEN: z.string().min(16),
+  /** Job timeout; the spec's 120 s. Lower only in tests. */
+  JOB_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** `confirmed`: wait for the escrow lock to be mined before routing. `submitted`: route once the lock
+   *  transaction is accepted by the node (faster on slow chains; see README for the trade-off). */
+  LOCK_MODE: z.enum(["confirmed", "submitted"]).default("confirmed"),
+  SETTLEMENT_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(50),
+  SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(25),
+  /** Per-IP burst limit: requests per window. */
+  RATE_LIMIT_MAX: z.coerce.number().int().positive().default(600),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().positive().default(10_000),
+  BODY_LIMIT: z.string().default("1mb"),
+  /** Default max_tokens when a request gives none (caps the escrow estimate). */
+  DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(1024),
+  MAX_MESSAGES: z.coerce.number().int().positive().default(1024),
+  /** Plain-HTTP webhook URLs to loopback hosts, for local development only. */
+  WEBHOOK_ALLOW_HTTP_LOOPBACK: boolean.default(false),
+  /** Allow private/loopback webhook targets (never in production). */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: boolean.default(false),
+  /** Delays between webhook attempts, ms, comma separated: attempt 1 immediately … attempt 5 after 2 h. */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default("0,30000,300000,1800000,7200000")
+    .transform((value) => value.split(",").map((part) => Number(part.trim())))
+    .pipe(z.array(z.number().int().min(0)).length(5)),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+});
+
+export type GatewayConfig = z.infer<typeof configSchema> & { DOCS_URL: string; PUBLIC_BASE_URL: string };
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid gateway configuration:\n${lines.join("\n")}`);
+  }
+  const config = parsed.data;
+  const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://${config.API_HOST}:${config.API_PORT}`;
+  return { ...config, PUBLIC_BASE_URL: publicBaseUrl, DOCS_URL: config.DOCS_URL ?? `${publicBaseUrl}/docs` };
+}

@@ -1,0 +1,28 @@
+import express, { type Router } from "express";
+import type { Logger } from "pino";
+import { errorHandler, notFoundHandler } from "./middleware/errorHandler.js";
+import { requestId } from "./middleware/requestId.js";
+
+export interface AppOptions {
+  docsUrl: string;
+  bodyLimit: string;
+  logger: Logger;
+  /** Per-IP burst limiter, applied before everything but the request id. */
+  rateLimit?: express.RequestHandler;
+  /** Routers mounted in order (health, metrics, docs, /v1, /app). */
+  routers: Router[];
+}
+
+/** The gateway's Express app: request id, burst limit, JSON bodies, routes, spec-format errors. */
+export function createApp(options: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", "loopback");
+  app.use(requestId);
+  if (options.rateLimit) app.use(options.rateLimit);
+  app.use(express.json({ limit: options.bodyLimit, type: ["application/json", "application/*+json"] }));
+  for (const router of options.routers) app.use(router);
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.docsUrl, options.logger));
+  return app;
+}

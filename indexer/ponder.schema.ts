@@ -1,0 +1,175 @@
+import { index, onchainTable, primaryKey } from "ponder";
+
+// Read models of the chain. Written only by the handlers in src/; read by the API through @ponder/client.
+// Amounts are bigint (credits, or token base units where the name says so); times are unix seconds (bigint).
+
+/** One row per wallet that ever deposited, registered a key or opened a job. */
+export const account = onchainTable("account", (t) => ({
+  wallet: t.hex().primaryKey(),
+  creditsAvailable: t.bigint().notNull(),
+  creditsLocked: t.bigint().notNull(),
+  creditsDeposited: t.bigint().notNull(),
+  creditsWithdrawn: t.bigint().notNull(),
+  creditsCharged: t.bigint().notNull(),
+  creditsRestored: t.bigint().notNull(),
+  lastTopUpAt: t.bigint(),
+  keyHash: t.hex(),
+  /** none | active | revoked | suspended */
+  keyStatus: t.text().notNull(),
+  keyCreatedAt: t.bigint(),
+  suspended: t.boolean().notNull(),
+}));
+
+/** Every key hash ever registered; lookup by hash is the primary key. */
+export const apiKey = onchainTable(
+  "api_key",
+  (t) => ({
+    keyHash: t.hex().primaryKey(),
+    wallet: t.hex().notNull(),
+    /** active | revoked | suspended */
+    status: t.text().notNull(),
+    createdAt: t.bigint().notNull(),
+    revokedAt: t.bigint(),
+  }),
+  (table) => ({ walletIdx: index().on(table.wallet) }),
+);
+
+/** The model catalog. */
+export const model = onchainTable(
+  "model",
+  (t) => ({
+    modelKey: t.hex().primaryKey(),
+    modelId: t.text().notNull(),
+    index: t.integer().notNull(),
+    /** lite | standard | pro | max */
+    tier: t.text().notNull(),
+    creditsPerRequest: t.integer().notNull(),
+    creditsPer1kTokens: t.integer().notNull(),
+    contextWindow: t.integer().notNull(),
+    parameters: t.text().notNull(),
+    ownedBy: t.text().notNull(),
+    createdAt: t.bigint().notNull(),
+    retired: t.boolean().notNull(),
+    retiredAt: t.bigint(),
+    /** Registered (not exited) workers hosting the model. */
+    workerCount: t.integer().notNull(),
+  }),
+  (table) => ({ modelIdIdx: index().on(table.modelId) }),
+);
+
+/** Registered workers. */
+export const worker = onchainTable("worker", (t) => ({
+  address: t.hex().primaryKey(),
+  endpoint: t.text().notNull(),
+  /** Stake-token base units (18 decimals). */
+  stake: t.bigint().notNull(),
+  modelKeys: t.hex().array().notNull(),
+  /** active | unbonding | exited */
+  status: t.text().notNull(),
+  unlockAt: t.bigint(),
+  registeredAt: t.bigint().notNull(),
+  slashCount: t.integer().notNull(),
+  totalSlashed: t.bigint().notNull(),
+}));
+
+/** Which worker hosts which model (kept in step with worker.modelKeys, for counting and routing). */
+export const workerModel = onchainTable(
+  "worker_model",
+  (t) => ({
+    worker: t.hex().notNull(),
+    modelKey: t.hex().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.worker, table.modelKey] }), modelIdx: index().on(table.modelKey) }),
+);
+
+/** Jobs as the chain knows them. `processing`/`settling` are gateway-side and never appear here. */
+export const job = onchainTable(
+  "job",
+  (t) => ({
+    /** bytes32 job id as on chain. */
+    jobKey: t.hex().primaryKey(),
+    /** The API's `job_<ULID>`. */
+    id: t.text().notNull(),
+    wallet: t.hex().notNull(),
+    keyHash: t.hex().notNull(),
+    modelKey: t.hex().notNull(),
+    modelId: t.text().notNull(),
+    tier: t.text().notNull(),
+    /** pending | settled | failed | refunded | disputed (| refunded after an upheld dispute) */
+    status: t.text().notNull(),
+    creditsLocked: t.bigint().notNull(),
+    creditsCharged: t.bigint(),
+    creditsRefunded: t.bigint(),
+    /** Stablecoin base units paid to the worker and to the treasury. */
+    workerAmount: t.bigint(),
+    feeAmount: t.bigint(),
+    worker: t.hex(),
+    promptTokens: t.integer(),
+    completionTokens: t.integer(),
+    outputHash: t.hex(),
+    finalTokenAt: t.bigint(),
+    deadline: t.bigint().notNull(),
+    createdAt: t.bigint().notNull(),
+    completedAt: t.bigint(),
+    balanceAfter: t.bigint(),
+    escrowTx: t.hex().notNull(),
+    escrowBlock: t.bigint().notNull(),
+    settlementTx: t.hex(),
+    settlementBlock: t.bigint(),
+    refundTx: t.hex(),
+    failTx: t.hex(),
+    disputeTx: t.hex(),
+  }),
+  (table) => ({
+    idIdx: index().on(table.id),
+    keyIdx: index().on(table.keyHash, table.id),
+    walletIdx: index().on(table.wallet, table.id),
+  }),
+);
+
+/** Disputes and their outcome. */
+export const dispute = onchainTable("dispute", (t) => ({
+  jobKey: t.hex().primaryKey(),
+  jobId: t.text().notNull(),
+  wallet: t.hex().notNull(),
+  worker: t.hex().notNull(),
+  clientHash: t.hex().notNull(),
+  proofHash: t.hex().notNull(),
+  openedTx: t.hex().notNull(),
+  openedAt: t.bigint().notNull(),
+  deadline: t.bigint().notNull(),
+  /** pending | upheld | rejected | expired */
+  outcome: t.text().notNull(),
+  creditsRestored: t.bigint(),
+  slashAmount: t.bigint(),
+  resolutionTx: t.hex(),
+  resolvedAt: t.bigint(),
+}));
+
+/**
+ * Append-only log of the contract events a webhook can be derived from, in chain order.
+ * `id` = `<chainId>:<blockNumber>:<logIndex>` is stable across restarts and replays;
+ * `cursor` = zero-padded `<blockNumber 12 digits><logIndex 6 digits>` sorts in chain order, so a consumer
+ * tails the log with `WHERE cursor > $last ORDER BY cursor`.
+ */
+export const chainEvent = onchainTable(
+  "chain_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    cursor: t.text().notNull(),
+    chainId: t.integer().notNull(),
+    blockNumber: t.bigint().notNull(),
+    logIndex: t.integer().notNull(),
+    txHash: t.hex().notNull(),
+    timestamp: t.bigint().notNull(),
+    /** Contract event name, e.g. `JobOpened`, `JobSettled`, `Deposited`, `WorkerSlashed`. */
+    name: t.text().notNull(),
+    /** The wallet the event concerns; null for worker-wide events. */
+    wallet: t.hex(),
+    jobKey: t.hex(),
+    /** Decoded event args (bigints as decimal strings) plus derived facts the webhook needs
+     *  (e.g. `balanceAfter`, `modelId`, `tier`). */
+    data: t.json().notNull(),
+  }),
+  (table) => ({ cursorIdx: index().on(table.cursor), walletIdx: index().on(table.wallet, table.cursor) }),
+);
