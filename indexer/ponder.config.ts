@@ -1,0 +1,36 @@
+import { createConfig } from "ponder";
+import { apiKeyRegistryAbi } from "./abis/ApiKeyRegistry.js";
+import { creditEscrowAbi } from "./abis/CreditEscrow.js";
+import { disputeManagerAbi } from "./abis/DisputeManager.js";
+import { modelCatalogAbi } from "./abis/ModelCatalog.js";
+import { workerRegistryAbi } from "./abis/WorkerRegistry.js";
+import { readDeployments } from "./config/readDeployments.js";
+import { readIndexerEnv } from "./config/readIndexerEnv.js";
+
+const env = readIndexerEnv();
+const deployments = readDeployments(env.DEPLOYMENTS_FILE);
+const { contracts, startBlock } = deployments;
+
+// Local development chains (Hardhat, Anvil) reuse their chain id after every restart, so Ponder's RPC cache
+// (shared by every schema in the database) would serve blocks of a chain that no longer exists.
+const isLocalChain = deployments.chainId === 31337 || deployments.chainId === 1337;
+
+export default createConfig({
+  // The database comes from DATABASE_URL (Postgres) and the schema from DATABASE_SCHEMA / --schema.
+  chains: {
+    app: {
+      id: deployments.chainId,
+      rpc: env.PONDER_RPC_URL,
+      ...(env.PONDER_WS_URL ? { ws: env.PONDER_WS_URL } : {}),
+      pollingInterval: env.PONDER_POLLING_INTERVAL_MS,
+      disableCache: isLocalChain,
+    },
+  },
+  contracts: {
+    CreditEscrow: { chain: "app", abi: creditEscrowAbi, address: contracts.creditEscrow, startBlock },
+    ApiKeyRegistry: { chain: "app", abi: apiKeyRegistryAbi, address: contracts.apiKeyRegistry, startBlock },
+    ModelCatalog: { chain: "app", abi: modelCatalogAbi, address: contracts.modelCatalog, startBlock },
+    WorkerRegistry: { chain: "app", abi: workerRegistryAbi, address: contracts.workerRegistry, startBlock },
+    DisputeManager: { chain: "app", abi: disputeManagerAbi, address: contracts.disputeManager, startBlock },
+  },
+});

@@ -1,0 +1,254 @@
+import { ponder } from "ponder:registry";
+import { changeAccount } from "./write/account.js";
+import { recordChainEvent } from "./write/chainEvent.js";
+import { jobIdFromKey } from "./write/ids.js";
+import { changeJob, getJob, insertJob } from "./write/job.js";
+import { tierLabel } from "./write/labels.js";
+import { findModel } from "./write/model.js";
+
+// Credits and jobs. Every balance the events carry (`balanceAfter`) is copied, never recomputed.
+
+ponder.on("CreditEscrow:Deposited", async ({ event, context }) => {
+  const { wallet, payer, amount, credits, balanceAfter } = event.args;
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsDeposited: row.creditsDeposited + credits,
+    lastTopUpAt: event.block.timestamp,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "Deposited",
+    wallet,
+    data: { wallet, payer, amount, credits, balanceAfter },
+  });
+});
+
+ponder.on("CreditEscrow:Withdrawn", async ({ event, context }) => {
+  const { wallet, credits, amount, balanceAfter } = event.args;
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsWithdrawn: row.creditsWithdrawn + credits,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "Withdrawn",
+    wallet,
+    data: { wallet, credits, amount, balanceAfter },
+  });
+});
+
+ponder.on("CreditEscrow:JobOpened", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, keyHash, modelKey, tier, creditsLocked, balanceAfter, deadline } = event.args;
+  const id = jobIdFromKey(jobKey);
+  const modelId = (await findModel(context.db, modelKey))?.modelId ?? modelKey;
+  await insertJob(context.db, {
+    jobKey,
+    id,
+    wallet,
+    keyHash,
+    modelKey,
+    modelId,
+    tier: tierLabel(tier),
+    status: "pending",
+    creditsLocked,
+    deadline,
+    createdAt: event.block.timestamp,
+    balanceAfter,
+    escrowTx: event.transaction.hash,
+    escrowBlock: event.block.number,
+  });
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsLocked: row.creditsLocked + creditsLocked,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobOpened",
+    wallet,
+    jobKey,
+    data: {
+      jobId: id,
+      jobKey,
+      wallet,
+      keyHash,
+      modelKey,
+      modelId,
+      tier: tierLabel(tier),
+      creditsLocked,
+      balanceAfter,
+      deadline,
+      escrowTx: event.transaction.hash,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:JobSettled", async ({ event, context }) => {
+  const a = event.args;
+  const opened = await getJob(context.db, a.jobId);
+  await changeJob(context.db, a.jobId, {
+    status: "settled",
+    worker: a.worker,
+    outputHash: a.outputHash,
+    promptTokens: a.promptTokens,
+    completionTokens: a.completionTokens,
+    finalTokenAt: a.finalTokenAt,
+    creditsCharged: a.creditsCharged,
+    creditsRefunded: a.creditsRefunded,
+    workerAmount: a.workerAmount,
+    feeAmount: a.feeAmount,
+    balanceAfter: a.balanceAfter,
+    completedAt: event.block.timestamp,
+    settlementTx: event.transaction.hash,
+    settlementBlock: event.block.number,
+  });
+  await changeAccount(context.db, a.wallet, (row) => ({
+    creditsAvailable: a.balanceAfter,
+    creditsLocked: row.creditsLocked - opened.creditsLocked,
+    creditsCharged: row.creditsCharged + a.creditsCharged,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobSettled",
+    wallet: a.wallet,
+    jobKey: a.jobId,
+    data: {
+      jobId: opened.id,
+      jobKey: a.jobId,
+      wallet: a.wallet,
+      worker: a.worker,
+      modelId: opened.modelId,
+      tier: opened.tier,
+      outputHash: a.outputHash,
+      promptTokens: a.promptTokens,
+      completionTokens: a.completionTokens,
+      finalTokenAt: a.finalTokenAt,
+      creditsLocked: opened.creditsLocked,
+      creditsCharged: a.creditsCharged,
+      creditsRefunded: a.creditsRefunded,
+      workerAmount: a.workerAmount,
+      feeAmount: a.feeAmount,
+      balanceAfter: a.balanceAfter,
+      settlementTx: event.transaction.hash,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:JobFailed", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, creditsReturned, balanceAfter } = event.args;
+  const opened = await getJob(context.db, jobKey);
+  await changeJob(context.db, jobKey, {
+    status: "failed",
+    creditsRefunded: creditsReturned,
+    balanceAfter,
+    completedAt: event.block.timestamp,
+    failTx: event.transaction.hash,
+  });
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsLocked: row.creditsLocked - opened.creditsLocked,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobFailed",
+    wallet,
+    jobKey,
+    data: {
+      jobId: opened.id,
+      jobKey,
+      wallet,
+      modelId: opened.modelId,
+      tier: opened.tier,
+      creditsReturned,
+      balanceAfter,
+      failTx: event.transaction.hash,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:JobRefunded", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, creditsRefunded, balanceAfter, caller } = event.args;
+  const opened = await getJob(context.db, jobKey);
+  await changeJob(context.db, jobKey, {
+    status: "refunded",
+    creditsRefunded,
+    balanceAfter,
+    completedAt: event.block.timestamp,
+    refundTx: event.transaction.hash,
+  });
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsLocked: row.creditsLocked - opened.creditsLocked,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobRefunded",
+    wallet,
+    jobKey,
+    data: {
+      jobId: opened.id,
+      jobKey,
+      wallet,
+      modelId: opened.modelId,
+      tier: opened.tier,
+      creditsRefunded,
+      balanceAfter,
+      caller,
+      refundTx: event.transaction.hash,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:JobDisputed", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, worker } = event.args;
+  const opened = await getJob(context.db, jobKey);
+  await changeJob(context.db, jobKey, { status: "disputed", disputeTx: event.transaction.hash });
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobDisputed",
+    wallet,
+    jobKey,
+    data: {
+      jobId: opened.id,
+      jobKey,
+      wallet,
+      worker,
+      modelId: opened.modelId,
+      tier: opened.tier,
+      disputeTx: event.transaction.hash,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:JobDisputeClosed", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, upheld, creditsRestored, balanceAfter } = event.args;
+  const opened = await getJob(context.db, jobKey);
+  // Upheld: the charge came back, which the API shows as `refunded`; otherwise the settlement stands.
+  await changeJob(context.db, jobKey, { status: upheld ? "refunded" : "settled", balanceAfter });
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsRestored: row.creditsRestored + creditsRestored,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "JobDisputeClosed",
+    wallet,
+    jobKey,
+    data: {
+      jobId: opened.id,
+      jobKey,
+      wallet,
+      upheld,
+      creditsRestored,
+      balanceAfter,
+      modelId: opened.modelId,
+      tier: opened.tier,
+      blockNumber: event.block.number,
+    },
+  });
+});
+
+ponder.on("CreditEscrow:ReserveFunded", async ({ event, context }) => {
+  const { funder, amount, reserveAfter } = event.args;
+  // No wallet: the reserve is protocol-wide. Kept in the log so operators can audit the dispute reserve.
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "ReserveFunded",
+    data: { funder, amount, reserveAfter },
+  });
+});

