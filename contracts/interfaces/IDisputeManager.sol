@@ -25,6 +25,8 @@ interface IDisputeManager {
 
     /// @notice The client's hash equals the proof hash: there is nothing to dispute.
     error HashesMatch(bytes32 jobId, bytes32 proofHash);
+    /// @notice The job was disputed before; a job gets at most one dispute.
+    error DisputeAlreadyOpened(bytes32 jobId, Outcome outcome);
     /// @notice No pending dispute for this job.
     error DisputeNotPending(bytes32 jobId, Outcome outcome);
     /// @notice The arbitration window has closed; only `closeExpired` applies.

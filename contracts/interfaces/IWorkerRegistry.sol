@@ -40,6 +40,8 @@ interface IWorkerRegistry {
     error NothingToSlash(address worker);
     /// @notice The unbonding delay does not exceed the dispute and arbitration windows.
     error UnbondingDelayTooShort(uint64 unbondingDelay, uint64 minimum);
+    /// @notice The slash share exceeds 100% (10,000 basis points).
+    error SlashBpsInvalid(uint16 slashBps, uint16 maximum);
 
     /// @notice A worker registered with its stake, endpoint and hosted models.
     event WorkerRegistered(address indexed worker, string endpoint, uint256 stake, bytes32[] modelKeys);
@@ -91,4 +93,7 @@ interface IWorkerRegistry {
 
     /// @notice Minimum stake, in stake-token units.
     function minStake() external view returns (uint256);
+
+    /// @notice Seconds between `startUnbonding` and the earliest `withdraw`.
+    function unbondingDelay() external view returns (uint64);
 }

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
+
+/// @title ApiKeyRegistry
+/// @notice One API key per wallet (beta); only keccak256 hashes of keys are stored.
+/// @dev `_keys[keyHash]` is one word (wallet, status, createdAt) so the escrow resolves a key with one read.
+/// A suspension is a flag on the wallet and is mirrored into the status of the wallet's current key.
+contract ApiKeyRegistry is IApiKeyRegistry, AccessControl {
+    /// @notice May suspend and unsuspend wallets.
+    bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
+
+    struct KeyRecord {
+        address wallet;
+        KeyStatus status;
+        uint64 createdAt;
+    }
+
+    mapping(bytes32 keyHash => KeyRecord) private _keys;
+    mapping(address wallet => bytes32 keyHash) private _currentKey;
+    mapping(address wallet => bool) private _suspended;
+
+    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
+    /// @param operator Holder of `OPERATOR_ROLE` (policy enforcement).
+    constructor(address admin, address operator) {
+        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        _grantRole(OPERATOR_ROLE, operator);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function registerKey(bytes32 keyHash) external {
+        if (_suspended[msg.sender]) revert WalletSuspended(msg.sender);
+        bytes32 current = _currentKey[msg.sender];
+        if (current != bytes32(0) && _keys[current].status == KeyStatus.Active) {
+            revert KeyAlreadyRegistered(msg.sender, current);
+        }
+        _register(msg.sender, keyHash);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function rotateKey(bytes32 newKeyHash) external {
+        if (_suspended[msg.sender]) revert WalletSuspended(msg.sender);
+        bytes32 current = _requireActiveKey(msg.sender);
+        _revoke(msg.sender, current);
+        _register(msg.sender, newKeyHash);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    /// @dev A suspended key may be revoked too (e.g. after a leak); the wallet stays suspended.
+    function revokeKey() external {
+        bytes32 current = _currentKey[msg.sender];
+        KeyStatus status = _keys[current].status;
+        if (current == bytes32(0) || (status != KeyStatus.Active && status != KeyStatus.Suspended)) {
+            revert NoActiveKey(msg.sender);
+        }
+        _revoke(msg.sender, current);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    /// @dev A wallet without a key may be suspended too, so that it cannot register one.
+    function suspend(address wallet) external onlyRole(OPERATOR_ROLE) {
+        if (_suspended[wallet]) revert WalletSuspended(wallet);
+        _suspended[wallet] = true;
+        bytes32 current = _currentKey[wallet];
+        if (current != bytes32(0) && _keys[current].status == KeyStatus.Active) {
+            _keys[current].status = KeyStatus.Suspended;
+        }
+        emit KeySuspended(wallet, current, uint64(block.timestamp));
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function unsuspend(address wallet) external onlyRole(OPERATOR_ROLE) {
+        if (!_suspended[wallet]) revert WalletNotSuspended(wallet);
+        _suspended[wallet] = false;
+        bytes32 current = _currentKey[wallet];
+        if (current != bytes32(0) && _keys[current].status == KeyStatus.Suspended) {
+            _keys[current].status = KeyStatus.Active;
+        }
+        emit KeyUnsuspended(wallet, current, uint64(block.timestamp));
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function activeWallet(bytes32 keyHash) external view returns (address wallet) {
+        KeyRecord memory record = _keys[keyHash];
+        if (record.status != KeyStatus.Active) revert KeyNotActive(keyHash, record.status);
+        return record.wallet;
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function keyOf(address wallet) external view returns (bytes32 keyHash, KeyStatus status, uint64 createdAt) {
+        keyHash = _currentKey[wallet];
+        KeyRecord memory record = _keys[keyHash];
+        return (keyHash, record.status, record.createdAt);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function statusOfKey(bytes32 keyHash) external view returns (address wallet, KeyStatus status) {
+        KeyRecord memory record = _keys[keyHash];
+        return (record.wallet, record.status);
+    }
+
+    /// @notice Whether an operator suspended `wallet`.
+    function isSuspended(address wallet) external view returns (bool) {
+        return _suspended[wallet];
+    }
+
+    function _register(address wallet, bytes32 keyHash) private {
+        if (keyHash == bytes32(0)) revert KeyHashZero();
+        if (_keys[keyHash].wallet != address(0)) revert KeyHashAlreadyUsed(keyHash);
+        _keys[keyHash] = KeyRecord({wallet: wallet, status: KeyStatus.Active, createdAt: uint64(block.timestamp)});
+        _currentKey[wallet] = keyHash;
+        emit KeyRegistered(wallet, keyHash, uint64(block.timestamp));
+    }
+
+    function _revoke(address wallet, bytes32 keyHash) private {
+        _keys[keyHash].status = KeyStatus.Revoked;
+        emit KeyRevoked(wallet, keyHash, uint64(block.timestamp));
+    }
+
+    function _requireActiveKey(address wallet) private view returns (bytes32 keyHash) {
+        keyHash = _currentKey[wallet];
+        if (keyHash == bytes32(0) || _keys[keyHash].status != KeyStatus.Active) revert NoActiveKey(wallet);
+    }
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
+import {Tier} from "./types/Tier.sol";
+
+/// @title ModelCatalog
+/// @notice Governance-maintained list of models with their tier, prices and context window.
+/// @dev Pricing facts sit in one packed word per model (`_pricing`) so the escrow reads a model in one SLOAD;
+/// the strings live apart and are only read by `getModel`.
+contract ModelCatalog is IModelCatalog, AccessControl {
+    /// @notice May add, update and retire models.
+    bytes32 public constant GOVERNANCE_ROLE = keccak256("GOVERNANCE_ROLE");
+    /// @notice Longest accepted model id, in bytes.
+    uint256 public constant MAX_MODEL_ID_LENGTH = 64;
+    /// @notice Largest compact index (the job record holds a uint16).
+    uint256 public constant MAX_MODELS = type(uint16).max;
+
+    struct PricingWord {
+        uint16 index;
+        Tier tier;
+        bool retired;
+        uint32 creditsPerRequest;
+        uint32 creditsPer1kTokens;
+        uint32 contextWindow;
+        uint64 createdAt;
+    }
+
+    struct Labels {
+        string modelId;
+        string parameters;
+        string ownedBy;
+    }
+
+    mapping(bytes32 modelKey => PricingWord) private _pricing;
+    mapping(bytes32 modelKey => Labels) private _labels;
+    /// @dev `_keyAt[i]` is the key of the model with index `i + 1`.
+    bytes32[] private _keyAt;
+
+    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
+    /// @param governance Holder of `GOVERNANCE_ROLE`.
+    constructor(address admin, address governance) {
+        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        _grantRole(GOVERNANCE_ROLE, governance);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function addModel(string calldata modelId, ModelParams calldata params)
+        external
+        onlyRole(GOVERNANCE_ROLE)
+        returns (bytes32 modelKey)
+    {
+        uint256 idLength = bytes(modelId).length;
+        if (idLength == 0 || idLength > MAX_MODEL_ID_LENGTH) revert ModelIdInvalid(modelId);
+        modelKey = keccak256(bytes(modelId));
+        if (_pricing[modelKey].index != 0) revert ModelAlreadyExists(modelKey, modelId);
+        _requireValidParams(modelKey, params);
+        if (_keyAt.length >= MAX_MODELS) revert CatalogFull();
+
+        _keyAt.push(modelKey);
+        // Bounded by MAX_MODELS just above, so the index fits a uint16.
+        uint16 index = uint16(_keyAt.length);
+        _pricing[modelKey] = PricingWord({
+            index: index,
+            tier: params.tier,
+            retired: false,
+            creditsPerRequest: params.creditsPerRequest,
+            creditsPer1kTokens: params.creditsPer1kTokens,
+            contextWindow: params.contextWindow,
+            createdAt: uint64(block.timestamp)
+        });
+        _labels[modelKey] = Labels({modelId: modelId, parameters: params.parameters, ownedBy: params.ownedBy});
+        _emitAdded(modelKey);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function updateModel(string calldata modelId, ModelParams calldata params) external onlyRole(GOVERNANCE_ROLE) {
+        bytes32 modelKey = keccak256(bytes(modelId));
+        PricingWord storage word = _requireListed(modelKey);
+        _requireValidParams(modelKey, params);
+        word.tier = params.tier;
+        word.creditsPerRequest = params.creditsPerRequest;
+        word.creditsPer1kTokens = params.creditsPer1kTokens;
+        word.contextWindow = params.contextWindow;
+        Labels storage labels = _labels[modelKey];
+        labels.parameters = params.parameters;
+        labels.ownedBy = params.ownedBy;
+        _emitUpdated(modelKey);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function retireModel(string calldata modelId) external onlyRole(GOVERNANCE_ROLE) {
+        bytes32 modelKey = keccak256(bytes(modelId));
+        PricingWord storage word = _requireListed(modelKey);
+        word.retired = true;
+        emit ModelRetired(modelKey, modelId, uint64(block.timestamp));
+    }
+
+    /// @inheritdoc IModelCatalog
+    function listedPricing(bytes32 modelKey)
+        external
+        view
+        returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens)
+    {
+        PricingWord memory word = _pricing[modelKey];
+        if (word.index == 0) revert ModelUnknown(modelKey);
+        if (word.retired) revert ModelIsRetired(modelKey);
+        return (word.index, word.tier, word.creditsPerRequest, word.creditsPer1kTokens);
+    }
+
+    /// @inheritdoc IModelCatalog
+    /// @dev An index that was never assigned reverts with `ModelUnknown(bytes32(0))`.
+    function pricingAt(uint16 index)
+        external
+        view
+        returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens)
+    {
+        if (index == 0 || index > _keyAt.length) revert ModelUnknown(bytes32(0));
+        // index >= 1 was checked just above.
+        unchecked {
+            modelKey = _keyAt[index - 1];
+        }
+        PricingWord memory word = _pricing[modelKey];
+        return (modelKey, word.tier, word.creditsPerRequest, word.creditsPer1kTokens);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function getModel(bytes32 modelKey) external view returns (Model memory model) {
+        PricingWord memory word = _pricing[modelKey];
+        if (word.index == 0) revert ModelUnknown(modelKey);
+        Labels memory labels = _labels[modelKey];
+        model = Model({
+            modelId: labels.modelId,
+            index: word.index,
+            tier: word.tier,
+            retired: word.retired,
+            creditsPerRequest: word.creditsPerRequest,
+            creditsPer1kTokens: word.creditsPer1kTokens,
+            contextWindow: word.contextWindow,
+            createdAt: word.createdAt,
+            parameters: labels.parameters,
+            ownedBy: labels.ownedBy
+        });
+    }
+
+    /// @inheritdoc IModelCatalog
+    function modelCount() external view returns (uint256) {
+        return _keyAt.length;
+    }
+
+    /// @notice Whether `modelKey` is listed and not retired (never reverts).
+    function isListed(bytes32 modelKey) external view returns (bool) {
+        PricingWord memory word = _pricing[modelKey];
+        return word.index != 0 && !word.retired;
+    }
+
+    /// @dev Emits from storage: the event has more fields than the stack can hold as calldata arguments.
+    function _emitAdded(bytes32 modelKey) private {
+        PricingWord memory word = _pricing[modelKey];
+        Labels memory labels = _labels[modelKey];
+        emit ModelAdded(
+            modelKey,
+            labels.modelId,
+            word.index,
+            word.tier,
+            word.creditsPerRequest,
+            word.creditsPer1kTokens,
+            word.contextWindow,
+            labels.parameters,
+            labels.ownedBy,
+            word.createdAt
+        );
+    }
+
+    function _emitUpdated(bytes32 modelKey) private {
+        PricingWord memory word = _pricing[modelKey];
+        Labels memory labels = _labels[modelKey];
+        emit ModelUpdated(
+            modelKey,
+            labels.modelId,
+            word.tier,
+            word.creditsPerRequest,
+            word.creditsPer1kTokens,
+            word.contextWindow,
+            labels.parameters,
+            labels.ownedBy
+        );
+    }
+
+    function _requireListed(bytes32 modelKey) private view returns (PricingWord storage word) {
+        word = _pricing[modelKey];
+        if (word.index == 0) revert ModelUnknown(modelKey);
+        if (word.retired) revert ModelIsRetired(modelKey);
+    }
+
+    function _requireValidParams(bytes32 modelKey, ModelParams calldata params) private pure {
+        if (params.creditsPerRequest == 0 || params.creditsPer1kTokens == 0 || params.contextWindow == 0) {
+            revert ModelParamsInvalid(modelKey);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
+import {IWorkerRegistry} from "./interfaces/IWorkerRegistry.sol";
+import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
+import {Tier} from "./types/Tier.sol";
+
+/// @title WorkerRegistry
+/// @notice Workers stake, announce an endpoint and their hosted models, and are slashed for fraud.
+/// @dev `canServe` is on the settlement path: it reads one packed word per worker and one flag per
+/// (worker, model), both cheap when warm in a batch.
+contract WorkerRegistry is IWorkerRegistry, AccessControl {
+    using SafeERC20 for IERC20;
+
+    /// @notice May slash workers (the dispute contract).
+    bytes32 public constant SLASHER_ROLE = keccak256("SLASHER_ROLE");
+    /// @notice Basis points in 100%.
+    uint16 public constant BPS = 10_000;
+    /// @notice Longest accepted endpoint URL, in bytes.
+    uint256 public constant MAX_ENDPOINT_LENGTH = 256;
+    /// @notice Most models one worker may host.
+    uint256 public constant MAX_MODELS_PER_WORKER = 32;
+
+    /// @notice The token staked.
+    IERC20 public immutable stakeToken;
+    /// @notice Where hosted model keys are checked.
+    IModelCatalog public immutable modelCatalog;
+    /// @notice Receives slashed stake.
+    address public immutable treasury;
+    /// @inheritdoc IWorkerRegistry
+    uint256 public immutable minStake;
+    /// @notice Share of the current stake taken by a slash, in basis points.
+    uint16 public immutable slashBps;
+    /// @inheritdoc IWorkerRegistry
+    uint64 public immutable unbondingDelay;
+
+    struct WorkerState {
+        WorkerStatus status;
+        uint64 unlockAt;
+        uint128 stake;
+    }
+
+    mapping(address worker => WorkerState) private _workers;
+    mapping(address worker => string) private _endpoints;
+    mapping(address worker => bytes32[]) private _modelKeys;
+    mapping(address worker => mapping(bytes32 modelKey => bool)) private _hosts;
+
+    /// @param admin Holder of `DEFAULT_ADMIN_ROLE` (grants `SLASHER_ROLE` to the dispute contract).
+    /// @param stakeToken_ The token staked.
+    /// @param modelCatalog_ The model catalog.
+    /// @param treasury_ Receives slashed stake.
+    /// @param minStake_ Minimum stake, stake-token units.
+    /// @param slashBps_ Share of the stake a slash takes, basis points.
+    /// @param unbondingDelay_ Seconds from `startUnbonding` to `withdraw`; must exceed the two windows below.
+    /// @param disputeWindow Seconds after a final token during which disputes may open.
+    /// @param arbitrationWindow Seconds an arbiter has to decide a dispute.
+    constructor(
+        address admin,
+        IERC20 stakeToken_,
+        IModelCatalog modelCatalog_,
+        address treasury_,
+        uint256 minStake_,
+        uint16 slashBps_,
+        uint64 unbondingDelay_,
+        uint64 disputeWindow,
+        uint64 arbitrationWindow
+    ) {
+        if (unbondingDelay_ <= disputeWindow + arbitrationWindow) {
+            revert UnbondingDelayTooShort(unbondingDelay_, disputeWindow + arbitrationWindow + 1);
+        }
+        if (slashBps_ > BPS) revert SlashBpsInvalid(slashBps_, BPS);
+        stakeToken = stakeToken_;
+        modelCatalog = modelCatalog_;
+        treasury = treasury_;
+        minStake = minStake_;
+        slashBps = slashBps_;
+        unbondingDelay = unbondingDelay_;
+        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    /// @dev A worker that exited may register again.
+    function register(string calldata endpoint, bytes32[] calldata modelKeys, uint256 stake) external {
+        WorkerState storage state = _workers[msg.sender];
+        WorkerStatus status = state.status;
+        if (status != WorkerStatus.None && status != WorkerStatus.Exited) revert WorkerAlreadyRegistered(msg.sender);
+        if (stake < minStake) revert StakeBelowMinimum(stake, minStake);
+        _requireValidEndpoint(endpoint);
+
+        state.status = WorkerStatus.Active;
+        state.unlockAt = 0;
+        state.stake = SafeCast.toUint128(stake);
+        _endpoints[msg.sender] = endpoint;
+        _setModels(msg.sender, modelKeys);
+        emit WorkerRegistered(msg.sender, endpoint, stake, modelKeys);
+
+        stakeToken.safeTransferFrom(msg.sender, address(this), stake);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function updateModels(bytes32[] calldata modelKeys) external {
+        _requireActive(msg.sender);
+        _setModels(msg.sender, modelKeys);
+        emit WorkerModelsUpdated(msg.sender, modelKeys);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function updateEndpoint(string calldata endpoint) external {
+        _requireActive(msg.sender);
+        _requireValidEndpoint(endpoint);
+        _endpoints[msg.sender] = endpoint;
+        emit WorkerEndpointUpdated(msg.sender, endpoint);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function increaseStake(uint256 amount) external {
+        WorkerState storage state = _requireActive(msg.sender);
+        uint256 stakeAfter = state.stake + amount;
+        state.stake = SafeCast.toUint128(stakeAfter);
+        emit WorkerStakeIncreased(msg.sender, amount, stakeAfter);
+
+        stakeToken.safeTransferFrom(msg.sender, address(this), amount);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function startUnbonding() external {
+        WorkerState storage state = _requireActive(msg.sender);
+        uint64 unlockAt = uint64(block.timestamp) + unbondingDelay;
+        state.status = WorkerStatus.Unbonding;
+        state.unlockAt = unlockAt;
+        emit WorkerUnbondingStarted(msg.sender, unlockAt);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function withdraw() external {
+        WorkerState storage state = _workers[msg.sender];
+        if (state.status != WorkerStatus.Unbonding) revert WorkerNotActive(msg.sender, state.status);
+        if (block.timestamp < state.unlockAt) revert StakeLocked(msg.sender, state.unlockAt);
+        uint256 amount = state.stake;
+        state.status = WorkerStatus.Exited;
+        state.stake = 0;
+        _clearModels(msg.sender);
+        emit WorkerWithdrawn(msg.sender, amount);
+
+        stakeToken.safeTransfer(msg.sender, amount);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function slash(address worker, bytes32 jobId, bytes32 reason)
+        external
+        onlyRole(SLASHER_ROLE)
+        returns (uint256 amount)
+    {
+        WorkerState storage state = _workers[worker];
+        uint256 stake = state.stake;
+        amount = (stake * slashBps) / BPS;
+        if (amount == 0) revert NothingToSlash(worker);
+        // amount <= stake because slashBps <= BPS (checked in the constructor).
+        uint256 stakeAfter;
+        unchecked {
+            stakeAfter = stake - amount;
+        }
+        state.stake = uint128(stakeAfter);
+        emit WorkerSlashed(worker, jobId, amount, stakeAfter, reason);
+
+        stakeToken.safeTransfer(treasury, amount);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function canServe(address worker, bytes32 modelKey) external view returns (bool) {
+        WorkerState memory state = _workers[worker];
+        if (state.status != WorkerStatus.Active && state.status != WorkerStatus.Unbonding) return false;
+        if (state.stake < minStake) return false;
+        return _hosts[worker][modelKey];
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function getWorker(address worker) external view returns (Worker memory) {
+        WorkerState memory state = _workers[worker];
+        return Worker({
+            status: state.status,
+            unlockAt: state.unlockAt,
+            stake: state.stake,
+            endpoint: _endpoints[worker],
+            modelKeys: _modelKeys[worker]
+        });
+    }
+
+    function _setModels(address worker, bytes32[] calldata modelKeys) private {
+        uint256 count = modelKeys.length;
+        if (count == 0 || count > MAX_MODELS_PER_WORKER) revert ModelListInvalid();
+        _clearModels(worker);
+        for (uint256 i; i < count; ++i) {
+            bytes32 modelKey = modelKeys[i];
+            if (_hosts[worker][modelKey]) revert ModelListInvalid();
+            try modelCatalog.listedPricing(modelKey) returns (uint16, Tier, uint32, uint32) {}
+            catch {
+                revert ModelNotListed(modelKey);
+            }
+            _hosts[worker][modelKey] = true;
+        }
+        _modelKeys[worker] = modelKeys;
+    }
+
+    function _clearModels(address worker) private {
+        bytes32[] storage keys = _modelKeys[worker];
+        uint256 count = keys.length;
+        for (uint256 i; i < count; ++i) {
+            delete _hosts[worker][keys[i]];
+        }
+        delete _modelKeys[worker];
+    }
+
+    function _requireActive(address worker) private view returns (WorkerState storage state) {
+        state = _workers[worker];
+        if (state.status != WorkerStatus.Active) revert WorkerNotActive(worker, state.status);
+    }
+
+    function _requireValidEndpoint(string calldata endpoint) private pure {
+        uint256 length = bytes(endpoint).length;
+        if (length == 0 || length > MAX_ENDPOINT_LENGTH) revert EndpointInvalid();
+    }
+}
