@@ -1,0 +1,54 @@
+import { once } from "node:events";
+import { pino } from "pino";
+import { ConfigError, loadConfig } from "./config.js";
+import type { WorkerConfig } from "./config.js";
+import { createWorkerApp } from "./server.js";
+
+/** How long running jobs may take to finish after SIGTERM before they are aborted. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+function readConfig(): WorkerConfig {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+const config = readConfig();
+const logger = pino({ name: "worker", level: config.logLevel });
+const { app, context } = createWorkerApp(config, logger);
+const server = app.listen(config.port, config.host);
+await once(server, "listening");
+logger.info(
+  {
+    address: context.account.address,
+    url: `http://${config.host}:${config.port}`,
+    models: Object.fromEntries(Object.entries(config.models).map(([id, model]) => [id, model.backend])),
+    fault: config.fault,
+  },
+  "worker listening",
+);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  context.draining = true;
+  logger.info({ signal, inflight: context.registry.inflight() }, "draining");
+  server.close();
+  const deadline = Date.now() + SHUTDOWN_GRACE_MS;
+  while (context.registry.inflight() > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  for (const record of context.registry.running()) record.controller.abort(new Error("the worker is shutting down"));
+  server.closeAllConnections();
+  logger.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,28 @@
+import type { ServerResponse } from "node:http";
+
+export type NdjsonWriter = {
+  /** Writes one line now; waits for the socket to drain when its buffer is full. False once the peer is gone. */
+  write(line: object): Promise<boolean>;
+};
+
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+export function createNdjsonWriter(res: ServerResponse): NdjsonWriter {
+  return {
+    async write(line) {
+      if (res.destroyed || res.writableEnded) return false;
+      if (!res.write(`${JSON.stringify(line)}\n`)) await drainOrClose(res);
+      return !res.destroyed;
+    },
+  };
+}

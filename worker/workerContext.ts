@@ -1,0 +1,16 @@
+import type { Logger } from "pino";
+import type { LocalAccount } from "viem";
+import type { Backend } from "./backends/types.js";
+import type { WorkerConfig } from "./config.js";
+import type { JobRegistry } from "./jobRegistry.js";
+
+/** Everything a route needs, built once in `createWorkerApp`. */
+export type WorkerContext = {
+  config: WorkerConfig;
+  account: LocalAccount;
+  backends: ReadonlyMap<string, Backend>;
+  registry: JobRegistry;
+  logger: Logger;
+  /** Set on shutdown: no new jobs, `/readyz` answers 503. */
+  draining: boolean;
+};
