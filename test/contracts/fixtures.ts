@@ -1,0 +1,351 @@
+// Shared deployment and helpers for the contract tests. Every fixture is a named function so that
+// `networkHelpers.loadFixture` can snapshot it once per connection and revert to it for each test.
+import type { NetworkConnection } from "hardhat/types/network";
+import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/types";
+import type { TypedDataDomain } from "ethers";
+import { id, keccak256, sha256, toUtf8Bytes, zeroPadValue, toBeHex, encodeBytes32String } from "ethers";
+
+/** Deployment parameters from docs/DESIGN.md. */
+export const PARAMS = {
+  jobTimeout: 120n,
+  disputeWindow: 60n,
+  arbitrationWindow: 86_400n,
+  unbondingDelay: 3n * 86_400n,
+  minStake: 1_000n * 10n ** 18n,
+  slashBps: 5_000n,
+  feeBps: 1_000n,
+  maxFeeBps: 2_000n,
+  maxClockSkew: 30n,
+} as const;
+
+/** 1 credit = 10,000 stablecoin units (6 decimals, 1 stablecoin = 100 credits). */
+export const UNIT_PER_CREDIT = 10_000n;
+export const ONE_STABLECOIN = 1_000_000n;
+export const SVC = 10n ** 18n;
+
+/** Tier enum order in contracts/types/Tier.sol. */
+export const Tier = { Lite: 0, Standard: 1, Pro: 2, Max: 3 } as const;
+/** JobStatus enum order in contracts/types/JobStatus.sol. */
+export const JobStatus = { None: 0, Open: 1, Settled: 2, Failed: 3, Refunded: 4, Disputed: 5, DisputeUpheld: 6 } as const;
+/** IApiKeyRegistry.KeyStatus. */
+export const KeyStatus = { None: 0, Active: 1, Revoked: 2, Suspended: 3 } as const;
+/** IWorkerRegistry.WorkerStatus. */
+export const WorkerStatus = { None: 0, Active: 1, Unbonding: 2, Exited: 3 } as const;
+/** IDisputeManager.Outcome. */
+export const Outcome = { None: 0, Pending: 1, Upheld: 2, Rejected: 3, Expired: 4 } as const;
+
+export const FRAUD_REASON = encodeBytes32String("fraudulent_proof");
+
+export const GATEWAY_ROLE = id("GATEWAY_ROLE");
+export const DISPUTE_ROLE = id("DISPUTE_ROLE");
+export const PAUSER_ROLE = id("PAUSER_ROLE");
+export const OPERATOR_ROLE = id("OPERATOR_ROLE");
+export const GOVERNANCE_ROLE = id("GOVERNANCE_ROLE");
+export const SLASHER_ROLE = id("SLASHER_ROLE");
+export const ARBITER_ROLE = id("ARBITER_ROLE");
+export const DEFAULT_ADMIN_ROLE = zeroPadValue("0x00", 32);
+
+export interface ModelSpec {
+  id: string;
+  tier: number;
+  creditsPerRequest: number;
+  creditsPer1kTokens: number;
+  contextWindow: number;
+  parameters: string;
+  ownedBy: string;
+}
+
+export const MODEL_MAX: ModelSpec = {
+  id: "llama-3.3-70b-instruct",
+  tier: Tier.Max,
+  creditsPerRequest: 40,
+  creditsPer1kTokens: 20,
+  contextWindow: 128_000,
+  parameters: "70B",
+  ownedBy: "meta",
+};
+export const MODEL_LITE: ModelSpec = {
+  id: "llama-3.2-3b-instruct",
+  tier: Tier.Lite,
+  creditsPerRequest: 2,
+  creditsPer1kTokens: 1,
+  contextWindow: 128_000,
+  parameters: "3B",
+  ownedBy: "meta",
+};
+export const MODEL_PRO: ModelSpec = {
+  id: "gemma-3-27b-it",
+  tier: Tier.Pro,
+  creditsPerRequest: 18,
+  creditsPer1kTokens: 9,
+  contextWindow: 128_000,
+  parameters: "27B",
+  ownedBy: "google",
+};
+
+export function modelKey(modelId: string): string {
+  return keccak256(toUtf8Bytes(modelId));
+}
+
+export function keyHash(apiKey: string): string {
+  return keccak256(toUtf8Bytes(apiKey));
+}
+
+export function outputHash(text: string): string {
+  return sha256(toUtf8Bytes(text));
+}
+
+/** A job id as the escrow stores it: a 128-bit value right-aligned in bytes32. */
+export function jobId(n: number | bigint): string {
+  return zeroPadValue(toBeHex(n), 32);
+}
+
+export function modelParams(spec: ModelSpec) {
+  return {
+    tier: spec.tier,
+    creditsPerRequest: spec.creditsPerRequest,
+    creditsPer1kTokens: spec.creditsPer1kTokens,
+    contextWindow: spec.contextWindow,
+    parameters: spec.parameters,
+    ownedBy: spec.ownedBy,
+  };
+}
+
+/** Reference pricing rule from docs/DESIGN.md, written independently of the contract and the client. */
+export function expectedPrice(cpr: number, cp1k: number, completionTokens: number): bigint {
+  if (completionTokens === 0) return 0n;
+  if (completionTokens <= 500) return BigInt(cpr);
+  const extra = BigInt(completionTokens - 500) * BigInt(cp1k);
+  return BigInt(cpr) + (extra + 999n) / 1000n;
+}
+
+export interface ReceiptValues {
+  jobId: string;
+  outputHash: string;
+  promptTokens: number;
+  completionTokens: number;
+  finalTokenAt: number | bigint;
+}
+
+export const RECEIPT_TYPES = {
+  Receipt: [
+    { name: "jobId", type: "bytes32" },
+    { name: "outputHash", type: "bytes32" },
+    { name: "promptTokens", type: "uint32" },
+    { name: "completionTokens", type: "uint32" },
+    { name: "finalTokenAt", type: "uint64" },
+  ],
+};
+
+export function receiptDomain(chainId: bigint, escrowAddress: string): TypedDataDomain {
+  return { name: "CreditEscrow", version: "1", chainId, verifyingContract: escrowAddress };
+}
+
+export async function signReceipt(
+  signer: HardhatEthersSigner,
+  domain: TypedDataDomain,
+  receipt: ReceiptValues,
+): Promise<string> {
+  return signer.signTypedData(domain, RECEIPT_TYPES, receipt);
+}
+
+export const STARTING_DEPOSIT = 100n * ONE_STABLECOIN; // 10,000 credits
+export const STARTING_CREDITS = STARTING_DEPOSIT / UNIT_PER_CREDIT;
+export const WALLET_KEY = "sk-test-wallet-0001";
+export const WALLET2_KEY = "sk-test-wallet-0002";
+export const RESERVE_FUNDING = 50n * ONE_STABLECOIN;
+
+/** Contracts with their roles granted as docs/DESIGN.md lists them, no models, workers or wallets yet. */
+export async function deployContracts(connection: NetworkConnection) {
+  const { ethers } = connection;
+  const signers = await ethers.getSigners();
+  const at = (i: number): HardhatEthersSigner => {
+    const s = signers[i];
+    if (s === undefined) throw new Error(`no signer ${i}`);
+    return s;
+  };
+  const admin = at(0);
+  const gateway = at(1);
+  const arbiter = at(2);
+  const operator = at(2);
+  const treasury = at(3);
+  const worker1 = at(4);
+  const worker2 = at(5);
+  const worker3 = at(6);
+  const stranger = at(7);
+  const wallet = at(12);
+  const wallet2 = at(13);
+  const outsider = at(15);
+
+  const stablecoin = await ethers.deployContract("Stablecoin", [admin.address]);
+  const stakeToken = await ethers.deployContract("StakeToken", [admin.address]);
+  const apiKeyRegistry = await ethers.deployContract("ApiKeyRegistry", [admin.address, operator.address]);
+  const modelCatalog = await ethers.deployContract("ModelCatalog", [admin.address, admin.address]);
+  const workerRegistry = await ethers.deployContract("WorkerRegistry", [
+    admin.address,
+    await stakeToken.getAddress(),
+    await modelCatalog.getAddress(),
+    treasury.address,
+    PARAMS.minStake,
+    PARAMS.slashBps,
+    PARAMS.unbondingDelay,
+    PARAMS.disputeWindow,
+    PARAMS.arbitrationWindow,
+  ]);
+  const escrow = await ethers.deployContract("CreditEscrow", [
+    admin.address,
+    await stablecoin.getAddress(),
+    await apiKeyRegistry.getAddress(),
+    await modelCatalog.getAddress(),
+    await workerRegistry.getAddress(),
+    treasury.address,
+    PARAMS.feeBps,
+    PARAMS.jobTimeout,
+    PARAMS.disputeWindow,
+  ]);
+  const disputeManager = await ethers.deployContract("DisputeManager", [
+    admin.address,
+    await escrow.getAddress(),
+    await workerRegistry.getAddress(),
+    PARAMS.arbitrationWindow,
+  ]);
+
+  await escrow.grantRole(GATEWAY_ROLE, gateway.address);
+  await escrow.grantRole(PAUSER_ROLE, admin.address);
+  await escrow.grantRole(DISPUTE_ROLE, await disputeManager.getAddress());
+  await workerRegistry.grantRole(SLASHER_ROLE, await disputeManager.getAddress());
+  await disputeManager.grantRole(GATEWAY_ROLE, gateway.address);
+  await disputeManager.grantRole(ARBITER_ROLE, arbiter.address);
+
+  const { chainId } = await ethers.provider.getNetwork();
+  const domain = receiptDomain(chainId, await escrow.getAddress());
+
+  return {
+    ethers,
+    chainId,
+    domain,
+    admin,
+    gateway,
+    arbiter,
+    operator,
+    treasury,
+    worker1,
+    worker2,
+    worker3,
+    stranger,
+    wallet,
+    wallet2,
+    outsider,
+    stablecoin,
+    stakeToken,
+    apiKeyRegistry,
+    modelCatalog,
+    workerRegistry,
+    escrow,
+    disputeManager,
+  };
+}
+
+export type Deployed = Awaited<ReturnType<typeof deployContracts>>;
+
+/** Registers `worker` with the minimum stake (minted first) hosting `models`. */
+export async function registerWorker(d: Deployed, worker: HardhatEthersSigner, models: ModelSpec[], stake = PARAMS.minStake) {
+  await d.stakeToken.connect(d.admin).mint(worker.address, stake);
+  await d.stakeToken.connect(worker).approve(await d.workerRegistry.getAddress(), stake);
+  await d.workerRegistry
+    .connect(worker)
+    .register(`https://worker-${worker.address.slice(2, 8).toLowerCase()}.example`, models.map((m) => modelKey(m.id)), stake);
+}
+
+/** Mints `amount` stablecoin to `wallet` and deposits it into the escrow. */
+export async function fund(d: Deployed, wallet: HardhatEthersSigner, amount = STARTING_DEPOSIT) {
+  await d.stablecoin.connect(d.admin).mint(wallet.address, amount);
+  await d.stablecoin.connect(wallet).approve(await d.escrow.getAddress(), amount);
+  await d.escrow.connect(wallet).deposit(amount);
+}
+
+/**
+ * The usual world: three catalog models (max, lite, pro), worker1 hosting max+lite, worker2 max,
+ * worker3 pro; two wallets with 10,000 credits and an active key each; a funded dispute reserve.
+ */
+export async function deployProtocol(connection: NetworkConnection) {
+  const d = await deployContracts(connection);
+  for (const m of [MODEL_MAX, MODEL_LITE, MODEL_PRO]) {
+    await d.modelCatalog.connect(d.admin).addModel(m.id, modelParams(m));
+  }
+  await registerWorker(d, d.worker1, [MODEL_MAX, MODEL_LITE]);
+  await registerWorker(d, d.worker2, [MODEL_MAX]);
+  await registerWorker(d, d.worker3, [MODEL_PRO]);
+  await fund(d, d.wallet);
+  await fund(d, d.wallet2);
+  await d.apiKeyRegistry.connect(d.wallet).registerKey(keyHash(WALLET_KEY));
+  await d.apiKeyRegistry.connect(d.wallet2).registerKey(keyHash(WALLET2_KEY));
+  await d.stablecoin.connect(d.admin).mint(d.admin.address, RESERVE_FUNDING);
+  await d.stablecoin.connect(d.admin).approve(await d.escrow.getAddress(), RESERVE_FUNDING);
+  await d.escrow.connect(d.admin).fundReserve(RESERVE_FUNDING);
+  return d;
+}
+
+export type Protocol = Awaited<ReturnType<typeof deployProtocol>>;
+
+/** The job every "open job" test starts from: max model, 1,000 max tokens -> 50 credits locked. */
+export const OPEN_JOB_ID = jobId(1);
+export const OPEN_JOB_MAX_TOKENS = 1_000;
+export const OPEN_JOB_LOCKED = expectedPrice(MODEL_MAX.creditsPerRequest, MODEL_MAX.creditsPer1kTokens, OPEN_JOB_MAX_TOKENS);
+
+export async function deployWithOpenJob(connection: NetworkConnection) {
+  const d = await deployProtocol(connection);
+  await d.escrow
+    .connect(d.gateway)
+    .openJob(OPEN_JOB_ID, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), OPEN_JOB_MAX_TOKENS);
+  const [, , , deadline] = await d.escrow.jobOf(OPEN_JOB_ID);
+  return { ...d, deadline };
+}
+
+export type WithOpenJob = Awaited<ReturnType<typeof deployWithOpenJob>>;
+
+/** Receipt values for the open job: 700 completion tokens -> 44 credits. */
+export const SETTLED_TEXT = "The quick brown fox jumps over the lazy dog.";
+export const SETTLED_COMPLETION_TOKENS = 700;
+export const SETTLED_CHARGE = expectedPrice(
+  MODEL_MAX.creditsPerRequest,
+  MODEL_MAX.creditsPer1kTokens,
+  SETTLED_COMPLETION_TOKENS,
+);
+
+/** The open job settled by worker1; returns the settlement facts a dispute passes back. */
+export async function deployWithSettledJob(connection: NetworkConnection) {
+  const d = await deployWithOpenJob(connection);
+  const { ethers } = connection;
+  const block = await ethers.provider.getBlock("latest");
+  if (block === null) throw new Error("no block");
+  const receipt: ReceiptValues = {
+    jobId: OPEN_JOB_ID,
+    outputHash: outputHash(SETTLED_TEXT),
+    promptTokens: 25,
+    completionTokens: SETTLED_COMPLETION_TOKENS,
+    finalTokenAt: BigInt(block.timestamp),
+  };
+  const signature = await signReceipt(d.worker1, d.domain, receipt);
+  await d.escrow.connect(d.gateway).settle(receipt, signature);
+  const settlement = {
+    wallet: d.wallet.address,
+    worker: d.worker1.address,
+    outputHash: receipt.outputHash,
+    creditsCharged: SETTLED_CHARGE,
+    finalTokenAt: BigInt(block.timestamp),
+  };
+  return { ...d, receipt, signature, settlement };
+}
+
+export type WithSettledJob = Awaited<ReturnType<typeof deployWithSettledJob>>;
+
+export const CLIENT_HASH = outputHash("something else entirely");
+
+/** The settled job with a pending dispute opened by the gateway. */
+export async function deployWithDispute(connection: NetworkConnection) {
+  const d = await deployWithSettledJob(connection);
+  await d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH);
+  const dispute = await d.disputeManager.getDispute(OPEN_JOB_ID);
+  return { ...d, disputeDeadline: dispute.deadline };
+}
