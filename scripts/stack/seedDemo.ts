@@ -77,7 +77,12 @@ export async function fundCredits(chain: LocalChain, wallet: Account, usdg: bigi
   const owner = walletFor(localAccount(0));
   await waitMined(
     publicClient,
-    await owner.writeContract({ address: stablecoin, abi: mintAbi, functionName: "mint", args: [wallet.address, amount] }),
+    await owner.writeContract({
+      address: stablecoin,
+      abi: mintAbi,
+      functionName: "mint",
+      args: [wallet.address, amount],
+    }),
   );
   const client = walletFor(wallet);
   await waitMined(

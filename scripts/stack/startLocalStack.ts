@@ -1,0 +1,310 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { z } from "zod";
+import { repoRoot } from "./repoRoot.js";
+import { localPrivateKey, seedDemo, type DemoSeed } from "./seedDemo.js";
+import { spawnChild } from "./spawnChild.js";
+import { startChain, type RunningChain } from "./startChain.js";
+import { startGateway, type RunningGateway } from "./startGateway.js";
+import { startIndexer, type RunningIndexer } from "./startIndexer.js";
+import { startPostgres, type RunningPostgres } from "./startPostgres.js";
+import { assignModels, startWorkers, type RunningWorker, type WorkerSpec } from "./startWorkers.js";
+import { waitFor } from "./waitFor.js";
+
+/** The launch catalog (docs/DESIGN.md); the deploy script lists these models, the pool hosts them. */
+export const LAUNCH_MODELS = [
+  "llama-3.3-70b-instruct",
+  "deepseek-r1-distill-llama-70b",
+  "gemma-3-27b-it",
+  "qwen2.5-14b-instruct",
+  "llama-3.1-8b-instruct",
+  "mistral-7b-instruct-v0.3",
+  "llama-3.2-3b-instruct",
+  "qwen3-1.7b",
+] as const;
+
+/** Local accounts (docs/DESIGN.md): 1 gateway, 4–11 operator workers. */
+const GATEWAY_ACCOUNT = 1;
+const FIRST_WORKER_ACCOUNT = 4;
+const WORKER_ACCOUNTS = 8;
+
+export type StackPorts = {
+  rpc: number;
+  postgres: number;
+  indexer: number;
+  api: number;
+  web: number;
+  /** Pool worker `i` listens on `workerBase + i`. */
+  workerBase: number;
+};
+
+/**
+ * Ports of a stack. With a base, the stack takes `base … base+4` for its services and `base+5 …` for
+ * its workers (keep 20 ports between two stacks' bases); without one, the usual local defaults.
+ */
+export function stackPorts(base?: number, overrides: Partial<StackPorts> = {}): StackPorts {
+  const defaults: StackPorts =
+    base === undefined
+      ? { rpc: 8545, postgres: 5433, indexer: 42069, api: 8080, web: 5173, workerBase: 9101 }
+      : { rpc: base, postgres: base + 1, indexer: base + 2, api: base + 3, web: base + 4, workerBase: base + 5 };
+  return { ...defaults, ...overrides };
+}
+
+export type LocalStackOptions = {
+  /** Folder of this stack's data: deployments, Postgres cluster, logs, `stack.json`. */
+  stateDir: string;
+  ports: StackPorts;
+  /** Pool size; each model gets `replicas` workers (default 4 workers, 2 replicas). */
+  workerCount?: number;
+  replicas?: number;
+  /** Simulated backend settings for the pool. */
+  workerDefaults?: Omit<WorkerSpec, "privateKey" | "port" | "models">;
+  /** Extra gateway settings (api/config.ts), e.g. `JOB_TIMEOUT_MS`, `RATE_LIMIT_MAX`. */
+  gatewayEnv?: Record<string, string>;
+  /** Demo wallet funding, in whole stablecoin (100 credits each). Default 100. */
+  demoUsdg?: bigint;
+  /** Compile the contracts before deploying (default true; a no-op when nothing changed). */
+  compile?: boolean;
+  /** Echo every child's output to stderr (otherwise it goes to `<stateDir>/logs/`). */
+  echo?: boolean;
+  /** Progress lines ("chain ready", …). */
+  onProgress?: (message: string) => void;
+};
+
+export type StackInfo = {
+  apiUrl: string;
+  rpcUrl: string;
+  indexerUrl: string;
+  /** The indexer's GraphQL endpoint, for people. */
+  graphqlUrl: string;
+  webUrl: string | null;
+  chainId: number;
+  deploymentsFile: string;
+  contracts: Record<string, string>;
+  databaseUrl: string;
+  gatewayToken: string;
+  workers: { address: string; endpoint: string; models: string[] }[];
+  demo: DemoSeed;
+  stateDir: string;
+  ports: StackPorts;
+};
+
+export type LocalStack = StackInfo & {
+  /** Stops everything in reverse order of start; safe to call twice. */
+  stop: () => Promise<void>;
+};
+
+const INDEXER_SCHEMA = "chain_index";
+const API_SCHEMA = "api";
+
+const deploymentsSchema = z.object({
+  chainId: z.number().int(),
+  contracts: z.record(z.string(), z.string()),
+});
+
+/**
+ * Starts the whole local stack: Hardhat node, contracts, embedded Postgres (reset to match the new chain),
+ * indexer, gateway, a worker pool covering the launch catalog, and a funded demo wallet with a key.
+ * Resolves once a chat completion can be served; writes `<stateDir>/stack.json`.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const stateDir = path.resolve(options.stateDir);
+  const logDir = path.join(stateDir, "logs");
+  mkdirSync(logDir, { recursive: true });
+  const progress = options.onProgress ?? (() => {});
+  const echo = options.echo ?? false;
+  const deploymentsFile = path.join(stateDir, "deployments.json");
+  rmSync(deploymentsFile, { force: true });
+  rmSync(path.join(stateDir, "stack.json"), { force: true });
+
+  const stops: (() => Promise<void>)[] = [];
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    for (const stopOne of stops.reverse()) {
+      await stopOne().catch((error: unknown) => progress(`stop failed: ${String(error)}`));
+    }
+  };
+
+  try {
+    if (options.compile ?? true) {
+      await runToCompletion("compile", path.join(repoRoot, "node_modules/.bin/hardhat"), ["compile", "--quiet"], {
+        logFile: path.join(logDir, "compile.log"),
+        echo,
+      });
+      progress("contracts compiled");
+    }
+
+    const chain: RunningChain = await startChain({
+      port: options.ports.rpc,
+      logFile: path.join(logDir, "chain.log"),
+      echo,
+    });
+    stops.push(chain.stop);
+    progress(`chain ready at ${chain.rpcUrl}`);
+
+    await runToCompletion(
+      "deploy",
+      path.join(repoRoot, "node_modules/.bin/tsx"),
+      ["scripts/deploy/deployContracts.ts", "--rpc-url", chain.rpcUrl, "--out", deploymentsFile],
+      { logFile: path.join(logDir, "deploy.log"), echo },
+    );
+    const deployments = deploymentsSchema.parse(JSON.parse(readFileSync(deploymentsFile, "utf8")));
+    progress("contracts deployed");
+
+    const postgres: RunningPostgres = await startPostgres({ stateDir, port: options.ports.postgres });
+    stops.push(postgres.stop);
+    // The Hardhat node starts from block 0 every time: whatever an earlier run indexed or recorded belongs
+    // to a chain that no longer exists, Ponder's RPC cache included (same chain id), so it goes.
+    await resetDatabase(postgres);
+    progress("postgres ready (reset for the new chain)");
+
+    const indexer: RunningIndexer = await startIndexer({
+      databaseUrl: postgres.databaseUrl,
+      databaseSchema: INDEXER_SCHEMA,
+      rpcUrl: chain.rpcUrl,
+      deploymentsFile,
+      port: options.ports.indexer,
+      logFile: path.join(logDir, "indexer.log"),
+      echo,
+    });
+    stops.push(indexer.stop);
+    progress(`indexer ready at ${indexer.indexerUrl}`);
+
+    const gatewayToken = randomBytes(24).toString("hex");
+    const workerCount = options.workerCount ?? 4;
+    if (workerCount > WORKER_ACCOUNTS) throw new Error(`at most ${WORKER_ACCOUNTS} pool workers`);
+    const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
+    const workers: RunningWorker[] = await startWorkers({
+      specs: assignment.map((models, index) => ({
+        ...options.workerDefaults,
+        privateKey: localPrivateKey(FIRST_WORKER_ACCOUNT + index),
+        port: options.ports.workerBase + index,
+        models,
+      })),
+      gatewayToken,
+      rpcUrl: chain.rpcUrl,
+      deploymentsFile,
+      logDir,
+      echo,
+    });
+    for (const worker of workers) stops.push(worker.stop);
+    progress(`${workers.length} workers registered`);
+
+    const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, options.demoUsdg ?? 100n);
+    progress(`demo wallet ${demo.wallet} funded with ${demo.credits} credits`);
+
+    const gateway: RunningGateway = await startGateway({
+      port: options.ports.api,
+      databaseUrl: postgres.databaseUrl,
+      dbSchema: API_SCHEMA,
+      indexerUrl: indexer.indexerUrl,
+      rpcUrl: chain.rpcUrl,
+      deploymentsFile,
+      gatewayPrivateKey: localPrivateKey(GATEWAY_ACCOUNT),
+      workerGatewayToken: gatewayToken,
+      env: { LOG_LEVEL: "info", ...options.gatewayEnv },
+      logFile: path.join(logDir, "gateway.log"),
+      echo,
+    });
+    stops.push(gateway.stop);
+    await waitUntilServing(gateway.apiUrl, demo.apiKey, LAUNCH_MODELS.length);
+    progress(`gateway ready at ${gateway.apiUrl}`);
+
+    const info: StackInfo = {
+      apiUrl: gateway.apiUrl,
+      rpcUrl: chain.rpcUrl,
+      indexerUrl: indexer.indexerUrl,
+      graphqlUrl: `${indexer.indexerUrl}/graphql`,
+      webUrl: null,
+      chainId: deployments.chainId,
+      deploymentsFile,
+      contracts: deployments.contracts,
+      databaseUrl: postgres.databaseUrl,
+      gatewayToken,
+      workers: workers.map(({ address, endpoint, models }) => ({ address, endpoint, models })),
+      demo,
+      stateDir,
+      ports: options.ports,
+    };
+    writeFileSync(path.join(stateDir, "stack.json"), `${JSON.stringify(info, null, 2)}\n`);
+    return { ...info, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Drops what the previous run left: the whole database when embedded, our schemas on an external server. */
+async function resetDatabase(postgres: RunningPostgres): Promise<void> {
+  const url = new URL(postgres.databaseUrl);
+  const database = decodeURIComponent(url.pathname.slice(1));
+  if (postgres.embedded) {
+    const adminUrl = new URL(url);
+    adminUrl.pathname = "/postgres";
+    const admin = new pg.Client({ connectionString: adminUrl.toString() });
+    await admin.connect();
+    try {
+      const name = admin.escapeIdentifier(database);
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: postgres.databaseUrl });
+  await client.connect();
+  try {
+    for (const schema of [INDEXER_SCHEMA, API_SCHEMA, "ponder_sync"]) {
+      await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(schema)} CASCADE`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits until the gateway knows the demo key and lists `modelCount` models (workers indexed and healthy). */
+async function waitUntilServing(apiUrl: string, apiKey: string, modelCount: number): Promise<void> {
+  await waitFor(
+    "gateway model list",
+    async () => {
+      const response = await fetch(`${apiUrl}/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+      if (response.status !== 200) return false;
+      const body = (await response.json()) as { data?: unknown[] };
+      return (body.data?.length ?? 0) >= modelCount;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+}
+
+/** Runs a one-shot command (compile, deploy) as a child and fails with its log's tail if it exits non-zero. */
+async function runToCompletion(
+  what: string,
+  command: string,
+  args: string[],
+  options: { logFile: string; echo: boolean },
+): Promise<void> {
+  rmSync(options.logFile, { force: true });
+  const handle = spawnChild({ command, args, cwd: repoRoot, logFile: options.logFile, echo: options.echo });
+  const code = await new Promise<number | null>((resolve) => {
+    if (!handle.isAlive()) resolve(handle.child.exitCode);
+    handle.child.once("exit", (exitCode) => resolve(exitCode));
+  });
+  await handle.stop();
+  if (code !== 0) {
+    const tail = readFileTail(options.logFile);
+    throw new Error(`${what} failed (exit ${code}); ${options.logFile}:\n${tail}`);
+  }
+}
+
+function readFileTail(file: string, lines = 30): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no output)";
+  }
+}
