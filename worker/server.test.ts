@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { privateKeyToAccount } from "viem/accounts";
+import { authHeaders, jobPayload } from "./testing/jobClient.js";
+import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
+import type { WorkerProcess } from "./testing/startWorkerProcess.js";
+
+const PORT = 8660;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  worker = await startWorkerProcess(PORT, { WORKER_MODELS: "qwen3-1.7b, llama-3.2-3b-instruct", SIM_TTFT_MS: "0" });
+});
+afterAll(async () => {
+  await worker?.stop();
+});
+
+function postJob(body: unknown, headers: Record<string, string>) {
+  return fetch(`${worker.url}/v1/jobs`, { method: "POST", headers, body: JSON.stringify(body) });
+}
+
+describe("GET /healthz", () => {
+  it("reports the worker address, served models, backend and in-flight jobs", async () => {
+    const response = await fetch(`${worker.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      status: "ok",
+      address: privateKeyToAccount(TEST_WORKER_PRIVATE_KEY).address,
+      models: ["qwen3-1.7b", "llama-3.2-3b-instruct"],
+      backend: "simulated",
+      inflight: 0,
+    });
+  });
+});
+
+describe("GET /readyz", () => {
+  it("answers 200 while the worker takes jobs", async () => {
+    const response = await fetch(`${worker.url}/readyz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ ready: true, inflight: 0 });
+  });
+});
+
+describe("gateway authentication", () => {
+  it("error: refuses a job without a bearer token", async () => {
+    const response = await postJob(jobPayload(), { "content-type": "application/json" });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ error: { code: "unauthorized" } });
+  });
+
+  it("error: refuses a job with a wrong token", async () => {
+    const response = await postJob(jobPayload(), authHeaders("not-the-gateway-token-at-all"));
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ error: { code: "unauthorized" } });
+  });
+
+  it("error: refuses a token that only differs in its last character", async () => {
+    const response = await postJob(jobPayload(), authHeaders("test-gateway-token-012345678X"));
+    expect(response.status).toBe(401);
+  });
+
+  it("error: refuses a cancel without the token", async () => {
+    const response = await fetch(`${worker.url}/v1/jobs/job_01JD0000000000000000000000/cancel`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ delivered_tokens: 0 }),
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("POST /v1/jobs validation", () => {
+  it("error: names each invalid field of the payload", async () => {
+    const response = await postJob(jobPayload({ max_tokens: 0, messages: [] }), authHeaders());
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; details: { issues: { param: string }[] } } };
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.details.issues.map((issue) => issue.param).sort()).toEqual(["max_tokens", "messages"]);
+  });
+
+  it("error: rejects a body that is not JSON", async () => {
+    const response = await fetch(`${worker.url}/v1/jobs`, { method: "POST", headers: authHeaders(), body: "{nope" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "invalid_request" } });
+  });
+
+  it("error: rejects a job_id_bytes32 that does not encode the job_id", async () => {
+    const payload = jobPayload({ job_id_bytes32: `0x${"11".repeat(32)}` });
+    const response = await postJob(payload, authHeaders());
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "invalid_request", details: { param: "job_id_bytes32" } } });
+  });
+
+  it("error: rejects a model the worker does not serve", async () => {
+    const response = await postJob(jobPayload({ model: "gemma-3-27b-it" }), authHeaders());
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: { code: "model_not_served" } });
+  });
+});
