@@ -1,0 +1,59 @@
+import { type Hex, isHex } from "viem";
+import { isValid as isValidUlid, monotonicFactory } from "ulid";
+
+/** The API's job id: `job_` + a 26-character Crockford base32 ULID (time-ordered). */
+export type JobId = `job_${string}`;
+
+export const JOB_ID_PREFIX = "job_";
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const ULID_LENGTH = 26;
+const BITS_PER_CHAR = 5n;
+/** A ULID is 128 bits; 26 base32 chars carry 130, so the first char is at most 7. */
+const ULID_MAX_FIRST_CHAR = "7";
+const JOB_ID_PATTERN = /^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+const BYTES32_PATTERN = /^0x0{32}[0-9a-fA-F]{32}$/;
+
+export class JobIdError extends Error {
+  override name = "JobIdError";
+}
+
+// Monotonic within a millisecond too, so ids made by one process sort in creation order.
+const nextUlid = monotonicFactory();
+
+/** A fresh, time-ordered job id. */
+export function newJobId(now?: number): JobId {
+  return `${JOB_ID_PREFIX}${nextUlid(now)}` as JobId;
+}
+
+/** Whether `value` is a well-formed `job_<ULID>` (upper-case Crockford base32). */
+export function isJobId(value: string): value is JobId {
+  return JOB_ID_PATTERN.test(value) && isValidUlid(value.slice(JOB_ID_PREFIX.length));
+}
+
+/** Whether `value` is a bytes32 job id as the escrow stores it (high 16 bytes zero). */
+export function isJobIdBytes32(value: string): value is Hex {
+  return isHex(value) && BYTES32_PATTERN.test(value);
+}
+
+/** The escrow's bytes32 for a job id: the ULID's 128 bits in the low 16 bytes. */
+export function jobIdToBytes32(jobId: string): Hex {
+  if (!isJobId(jobId)) throw new JobIdError(`not a job id: ${jobId}`);
+  let value = 0n;
+  for (const char of jobId.slice(JOB_ID_PREFIX.length)) {
+    value = (value << BITS_PER_CHAR) | BigInt(CROCKFORD.indexOf(char));
+  }
+  return `0x${value.toString(16).padStart(64, "0")}`;
+}
+
+/** The API's job id for an escrow bytes32 (inverse of `jobIdToBytes32`). */
+export function bytes32ToJobId(value: Hex): JobId {
+  if (!isJobIdBytes32(value)) throw new JobIdError(`not a job id bytes32: ${value}`);
+  let rest = BigInt(value);
+  let text = "";
+  for (let i = 0; i < ULID_LENGTH; i++) {
+    text = CROCKFORD[Number(rest & 31n)] + text;
+    rest >>= BITS_PER_CHAR;
+  }
+  if (text[0]! > ULID_MAX_FIRST_CHAR) throw new JobIdError(`not a job id bytes32: ${value}`);
+  return `${JOB_ID_PREFIX}${text}` as JobId;
+}
