@@ -1,0 +1,438 @@
+import { expect } from "chai";
+import { network } from "hardhat";
+import {
+  ARBITER_ROLE,
+  CLIENT_HASH,
+  DEFAULT_ADMIN_ROLE,
+  FRAUD_REASON,
+  GATEWAY_ROLE,
+  JobStatus,
+  MODEL_MAX,
+  OPEN_JOB_ID,
+  Outcome,
+  PARAMS,
+  RESERVE_FUNDING,
+  SETTLED_CHARGE,
+  STARTING_CREDITS,
+  UNIT_PER_CREDIT,
+  WALLET_KEY,
+  deployContracts,
+  deployProtocol,
+  deployWithDispute,
+  deployWithOpenJob,
+  deployWithSettledJob,
+  expectedPrice,
+  jobId,
+  keyHash,
+  modelKey,
+  outputHash,
+  signReceipt,
+} from "./fixtures.js";
+
+const { ethers, networkHelpers } = await network.create();
+const { loadFixture, time } = networkHelpers;
+
+const HALF_STAKE = PARAMS.minStake / 2n;
+
+async function nextTimestamp(): Promise<bigint> {
+  const at = (await time.latest()) + 1;
+  await time.setNextBlockTimestamp(at);
+  return BigInt(at);
+}
+
+/** A settled job charging more credits (5,030) than the reserve holds (5,000), with a pending dispute. */
+const BIG_JOB = jobId(500);
+const BIG_TOKENS = 250_000;
+const BIG_CHARGE = expectedPrice(MODEL_MAX.creditsPerRequest, MODEL_MAX.creditsPer1kTokens, BIG_TOKENS);
+
+async function withDisputeAboveReserve(connection: Parameters<typeof deployProtocol>[0]) {
+  const d = await deployProtocol(connection);
+  await d.escrow.connect(d.gateway).openJob(BIG_JOB, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), BIG_TOKENS);
+  const finalTokenAt = BigInt(await time.latest());
+  const receipt = {
+    jobId: BIG_JOB,
+    outputHash: outputHash("a very long answer"),
+    promptTokens: 10,
+    completionTokens: BIG_TOKENS,
+    finalTokenAt,
+  };
+  await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt));
+  const settlement = {
+    wallet: d.wallet.address,
+    worker: d.worker2.address,
+    outputHash: receipt.outputHash,
+    creditsCharged: BIG_CHARGE,
+    finalTokenAt,
+  };
+  await d.disputeManager.connect(d.gateway).openDispute(BIG_JOB, settlement, CLIENT_HASH);
+  return { ...d, settlement };
+}
+
+describe("DisputeManager", function () {
+  describe("deployment", function () {
+    it("exposes the 24 h arbitration window and its escrow and registry", async function () {
+      const { disputeManager, escrow, workerRegistry } = await loadFixture(deployContracts);
+      expect(await disputeManager.arbitrationWindow()).to.equal(PARAMS.arbitrationWindow);
+      expect(await disputeManager.escrow()).to.equal(await escrow.getAddress());
+      expect(await disputeManager.workerRegistry()).to.equal(await workerRegistry.getAddress());
+    });
+
+    it("grants the default admin role to the admin", async function () {
+      const { disputeManager, admin } = await loadFixture(deployContracts);
+      expect(await disputeManager.hasRole(DEFAULT_ADMIN_ROLE, admin.address)).to.equal(true);
+    });
+
+    it("reverts with UnbondingDelayTooShort when the windows reach the registry's unbonding delay", async function () {
+      const { admin, escrow, workerRegistry } = await loadFixture(deployContracts);
+      const factory = await ethers.getContractFactory("DisputeManager");
+      const arbitration = PARAMS.unbondingDelay - PARAMS.disputeWindow;
+      await expect(
+        ethers.deployContract("DisputeManager", [
+          admin.address,
+          await escrow.getAddress(),
+          await workerRegistry.getAddress(),
+          arbitration,
+        ]),
+      )
+        .to.be.revertedWithCustomError(factory, "UnbondingDelayTooShort")
+        .withArgs(PARAMS.unbondingDelay, PARAMS.unbondingDelay + 1n);
+    });
+  });
+
+  describe("openDispute", function () {
+    it("opens a dispute with a 24 h arbitration deadline and emits DisputeOpened", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      const at = await nextTimestamp();
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.emit(d.disputeManager, "DisputeOpened")
+        .withArgs(
+          OPEN_JOB_ID,
+          d.wallet.address,
+          d.worker1.address,
+          CLIENT_HASH,
+          d.settlement.outputHash,
+          at + PARAMS.arbitrationWindow,
+        );
+    });
+
+    it("marks the job disputed in the escrow, which emits JobDisputed", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.emit(d.escrow, "JobDisputed")
+        .withArgs(OPEN_JOB_ID, d.wallet.address, d.worker1.address);
+      const [status] = await d.escrow.jobOf(OPEN_JOB_ID);
+      expect(status).to.equal(JobStatus.Disputed);
+    });
+
+    it("records the dispute as pending with the client hash and settlement", async function () {
+      const d = await loadFixture(deployWithDispute);
+      const dispute = await d.disputeManager.getDispute(OPEN_JOB_ID);
+      expect(dispute.outcome).to.equal(BigInt(Outcome.Pending));
+      expect(dispute.deadline - dispute.openedAt).to.equal(PARAMS.arbitrationWindow);
+      expect(dispute.clientHash).to.equal(CLIENT_HASH);
+      expect(dispute.settlement.worker).to.equal(d.worker1.address);
+      expect(dispute.settlement.creditsCharged).to.equal(SETTLED_CHARGE);
+    });
+
+    it("accepts a dispute at the last second of the 60 s window", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await time.setNextBlockTimestamp(d.settlement.finalTokenAt + PARAMS.disputeWindow);
+      await expect(
+        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH),
+      ).to.emit(d.disputeManager, "DisputeOpened");
+    });
+
+    it("reverts with DisputeWindowExpired more than 60 s after the final token", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      const windowEnd = d.settlement.finalTokenAt + PARAMS.disputeWindow;
+      await time.setNextBlockTimestamp(windowEnd + 1n);
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.escrow, "DisputeWindowExpired")
+        .withArgs(OPEN_JOB_ID, d.settlement.finalTokenAt, windowEnd);
+    });
+
+    it("reverts with HashesMatch when the client received exactly the proven output", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await expect(
+        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, d.settlement.outputHash),
+      )
+        .to.be.revertedWithCustomError(d.disputeManager, "HashesMatch")
+        .withArgs(OPEN_JOB_ID, d.settlement.outputHash);
+    });
+
+    it("reverts with SettlementMismatch when the settlement facts differ from the escrow's commitment", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      const forged = { ...d.settlement, creditsCharged: SETTLED_CHARGE + 1n };
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, forged, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.escrow, "SettlementMismatch")
+        .withArgs(OPEN_JOB_ID);
+    });
+
+    it("reverts with SettlementMismatch when the settlement names another worker", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      const forged = { ...d.settlement, worker: d.worker2.address };
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, forged, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.escrow, "SettlementMismatch")
+        .withArgs(OPEN_JOB_ID);
+    });
+
+    it("reverts with JobNotInStatus for a job that is still open", async function () {
+      const d = await loadFixture(deployWithOpenJob);
+      const settlement = {
+        wallet: d.wallet.address,
+        worker: d.worker1.address,
+        outputHash: outputHash("x"),
+        creditsCharged: 1n,
+        finalTokenAt: BigInt(await time.latest()),
+      };
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, settlement, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.escrow, "JobNotInStatus")
+        .withArgs(OPEN_JOB_ID, JobStatus.Open, JobStatus.Settled);
+    });
+
+    it("reverts with DisputeAlreadyOpened while a dispute is pending", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.disputeManager, "DisputeAlreadyOpened")
+        .withArgs(OPEN_JOB_ID, Outcome.Pending);
+    });
+
+    it("reverts with DisputeAlreadyOpened after a rejected dispute", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, false);
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.disputeManager, "DisputeAlreadyOpened")
+        .withArgs(OPEN_JOB_ID, Outcome.Rejected);
+    });
+
+    it("still opens while the escrow is paused", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await d.escrow.connect(d.admin).pause();
+      await expect(
+        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH),
+      ).to.emit(d.disputeManager, "DisputeOpened");
+    });
+
+    it("reverts with AccessControlUnauthorizedAccount for a caller without GATEWAY_ROLE", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await expect(d.disputeManager.connect(d.wallet).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
+        .to.be.revertedWithCustomError(d.disputeManager, "AccessControlUnauthorizedAccount")
+        .withArgs(d.wallet.address, GATEWAY_ROLE);
+    });
+  });
+
+  describe("resolveDispute upheld (fraud)", function () {
+    it("emits DisputeResolved with the restored credits and the slashed stake", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.emit(d.disputeManager, "DisputeResolved")
+        .withArgs(OPEN_JOB_ID, Outcome.Upheld, SETTLED_CHARGE, HALF_STAKE, d.arbiter.address);
+    });
+
+    it("slashes 50% of the worker's stake for a fraudulent proof", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.emit(d.workerRegistry, "WorkerSlashed")
+        .withArgs(d.worker1.address, OPEN_JOB_ID, HALF_STAKE, PARAMS.minStake - HALF_STAKE, FRAUD_REASON);
+    });
+
+    it("sends the slashed stake to the treasury", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true)).to.changeTokenBalance(
+        ethers,
+        d.stakeToken,
+        d.treasury,
+        HALF_STAKE,
+      );
+    });
+
+    it("restores the charged credits to the wallet and emits JobDisputeClosed", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.emit(d.escrow, "JobDisputeClosed")
+        .withArgs(OPEN_JOB_ID, d.wallet.address, true, SETTLED_CHARGE, STARTING_CREDITS);
+    });
+
+    it("pays the restored credits out of the reserve", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
+      expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING - SETTLED_CHARGE * UNIT_PER_CREDIT);
+    });
+
+    it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
+      const held = await d.stablecoin.balanceOf(await d.escrow.getAddress());
+      let credits = 0n;
+      for (const w of [d.wallet, d.wallet2]) {
+        const a = await d.escrow.accountOf(w.address);
+        credits += a.available + a.locked;
+      }
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + (await d.escrow.reserve()));
+    });
+
+    it("leaves the job DisputeUpheld and the dispute Upheld", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
+      const [status] = await d.escrow.jobOf(OPEN_JOB_ID);
+      expect(status).to.equal(JobStatus.DisputeUpheld);
+      expect((await d.disputeManager.getDispute(OPEN_JOB_ID)).outcome).to.equal(BigInt(Outcome.Upheld));
+    });
+
+    it("makes the slashed worker (now below the minimum stake) ineligible", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
+      expect(await d.workerRegistry.canServe(d.worker1.address, modelKey(MODEL_MAX.id))).to.equal(false);
+    });
+
+    it("reverts with ReserveInsufficient when the reserve cannot cover the credits", async function () {
+      const d = await loadFixture(withDisputeAboveReserve);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true))
+        .to.be.revertedWithCustomError(d.escrow, "ReserveInsufficient")
+        .withArgs(RESERVE_FUNDING, BIG_CHARGE * UNIT_PER_CREDIT);
+    });
+
+    it("succeeds once the reserve was topped up", async function () {
+      const d = await loadFixture(withDisputeAboveReserve);
+      const topUp = BIG_CHARGE * UNIT_PER_CREDIT - RESERVE_FUNDING;
+      await d.stablecoin.connect(d.admin).mint(d.admin.address, topUp);
+      await d.stablecoin.connect(d.admin).approve(await d.escrow.getAddress(), topUp);
+      await d.escrow.connect(d.admin).fundReserve(topUp);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true))
+        .to.emit(d.escrow, "JobDisputeClosed")
+        .withArgs(BIG_JOB, d.wallet.address, true, BIG_CHARGE, STARTING_CREDITS);
+    });
+
+    it("still resolves while the escrow is paused", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.escrow.connect(d.admin).pause();
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true)).to.emit(
+        d.disputeManager,
+        "DisputeResolved",
+      );
+    });
+  });
+
+  describe("resolveDispute rejected", function () {
+    it("emits DisputeResolved with nothing restored or slashed", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, false))
+        .to.emit(d.disputeManager, "DisputeResolved")
+        .withArgs(OPEN_JOB_ID, Outcome.Rejected, 0n, 0n, d.arbiter.address);
+    });
+
+    it("closes the escrow's dispute without restoring credits", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, false))
+        .to.emit(d.escrow, "JobDisputeClosed")
+        .withArgs(OPEN_JOB_ID, d.wallet.address, false, 0n, STARTING_CREDITS - SETTLED_CHARGE);
+    });
+
+    it("returns the job to Settled and leaves the worker's stake alone", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, false);
+      const [status] = await d.escrow.jobOf(OPEN_JOB_ID);
+      expect(status).to.equal(JobStatus.Settled);
+      expect((await d.workerRegistry.getWorker(d.worker1.address)).stake).to.equal(PARAMS.minStake);
+      expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING);
+    });
+  });
+
+  describe("resolveDispute windows and roles", function () {
+    it("accepts a decision at the last second of the 24 h window", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.setNextBlockTimestamp(d.disputeDeadline);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, false)).to.emit(
+        d.disputeManager,
+        "DisputeResolved",
+      );
+    });
+
+    it("reverts with ArbitrationWindowClosed after 24 h", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.increaseTo(d.disputeDeadline + 1n);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.be.revertedWithCustomError(d.disputeManager, "ArbitrationWindowClosed")
+        .withArgs(OPEN_JOB_ID, d.disputeDeadline);
+    });
+
+    it("reverts with DisputeNotPending for a job never disputed", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.be.revertedWithCustomError(d.disputeManager, "DisputeNotPending")
+        .withArgs(OPEN_JOB_ID, Outcome.None);
+    });
+
+    it("reverts with DisputeNotPending when the dispute was already decided", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.be.revertedWithCustomError(d.disputeManager, "DisputeNotPending")
+        .withArgs(OPEN_JOB_ID, Outcome.Upheld);
+    });
+
+    it("reverts with AccessControlUnauthorizedAccount for a caller without ARBITER_ROLE", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await expect(d.disputeManager.connect(d.gateway).resolveDispute(OPEN_JOB_ID, true))
+        .to.be.revertedWithCustomError(d.disputeManager, "AccessControlUnauthorizedAccount")
+        .withArgs(d.gateway.address, ARBITER_ROLE);
+    });
+  });
+
+  describe("closeExpired", function () {
+    it("closes an undecided dispute after 24 h to anyone's call and emits DisputeResolved(Expired)", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.increaseTo(d.disputeDeadline + 1n);
+      await expect(d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID))
+        .to.emit(d.disputeManager, "DisputeResolved")
+        .withArgs(OPEN_JOB_ID, Outcome.Expired, 0n, 0n, d.outsider.address);
+    });
+
+    it("closes the escrow's dispute as not upheld", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.increaseTo(d.disputeDeadline + 1n);
+      await expect(d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID))
+        .to.emit(d.escrow, "JobDisputeClosed")
+        .withArgs(OPEN_JOB_ID, d.wallet.address, false, 0n, STARTING_CREDITS - SETTLED_CHARGE);
+    });
+
+    it("returns the job to Settled and records the dispute as Expired", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.increaseTo(d.disputeDeadline + 1n);
+      await d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID);
+      const [status] = await d.escrow.jobOf(OPEN_JOB_ID);
+      expect(status).to.equal(JobStatus.Settled);
+      expect((await d.disputeManager.getDispute(OPEN_JOB_ID)).outcome).to.equal(BigInt(Outcome.Expired));
+    });
+
+    it("reverts with ArbitrationWindowOpen within the 24 h", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.setNextBlockTimestamp(d.disputeDeadline);
+      await expect(d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID))
+        .to.be.revertedWithCustomError(d.disputeManager, "ArbitrationWindowOpen")
+        .withArgs(OPEN_JOB_ID, d.disputeDeadline);
+    });
+
+    it("reverts with DisputeNotPending the second time", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await time.increaseTo(d.disputeDeadline + 1n);
+      await d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID);
+      await expect(d.disputeManager.connect(d.outsider).closeExpired(OPEN_JOB_ID))
+        .to.be.revertedWithCustomError(d.disputeManager, "DisputeNotPending")
+        .withArgs(OPEN_JOB_ID, Outcome.Expired);
+    });
+  });
+
+  describe("worker exit against disputes", function () {
+    it("keeps a worker's stake slashable for the whole dispute and arbitration windows after unbonding starts", async function () {
+      const d = await loadFixture(deployWithSettledJob);
+      await d.workerRegistry.connect(d.worker1).startUnbonding();
+      await d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH);
+      const { deadline } = await d.disputeManager.getDispute(OPEN_JOB_ID);
+      await time.setNextBlockTimestamp(deadline);
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.emit(d.workerRegistry, "WorkerSlashed")
+        .withArgs(d.worker1.address, OPEN_JOB_ID, HALF_STAKE, HALF_STAKE, FRAUD_REASON);
+    });
+  });
+});
