@@ -87,7 +87,9 @@ describe("POST /v1/jobs validation", () => {
     const payload = jobPayload({ job_id_bytes32: `0x${"11".repeat(32)}` });
     const response = await postJob(payload, authHeaders());
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { code: "invalid_request", details: { param: "job_id_bytes32" } } });
+    expect(await response.json()).toMatchObject({
+      error: { code: "invalid_request", details: { param: "job_id_bytes32" } },
+    });
   });
 
   it("error: rejects a model the worker does not serve", async () => {

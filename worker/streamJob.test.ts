@@ -27,7 +27,13 @@ beforeAll(async () => {
     JSON.stringify({
       models: {
         "slow-sim": { backend: "simulated", ttftMs: 100, tokensPerSecond: 40 },
-        "long-sim": { backend: "simulated", ttftMs: 0, tokensPerSecond: 20000, minOutputTokens: 600, maxOutputTokens: 700 },
+        "long-sim": {
+          backend: "simulated",
+          ttftMs: 0,
+          tokensPerSecond: 20000,
+          minOutputTokens: 600,
+          maxOutputTokens: 700,
+        },
       },
     }),
   );
@@ -77,7 +83,12 @@ describe("POST /v1/jobs stream", () => {
   });
 
   it("receipts the job's bytes32 id and the same token counts as the done usage", async () => {
-    const payload = jobPayload({ messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }] });
+    const payload = jobPayload({
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hi" },
+      ],
+    });
     const { lines } = await runJob(worker.url, payload);
     const done = doneLine(lines);
     const completionTokens = tokenTexts(lines).length;
