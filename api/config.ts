@@ -52,6 +52,8 @@ export const configSchema = z.object({
     .transform((value) => value.split(",").map((part) => Number(part.trim())))
     .pipe(z.array(z.number().int().min(0)).length(5)),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** PEM file of an extra CA trusted for webhook receivers (added to Node's roots); tests and private PKIs. */
+  WEBHOOK_CA_FILE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

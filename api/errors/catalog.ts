@@ -16,9 +16,12 @@ export const errorCatalog = {
   model_not_found: { status: 400, type: "invalid_request_error", message: "The model does not exist." },
   context_length_exceeded: { status: 400, type: "invalid_request_error", message: "The messages exceed the model's context window." },
   dispute_window_expired: { status: 422, type: "invalid_request_error", message: "The dispute window (60 seconds after the final output token) has closed." },
+  job_failed: { status: 502, type: "api_error", message: "The job failed before completion; the escrowed credits were returned. Safe to retry." },
   // Product-defined codes for the 404/409/413/422/429/500 cases the spec leaves open
   job_not_found: { status: 404, type: "not_found_error", message: "No such job for this API key." },
   webhook_not_found: { status: 404, type: "not_found_error", message: "No such webhook for this API key." },
+  webhook_delivery_not_found: { status: 404, type: "not_found_error", message: "No such webhook delivery for this wallet." },
+  app_session_required: { status: 401, type: "authentication_error", message: "Sign in to the web application first." },
   route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
   idempotency_key_reused: { status: 409, type: "conflict_error", message: "This Idempotency-Key was used with a different request body." },
   idempotency_key_in_progress: { status: 409, type: "conflict_error", message: "A request with this Idempotency-Key is still in progress." },

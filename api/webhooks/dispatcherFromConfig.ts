@@ -1,0 +1,46 @@
+import { readFileSync } from "node:fs";
+import type pg from "pg";
+import type { GatewayConfig } from "../config.js";
+import { ponderIndexReader } from "./chainEventFeed.js";
+import { startDispatcher, type Dispatcher, type DispatcherDeps, type DispatcherLogger } from "./startDispatcher.js";
+import type { TargetPolicy } from "./targetPolicy.js";
+
+/** The WEBHOOK_* settings the webhooks module reads (a subset of GatewayConfig). */
+export type WebhookConfig = Pick<
+  GatewayConfig,
+  | "INDEXER_URL"
+  | "WEBHOOK_ALLOW_HTTP_LOOPBACK"
+  | "WEBHOOK_ALLOW_PRIVATE_TARGETS"
+  | "WEBHOOK_RETRY_SCHEDULE_MS"
+  | "WEBHOOK_TIMEOUT_MS"
+  | "WEBHOOK_CA_FILE"
+>;
+
+export function targetPolicyFrom(config: Pick<WebhookConfig, "WEBHOOK_ALLOW_HTTP_LOOPBACK" | "WEBHOOK_ALLOW_PRIVATE_TARGETS">): TargetPolicy {
+  return {
+    allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK,
+    allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+  };
+}
+
+/** Dispatcher deps from the gateway's configuration. */
+export function dispatcherDepsFrom(
+  config: WebhookConfig,
+  pool: pg.Pool,
+  extra: Partial<Omit<DispatcherDeps, "pool">> & { logger?: DispatcherLogger } = {},
+): DispatcherDeps {
+  return {
+    pool,
+    index: ponderIndexReader(config.INDEXER_URL),
+    policy: targetPolicyFrom(config),
+    retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    ...(config.WEBHOOK_CA_FILE ? { extraCa: readFileSync(config.WEBHOOK_CA_FILE, "utf8") } : {}),
+    ...extra,
+  };
+}
+
+/** `startDispatcher(dispatcherDepsFrom(config, pool))`. */
+export function startDispatcherFromConfig(config: WebhookConfig, pool: pg.Pool, logger?: DispatcherLogger): Dispatcher {
+  return startDispatcher(dispatcherDepsFrom(config, pool, logger ? { logger } : {}));
+}

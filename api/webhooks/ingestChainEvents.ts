@@ -1,0 +1,48 @@
+import type pg from "pg";
+import type { IndexReader } from "./chainEventFeed.js";
+import { deriveEvents } from "./deriveEvents.js";
+import { inTransaction, recordEvent } from "./recordEvent.js";
+import { trackCreditLow } from "./trackCreditLow.js";
+
+export const CURSOR_NAME = "chain_event";
+
+export interface IngestResult {
+  /** Chain events read (0 also when another dispatcher holds the cursor). */
+  chainEvents: number;
+  deliveries: number;
+}
+
+/**
+ * Reads the index's chain events after the durable cursor, records the webhook events they announce and their
+ * deliveries, and moves the cursor, all in ONE transaction: a crash before COMMIT leaves nothing, after it leaves
+ * everything, so a restart neither loses nor re-announces a fact. The cursor row is taken with
+ * `FOR UPDATE SKIP LOCKED`, so of several dispatchers exactly one ingests at a time and the others skip the round.
+ */
+export async function ingestChainEvents(pool: pg.Pool, index: IndexReader, batchSize = 500): Promise<IngestResult> {
+  await pool.query(`INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING`, [
+    CURSOR_NAME,
+  ]);
+  return inTransaction(pool, async (client) => {
+    const cursor = await client.query<{ position: string }>(
+      "SELECT position FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED",
+      [CURSOR_NAME],
+    );
+    const position = cursor.rows[0]?.position;
+    if (position === undefined) return { chainEvents: 0, deliveries: 0 };
+    const rows = await index.chainEventsAfter(position, batchSize);
+    let deliveries = 0;
+    for (const row of rows) {
+      for (const event of await deriveEvents(row, index)) deliveries += await recordEvent(client, event);
+      const low = await trackCreditLow(client, row);
+      if (low) deliveries += await recordEvent(client, low);
+    }
+    const last = rows.at(-1);
+    if (last) {
+      await client.query("UPDATE webhook_cursor SET position = $2, updated_at = now() WHERE name = $1", [
+        CURSOR_NAME,
+        last.cursor,
+      ]);
+    }
+    return { chainEvents: rows.length, deliveries };
+  });
+}

@@ -1,0 +1,142 @@
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import tls from "node:tls";
+import { signPayload } from "./signPayload.js";
+import { checkTargetAddress, type TargetPolicy } from "./targetPolicy.js";
+
+export const RESPONSE_SNIPPET_BYTES = 1024;
+
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  /** The first bytes of the answer, for the failed-deliveries view. */
+  responseSnippet: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface Sender {
+  send(target: { url: string; secret: string; body: string; eventId: string; attempt: number }): Promise<AttemptOutcome>;
+  close(): void;
+}
+
+export interface SenderOptions {
+  policy: TargetPolicy;
+  timeoutMs: number;
+  /** Extra trusted CA certificates (PEM), added to Node's roots; tests trust their receiver's this way. */
+  extraCa?: string;
+  userAgent?: string;
+}
+
+/**
+ * DNS lookup that refuses a name when ANY of its addresses is not allowed (so a name that mixes a public and a
+ * private address cannot be used to reach the private one), and hands the socket exactly the checked addresses:
+ * there is no second resolution between the check and the connect (DNS rebinding).
+ */
+function guardedLookup(policy: TargetPolicy): net.LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints ?? 0 }, (err, addresses) => {
+      if (err) return callback(err, "", 0);
+      const list = addresses;
+      const refused = list.map((a) => ({ a, verdict: checkTargetAddress(a.address, policy) })).find((x) => !x.verdict.allowed);
+      if (refused && !refused.verdict.allowed) {
+        const error = Object.assign(new Error(`refused target ${hostname}: ${refused.verdict.reason}`), { code: "ETARGETREFUSED" });
+        return callback(error, "", 0);
+      }
+      const first = list[0];
+      if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
+      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+      return callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Posts signed webhook bodies: SSRF-guarded connect, one deadline for the whole exchange, no redirects. */
+export function createSender(options: SenderOptions): Sender {
+  const lookup = guardedLookup(options.policy);
+  const ca = options.extraCa ? [...tls.rootCertificates, options.extraCa] : undefined;
+  const httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64, lookup, ...(ca ? { ca } : {}) });
+  const httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64, lookup });
+  const userAgent = options.userAgent ?? "credit-metered-inference-webhooks/1";
+
+  const send: Sender["send"] = (target) => {
+    const started = performance.now();
+    const done = (partial: Omit<AttemptOutcome, "durationMs">): AttemptOutcome => ({
+      ...partial,
+      durationMs: Math.round(performance.now() - started),
+    });
+    let url: URL;
+    try {
+      url = new URL(target.url);
+    } catch {
+      return Promise.resolve(done({ ok: false, statusCode: null, responseSnippet: null, error: "invalid URL" }));
+    }
+    // Literal IPs never reach `lookup`, so they are checked here.
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    if (net.isIP(host) !== 0) {
+      const verdict = checkTargetAddress(host, options.policy);
+      if (!verdict.allowed) {
+        return Promise.resolve(done({ ok: false, statusCode: null, responseSnippet: null, error: `refused target: ${verdict.reason}` }));
+      }
+    }
+    const isHttps = url.protocol === "https:";
+    const signature = signPayload(target.secret, target.body, Math.floor(Date.now() / 1000));
+    return new Promise<AttemptOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: Omit<AttemptOutcome, "durationMs">) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(done(outcome));
+      };
+      const request = (isHttps ? https : http).request(url, {
+        method: "POST",
+        agent: isHttps ? httpsAgent : httpAgent,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(target.body),
+          "user-agent": userAgent,
+          "service-signature": signature,
+          "service-event-id": target.eventId,
+          "service-delivery-attempt": String(target.attempt),
+        },
+      });
+      // The spec's "does not answer within 10 seconds": one deadline for connect, headers and body.
+      const timer = setTimeout(() => {
+        finish({ ok: false, statusCode: null, responseSnippet: null, error: `timeout after ${options.timeoutMs} ms` });
+        request.destroy(new Error("timeout"));
+      }, options.timeoutMs);
+      request.on("error", (error: NodeJS.ErrnoException) => {
+        finish({ ok: false, statusCode: null, responseSnippet: null, error: error.code ? `${error.code}: ${error.message}` : error.message });
+      });
+      request.on("response", (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          if (size < RESPONSE_SNIPPET_BYTES) chunks.push(chunk);
+          size += chunk.length;
+        });
+        response.on("end", () => {
+          const statusCode = response.statusCode ?? 0;
+          const snippet = Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString("utf8");
+          const ok = statusCode >= 200 && statusCode < 300;
+          finish({ ok, statusCode, responseSnippet: snippet, error: ok ? null : `HTTP ${statusCode}` });
+        });
+        response.on("error", (error) => {
+          finish({ ok: false, statusCode: response.statusCode ?? null, responseSnippet: null, error: error.message });
+        });
+      });
+      request.end(target.body);
+    });
+  };
+
+  return {
+    send,
+    close() {
+      httpsAgent.destroy();
+      httpAgent.destroy();
+    },
+  };
+}

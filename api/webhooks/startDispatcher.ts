@@ -1,0 +1,158 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { IndexReader } from "./chainEventFeed.js";
+import { ingestChainEvents } from "./ingestChainEvents.js";
+import { DELIVERY_CHANNEL } from "./recordEvent.js";
+import { runDueDeliveries } from "./runDeliveries.js";
+import { createSender } from "./sendDelivery.js";
+import type { TargetPolicy } from "./targetPolicy.js";
+
+export interface DispatcherLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface DispatcherDeps {
+  /** Pool on the gateway schema (migrations applied). */
+  pool: pg.Pool;
+  /** The index: `ponderIndexReader(config.INDEXER_URL)`. */
+  index: IndexReader;
+  policy: TargetPolicy;
+  /** WEBHOOK_RETRY_SCHEDULE_MS: 5 delays; attempt 1 is immediate whatever the first value. */
+  retryScheduleMs: number[];
+  /** WEBHOOK_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Extra CA (PEM) trusted for receivers (WEBHOOK_CA_FILE's content). */
+  extraCa?: string;
+  logger?: DispatcherLogger;
+  /** How often the index is polled for new chain events. Default 100 ms. */
+  ingestIntervalMs?: number;
+  /** How often due deliveries are looked for when nothing announced one (retries come due this way). Default 500 ms. */
+  deliveryIntervalMs?: number;
+  /** Deliveries claimed (and attempted concurrently) per round. Default 32. */
+  batchSize?: number;
+  /** Name of this dispatcher in leases. Default a random id. */
+  owner?: string;
+}
+
+export interface Dispatcher {
+  /** Finishes in-flight attempts (recording them), then stops polling. */
+  stop(): Promise<void>;
+  /** Runs an ingestion and a delivery round now (tests, and the gateway after it enqueued something). */
+  wake(): void;
+}
+
+const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * The webhook dispatcher: tails the index's chain_event log into events and deliveries (ingestChainEvents.ts)
+ * and attempts due deliveries (runDeliveries.ts). Any number may run at once (one per gateway replica): the
+ * cursor row lock makes ingestion single-writer and SKIP LOCKED + leases make delivery claims disjoint.
+ * New deliveries are announced with NOTIFY, so an idle dispatcher attempts them at once.
+ */
+export function startDispatcher(deps: DispatcherDeps): Dispatcher {
+  const logger = deps.logger ?? silent;
+  const owner = deps.owner ?? `dispatcher_${randomUUID()}`;
+  const sender = createSender({ policy: deps.policy, timeoutMs: deps.timeoutMs, ...(deps.extraCa ? { extraCa: deps.extraCa } : {}) });
+  const runOptions = {
+    retryScheduleMs: deps.retryScheduleMs,
+    leaseMs: deps.timeoutMs + 30_000,
+    owner,
+    batchSize: deps.batchSize ?? 32,
+  };
+  let stopping = false;
+  // A wake that arrives while a loop is busy is remembered, so the next sleep returns at once (no lost wake-up).
+  const ingestSignal = createSignal();
+  const deliverySignal = createSignal();
+
+  const ingestLoop = async () => {
+    while (!stopping) {
+      try {
+        const result = await ingestChainEvents(deps.pool, deps.index);
+        if (result.deliveries > 0) deliverySignal.wake();
+        if (result.chainEvents > 0) continue; // more may be waiting
+      } catch (error) {
+        logger.warn({ err: error }, "webhook ingestion failed; retrying");
+      }
+      if (!stopping) await ingestSignal.wait(deps.ingestIntervalMs ?? 100);
+    }
+  };
+
+  const deliveryLoop = async () => {
+    while (!stopping) {
+      try {
+        if ((await runDueDeliveries(deps.pool, sender, runOptions)) > 0) continue;
+      } catch (error) {
+        logger.warn({ err: error }, "webhook delivery round failed; retrying");
+      }
+      if (!stopping) await deliverySignal.wait(deps.deliveryIntervalMs ?? 500);
+    }
+  };
+
+  // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the
+  // gateway's job.processing) wake this one at once.
+  let listener: pg.PoolClient | null = null;
+  const listening = (async () => {
+    try {
+      const client = await deps.pool.connect();
+      if (stopping) return client.release();
+      listener = client;
+      client.on("notification", () => deliverySignal.wake());
+      client.on("error", (error) => logger.warn({ err: error }, "webhook LISTEN connection failed; polling only"));
+      await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    } catch (error) {
+      logger.warn({ err: error }, "webhook LISTEN unavailable; polling only");
+    }
+  })();
+
+  const loops = Promise.all([ingestLoop(), deliveryLoop()]);
+  logger.info({ owner }, "webhook dispatcher started");
+
+  return {
+    wake() {
+      ingestSignal.wake();
+      deliverySignal.wake();
+    },
+    async stop() {
+      stopping = true;
+      ingestSignal.wake();
+      deliverySignal.wake();
+      await loops;
+      await listening;
+      const client = listener as pg.PoolClient | null;
+      if (client) {
+        await client.query(`UNLISTEN ${DELIVERY_CHANNEL}`).catch(() => undefined);
+        client.release();
+      }
+      sender.close();
+      logger.info({ owner }, "webhook dispatcher stopped");
+    },
+  };
+}
+
+function createSignal() {
+  let pending = false;
+  let waker: (() => void) | null = null;
+  return {
+    wake() {
+      if (waker) waker();
+      else pending = true;
+    },
+    wait(ms: number): Promise<void> {
+      if (pending) {
+        pending = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waker = null;
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        waker = done;
+      });
+    },
+  };
+}

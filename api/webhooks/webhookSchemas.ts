@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { EVENT_NAMES } from "./eventNames.js";
+
+/** Body of POST /v1/webhooks. Unknown fields are ignored; `secret` is optional (generated when absent). */
+export const createWebhookBody = z.object({
+  url: z.string({ error: "is required and must be a string" }).min(1, "is required"),
+  events: z
+    .array(z.enum(EVENT_NAMES, { error: `must be one of ${EVENT_NAMES.join(", ")}` }), {
+      error: "is required and must be an array of event names",
+    })
+    .min(1, "must name at least one event")
+    .transform((events) => [...new Set(events)]),
+  secret: z
+    .string({ error: "must be a string" })
+    .min(16, "must be at least 16 characters")
+    .max(256, "must be at most 256 characters")
+    .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
+    .optional(),
+});
+
+/** `wh_` + ULID. */
+export const webhookIdParam = z.object({ webhook_id: z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/) });
