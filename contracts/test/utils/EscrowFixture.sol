@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {Stablecoin} from "../../tokens/Stablecoin.sol";
+import {StakeToken} from "../../tokens/StakeToken.sol";
+import {ApiKeyRegistry} from "../../ApiKeyRegistry.sol";
+import {ModelCatalog} from "../../ModelCatalog.sol";
+import {WorkerRegistry} from "../../WorkerRegistry.sol";
+import {CreditEscrow} from "../../CreditEscrow.sol";
+import {DisputeManager} from "../../DisputeManager.sol";
+import {IModelCatalog} from "../../interfaces/IModelCatalog.sol";
+import {Tier} from "../../types/Tier.sol";
+import {Receipt, Settlement} from "../../types/Receipt.sol";
+import {Pricing} from "../../libraries/Pricing.sol";
+import {vm} from "./Vm.sol";
+
+/// @notice The whole contract system deployed with the parameters of docs/DESIGN.md, two launch models,
+/// two staked workers whose private keys the tests hold (to sign receipts with `vm.sign`), and a wallet
+/// with an API key and credits. The test contract is admin, governance and token owner.
+abstract contract EscrowFixture {
+    uint64 internal constant JOB_TIMEOUT = 120;
+    uint64 internal constant DISPUTE_WINDOW = 60;
+    uint64 internal constant ARBITRATION_WINDOW = 24 hours;
+    uint64 internal constant UNBONDING_DELAY = 3 days;
+    uint256 internal constant MIN_STAKE = 1_000e18;
+    uint16 internal constant SLASH_BPS = 5_000;
+    uint16 internal constant FEE_BPS = 1_000;
+    uint256 internal constant UNIT_PER_CREDIT = 10_000;
+    uint256 internal constant START_TIME = 1_763_700_000;
+
+    string internal constant MAX_MODEL_ID = "llama-3.3-70b-instruct";
+    string internal constant LITE_MODEL_ID = "qwen3-1.7b";
+    uint32 internal constant MAX_CPR = 40;
+    uint32 internal constant MAX_CP1K = 20;
+    uint32 internal constant LITE_CPR = 2;
+    uint32 internal constant LITE_CP1K = 1;
+
+    /// @dev The largest lock the fixture's wallet must afford: the max-tier price of uint32.max tokens.
+    uint256 internal constant WALLET_CREDITS = 100_000_000;
+
+    uint256 internal constant WORKER_PK = 0xA11CE;
+    uint256 internal constant LITE_WORKER_PK = 0xB0B;
+
+    address internal immutable gateway = address(0x6A7E);
+    address internal immutable arbiter = address(0xA4B1);
+    address internal immutable operator = address(0x0BE4);
+    address internal immutable treasury = address(0x7EA5);
+    address internal immutable wallet = address(0xC11E47);
+    bytes32 internal immutable walletKeyHash = keccak256("sk-test-wallet-key");
+
+    Stablecoin internal usd;
+    StakeToken internal svc;
+    ApiKeyRegistry internal keys;
+    ModelCatalog internal catalog;
+    WorkerRegistry internal workers;
+    CreditEscrow internal escrow;
+    DisputeManager internal disputes;
+
+    bytes32 internal maxModel;
+    bytes32 internal liteModel;
+    /// @dev Hosts both models.
+    address internal worker;
+    /// @dev Hosts only the lite model.
+    address internal liteWorker;
+
+    function setUp() public virtual {
+        vm.warp(START_TIME);
+        _deploySystem();
+        maxModel = _addModel(MAX_MODEL_ID, Tier.Max, MAX_CPR, MAX_CP1K);
+        liteModel = _addModel(LITE_MODEL_ID, Tier.Lite, LITE_CPR, LITE_CP1K);
+
+        bytes32[] memory both = new bytes32[](2);
+        both[0] = maxModel;
+        both[1] = liteModel;
+        worker = _registerWorker(WORKER_PK, both);
+        bytes32[] memory liteOnly = new bytes32[](1);
+        liteOnly[0] = liteModel;
+        liteWorker = _registerWorker(LITE_WORKER_PK, liteOnly);
+
+        _registerKey(wallet, walletKeyHash);
+        _deposit(wallet, WALLET_CREDITS);
+    }
+
+    // ------------------------------------------------------------ deployment
+
+    function _deploySystem() internal {
+        usd = new Stablecoin(address(this));
+        svc = new StakeToken(address(this));
+        keys = new ApiKeyRegistry(address(this), operator);
+        catalog = new ModelCatalog(address(this), address(this));
+        workers = new WorkerRegistry(
+            address(this),
+            svc,
+            catalog,
+            treasury,
+            MIN_STAKE,
+            SLASH_BPS,
+            UNBONDING_DELAY,
+            DISPUTE_WINDOW,
+            ARBITRATION_WINDOW
+        );
+        escrow = new CreditEscrow(
+            address(this),
+            usd,
+            keys,
+            catalog,
+            workers,
+            treasury,
+            FEE_BPS,
+            JOB_TIMEOUT,
+            DISPUTE_WINDOW
+        );
+        disputes = new DisputeManager(address(this), escrow, workers, ARBITRATION_WINDOW);
+
+        escrow.grantRole(escrow.GATEWAY_ROLE(), gateway);
+        escrow.grantRole(escrow.DISPUTE_ROLE(), address(disputes));
+        escrow.grantRole(escrow.PAUSER_ROLE(), address(this));
+        workers.grantRole(workers.SLASHER_ROLE(), address(disputes));
+        disputes.grantRole(disputes.GATEWAY_ROLE(), gateway);
+        disputes.grantRole(disputes.ARBITER_ROLE(), arbiter);
+    }
+
+    function _addModel(string memory modelId, Tier tier, uint32 cpr, uint32 cp1k) internal returns (bytes32) {
+        return
+            catalog.addModel(
+                modelId,
+                IModelCatalog.ModelParams({
+                    tier: tier,
+                    creditsPerRequest: cpr,
+                    creditsPer1kTokens: cp1k,
+                    contextWindow: 128_000,
+                    parameters: "test",
+                    ownedBy: "test"
+                })
+            );
+    }
+
+    function _registerWorker(uint256 privateKey, bytes32[] memory modelKeys) internal returns (address account) {
+        account = vm.addr(privateKey);
+        svc.mint(account, MIN_STAKE);
+        vm.startPrank(account);
+        svc.approve(address(workers), MIN_STAKE);
+        workers.register("http://worker.test", modelKeys, MIN_STAKE);
+        vm.stopPrank();
+    }
+
+    function _registerKey(address account, bytes32 keyHash) internal {
+        vm.prank(account);
+        keys.registerKey(keyHash);
+    }
+
+    function _deposit(address account, uint256 credits) internal {
+        uint256 amount = credits * UNIT_PER_CREDIT;
+        usd.mint(account, amount);
+        vm.startPrank(account);
+        usd.approve(address(escrow), amount);
+        escrow.deposit(amount);
+        vm.stopPrank();
+    }
+
+    // ------------------------------------------------------------ jobs and receipts
+
+    function _openJob(bytes32 jobId, bytes32 modelKey, uint32 maxTokens) internal {
+        vm.prank(gateway);
+        escrow.openJob(jobId, walletKeyHash, modelKey, maxTokens);
+    }
+
+    function _receipt(bytes32 jobId, uint32 completionTokens) internal view returns (Receipt memory) {
+        return
+            Receipt({
+                jobId: jobId,
+                outputHash: sha256(abi.encode(jobId, completionTokens)),
+                promptTokens: 12,
+                completionTokens: completionTokens,
+                finalTokenAt: uint64(block.timestamp)
+            });
+    }
+
+    function _sign(uint256 privateKey, Receipt memory receipt) internal view returns (bytes memory) {
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(privateKey, escrow.receiptDigest(receipt));
+        return abi.encodePacked(r, s, v);
+    }
+
+    function _settle(Receipt memory receipt, bytes memory signature) internal {
+        vm.prank(gateway);
+        escrow.settle(receipt, signature);
+    }
+
+    function _settlementOf(
+        Receipt memory receipt,
+        address account,
+        address signer,
+        uint256 charged
+    ) internal pure returns (Settlement memory) {
+        return
+            Settlement({
+                wallet: account,
+                worker: signer,
+                outputHash: receipt.outputHash,
+                creditsCharged: uint64(charged),
+                finalTokenAt: receipt.finalTokenAt
+            });
+    }
+
+    // ------------------------------------------------------------ reads
+
+    function _available(address account) internal view returns (uint256) {
+        return escrow.accountOf(account).available;
+    }
+
+    function _locked(address account) internal view returns (uint256) {
+        return escrow.accountOf(account).locked;
+    }
+
+    function _priceOf(bytes32 modelKey, uint32 tokens) internal view returns (uint256) {
+        return
+            modelKey == maxModel
+                ? Pricing.price(MAX_CPR, MAX_CP1K, tokens)
+                : Pricing.price(LITE_CPR, LITE_CP1K, tokens);
+    }
+
+    function _min(uint256 a, uint256 b) internal pure returns (uint256) {
+        return a < b ? a : b;
+    }
+}
