@@ -5,39 +5,30 @@
 //
 // On a local chain (31337) the stake is minted first by the stake token's owner (local account 0), so a worker
 // needs nothing but a key; on any other chain the worker must hold the stake token already.
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   createPublicClient,
   createWalletClient,
-  erc20Abi,
   http,
-  keccak256,
-  parseAbi,
   parseUnits,
-  toBytes,
   type Address,
   type Hex,
   type PublicClient,
 } from "viem";
-import { privateKeyToAccount, mnemonicToAccount } from "viem/accounts";
+import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { z } from "zod";
-import { workerRegistryAbi } from "../indexer/abis/WorkerRegistry.js";
+import {
+  LOCAL_ACCOUNT_INDEX,
+  loadDeployment,
+  localAccount,
+  modelKeyOf,
+  stakeTokenAbi,
+  workerRegistryAbi,
+} from "../contracts/client/index.js";
 
 const LOCAL_CHAIN_ID = 31337;
-// Hardhat's default mnemonic: the local chain's accounts (docs/DESIGN.md, "Local accounts").
-const LOCAL_MNEMONIC = "test test test test test test test test test test test junk";
-const mintAbi = parseAbi(["function mint(address to, uint256 amount)"]);
-
-const deploymentsSchema = z.object({
-  chainId: z.number().int(),
-  contracts: z.object({
-    stakeToken: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-    workerRegistry: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-  }),
-});
 
 export type RegisterWorkerParams = {
   rpcUrl: string;
@@ -62,9 +53,8 @@ const WORKER_STATUS_NONE = 0;
 
 /** Mints (local chains), approves and registers a worker with its endpoint, models and stake; idempotent. */
 export async function registerWorker(params: RegisterWorkerParams): Promise<RegisterWorkerResult> {
-  const deployments = deploymentsSchema.parse(JSON.parse(readFileSync(params.deploymentsFile, "utf8")));
-  const stakeToken = deployments.contracts.stakeToken as Address;
-  const registry = deployments.contracts.workerRegistry as Address;
+  const deployments = loadDeployment(params.deploymentsFile);
+  const { stakeToken, workerRegistry: registry } = deployments.contracts;
   const account = privateKeyToAccount(params.workerPrivateKey);
   const chain = { ...hardhat, id: deployments.chainId };
   const transport = http(params.rpcUrl);
@@ -84,13 +74,13 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
     (await publicClient.readContract({ address: registry, abi: workerRegistryAbi, functionName: "minStake" }));
 
   if (deployments.chainId === LOCAL_CHAIN_ID) {
-    const owner = mnemonicToAccount(LOCAL_MNEMONIC, { addressIndex: 0 });
+    const owner = localAccount(LOCAL_ACCOUNT_INDEX.admin);
     const minter = createWalletClient({ account: owner, chain, transport });
     await waitMined(
       publicClient,
       await minter.writeContract({
         address: stakeToken,
-        abi: mintAbi,
+        abi: stakeTokenAbi,
         functionName: "mint",
         args: [account.address, stake],
       }),
@@ -100,12 +90,12 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
     publicClient,
     await wallet.writeContract({
       address: stakeToken,
-      abi: erc20Abi,
+      abi: stakeTokenAbi,
       functionName: "approve",
       args: [registry, stake],
     }),
   );
-  const modelKeys = params.models.map((id) => keccak256(toBytes(id)));
+  const modelKeys = params.models.map(modelKeyOf);
   const txHash = await wallet.writeContract({
     address: registry,
     abi: workerRegistryAbi,

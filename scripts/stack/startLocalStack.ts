@@ -2,9 +2,16 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { z } from "zod";
 import { repoRoot } from "./repoRoot.js";
-import { localPrivateKey, seedDemo, type DemoSeed } from "./seedDemo.js";
+import {
+  LAUNCH_CATALOG,
+  LOCAL_ACCOUNT_INDEX,
+  LOCAL_WORKER_COUNT,
+  loadDeployment,
+  localPrivateKey,
+  type Deployment,
+} from "../../contracts/client/index.js";
+import { seedDemo, type DemoSeed } from "./seedDemo.js";
 import { spawnChild } from "./spawnChild.js";
 import { startChain, type RunningChain } from "./startChain.js";
 import { startGateway, type RunningGateway } from "./startGateway.js";
@@ -13,22 +20,8 @@ import { startPostgres, type RunningPostgres } from "./startPostgres.js";
 import { assignModels, startWorkers, type RunningWorker, type WorkerSpec } from "./startWorkers.js";
 import { waitFor } from "./waitFor.js";
 
-/** The launch catalog (docs/DESIGN.md); the deploy script lists these models, the pool hosts them. */
-export const LAUNCH_MODELS = [
-  "llama-3.3-70b-instruct",
-  "deepseek-r1-distill-llama-70b",
-  "gemma-3-27b-it",
-  "qwen2.5-14b-instruct",
-  "llama-3.1-8b-instruct",
-  "mistral-7b-instruct-v0.3",
-  "llama-3.2-3b-instruct",
-  "qwen3-1.7b",
-] as const;
-
-/** Local accounts (docs/DESIGN.md): 1 gateway, 4–11 operator workers. */
-const GATEWAY_ACCOUNT = 1;
-const FIRST_WORKER_ACCOUNT = 4;
-const WORKER_ACCOUNTS = 8;
+/** The launch catalog's model ids; the deploy script lists them, the pool hosts them. */
+export const LAUNCH_MODELS = LAUNCH_CATALOG.map((model) => model.id);
 
 export type StackPorts = {
   rpc: number;
@@ -82,7 +75,7 @@ export type StackInfo = {
   webUrl: string | null;
   chainId: number;
   deploymentsFile: string;
-  contracts: Record<string, string>;
+  contracts: Deployment["contracts"];
   databaseUrl: string;
   gatewayToken: string;
   workers: { address: string; endpoint: string; models: string[] }[];
@@ -98,11 +91,6 @@ export type LocalStack = StackInfo & {
 
 const INDEXER_SCHEMA = "chain_index";
 const API_SCHEMA = "api";
-
-const deploymentsSchema = z.object({
-  chainId: z.number().int(),
-  contracts: z.record(z.string(), z.string()),
-});
 
 /**
  * Starts the whole local stack: Hardhat node, contracts, embedded Postgres (reset to match the new chain),
@@ -149,10 +137,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await runToCompletion(
       "deploy",
       path.join(repoRoot, "node_modules/.bin/tsx"),
-      ["scripts/deploy/deployContracts.ts", "--rpc-url", chain.rpcUrl, "--out", deploymentsFile],
+      ["scripts/deploy/cli.ts", "--rpc-url", chain.rpcUrl, "--out", deploymentsFile],
       { logFile: path.join(logDir, "deploy.log"), echo },
     );
-    const deployments = deploymentsSchema.parse(JSON.parse(readFileSync(deploymentsFile, "utf8")));
+    const deployments = loadDeployment(deploymentsFile);
     progress("contracts deployed");
 
     const postgres: RunningPostgres = await startPostgres({ stateDir, port: options.ports.postgres });
@@ -176,12 +164,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const gatewayToken = randomBytes(24).toString("hex");
     const workerCount = options.workerCount ?? 4;
-    if (workerCount > WORKER_ACCOUNTS) throw new Error(`at most ${WORKER_ACCOUNTS} pool workers`);
+    if (workerCount > LOCAL_WORKER_COUNT) throw new Error(`at most ${LOCAL_WORKER_COUNT} pool workers`);
     const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
     const workers: RunningWorker[] = await startWorkers({
       specs: assignment.map((models, index) => ({
         ...options.workerDefaults,
-        privateKey: localPrivateKey(FIRST_WORKER_ACCOUNT + index),
+        privateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.firstWorker + index),
         port: options.ports.workerBase + index,
         models,
       })),
@@ -204,7 +192,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       indexerUrl: indexer.indexerUrl,
       rpcUrl: chain.rpcUrl,
       deploymentsFile,
-      gatewayPrivateKey: localPrivateKey(GATEWAY_ACCOUNT),
+      gatewayPrivateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
       workerGatewayToken: gatewayToken,
       env: { LOG_LEVEL: "info", ...options.gatewayEnv },
       logFile: path.join(logDir, "gateway.log"),

@@ -1,0 +1,153 @@
+import http from "node:http";
+import OpenAI from "openai";
+import { expect } from "vitest";
+import { stackInfo } from "./stackInfo.js";
+import { waitUntil } from "./waitUntil.js";
+
+/** The official OpenAI SDK pointed at the gateway, as a client would use it (no retries: tests see each answer). */
+export function openaiFor(apiKey: string, options: { baseUrl?: string } = {}): OpenAI {
+  return new OpenAI({ apiKey, baseURL: `${options.baseUrl ?? stackInfo().apiUrl}/v1`, maxRetries: 0, timeout: 60_000 });
+}
+
+export type RawResponse = {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** HTTP trailers (sent after a chunked body), lower-cased names. */
+  trailers: NodeJS.Dict<string>;
+  body: string;
+  json: <T = unknown>() => T;
+};
+
+/** One HTTP request with `node:http`, reading the whole body and the trailers `fetch` does not expose. */
+export function rawRequest(
+  method: string,
+  path: string,
+  {
+    apiKey,
+    body,
+    headers = {},
+    baseUrl,
+  }: { apiKey?: string; body?: unknown; headers?: Record<string, string>; baseUrl?: string } = {},
+): Promise<RawResponse> {
+  const url = new URL(path, baseUrl ?? stackInfo().apiUrl);
+  const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+  const requestHeaders: Record<string, string> = { ...headers };
+  if (apiKey !== undefined) requestHeaders.authorization = `Bearer ${apiKey}`;
+  if (payload !== undefined) requestHeaders["content-type"] ??= "application/json";
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers: requestHeaders }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        resolve({
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          trailers: response.trailers,
+          body: text,
+          json: <T>() => JSON.parse(text) as T,
+        });
+      });
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    if (payload !== undefined) request.write(payload);
+    request.end();
+  });
+}
+
+export type ErrorBody = {
+  error: {
+    code: string;
+    message: string;
+    type: string;
+    param: string | null;
+    docs: string;
+    details?: Record<string, unknown>;
+  };
+};
+
+/** Asserts the spec's error body: every field present, `docs` linking `{docs_url}/errors#<code>`. */
+export function expectErrorBody(
+  response: RawResponse,
+  status: number,
+  code: string,
+  { type, param = null }: { type?: string; param?: string | null } = {},
+): ErrorBody["error"] {
+  expect(response.status, response.body).toBe(status);
+  const { error } = response.json<ErrorBody>();
+  expect(error.code).toBe(code);
+  expect(typeof error.message).toBe("string");
+  expect(error.message.length).toBeGreaterThan(0);
+  expect(typeof error.type).toBe("string");
+  if (type !== undefined) expect(error.type).toBe(type);
+  expect(error.param).toBe(param);
+  expect(error.docs).toMatch(new RegExp(`/errors#${code}$`));
+  return error;
+}
+
+export type SseEvent = { data: string };
+
+/** Splits an SSE body into its `data:` payloads, in order (the final `[DONE]` included). */
+export function sseData(body: string): string[] {
+  return body
+    .split("\n\n")
+    .map((block) => block.trim())
+    .filter((block) => block.length > 0)
+    .map((block) => {
+      const lines = block.split("\n").filter((line) => line.startsWith("data:"));
+      return lines.map((line) => line.slice(5).trimStart()).join("\n");
+    });
+}
+
+export type Job = {
+  id: string;
+  object: "job";
+  status: string;
+  model: string;
+  tier: string;
+  credits_charged: number;
+  usdg_value: number;
+  worker_address: string;
+  created_at: string;
+  completed_at?: string | null;
+  on_chain?: {
+    escrow_tx: string;
+    settlement_tx: string;
+    escrow_address: string;
+    block_number: number;
+    proof_hash: string;
+  };
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+};
+
+/** Fetches a job of `apiKey`. */
+export async function getJob(apiKey: string, jobId: string): Promise<RawResponse> {
+  return rawRequest("GET", `/v1/jobs/${jobId}`, { apiKey });
+}
+
+/** Waits until the job reaches `status` (the index caught up with the settlement) and returns it. */
+export async function waitForJobStatus(
+  apiKey: string,
+  jobId: string,
+  status: string,
+  timeoutMs = 30_000,
+): Promise<Job> {
+  let job: Job | undefined;
+  await waitUntil(
+    `${jobId} ${status}`,
+    async () => {
+      const response = await getJob(apiKey, jobId);
+      if (response.status !== 200) return false;
+      job = response.json<Job>();
+      return job.status === status;
+    },
+    { timeoutMs, intervalMs: 150 },
+  );
+  return job!;
+}
+
+/** A minimal chat completion body. */
+export function chatBody(model: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { model, messages: [{ role: "user", content: "Say hello" }], ...extra };
+}

@@ -1,0 +1,91 @@
+import {
+  createPublicClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Account,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+import {
+  LOCAL_ACCOUNT_INDEX,
+  apiKeyRegistryAbi,
+  creditEscrowAbi,
+  disputeManagerAbi,
+  localAccount,
+  modelCatalogAbi,
+  stablecoinAbi,
+  workerRegistryAbi,
+  type Deployment,
+} from "../../contracts/client/index.js";
+import { stackInfo } from "./stackInfo.js";
+
+export { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi, modelCatalogAbi, stablecoinAbi, workerRegistryAbi };
+
+/** Local accounts with roles (docs/DESIGN.md): 0 admin + governance + token owner, 2 arbiter + operator. */
+export const adminAccount = localAccount(LOCAL_ACCOUNT_INDEX.admin);
+export const operatorAccount = localAccount(LOCAL_ACCOUNT_INDEX.operator);
+export const arbiterAccount = localAccount(LOCAL_ACCOUNT_INDEX.arbiter);
+
+export type StackContracts = Deployment["contracts"];
+
+export function contracts(): StackContracts {
+  return stackInfo().contracts;
+}
+
+function viemChain() {
+  return { ...hardhat, id: stackInfo().chainId };
+}
+
+let publicClientCache: PublicClient | undefined;
+
+/** A viem public client on the stack's chain (reads, events, receipts). */
+export function publicClient(): PublicClient {
+  publicClientCache ??= createPublicClient({
+    chain: viemChain(),
+    transport: http(stackInfo().rpcUrl),
+    pollingInterval: 50,
+  });
+  return publicClientCache;
+}
+
+/** A viem wallet client for `account` on the stack's chain. */
+export function walletClient(account: Account) {
+  return createWalletClient({ account, chain: viemChain(), transport: http(stackInfo().rpcUrl) });
+}
+
+/** Waits for `hash` to be mined and fails the test if it reverted. */
+export async function mined(hash: Hex) {
+  const receipt = await publicClient().waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+  return receipt;
+}
+
+/** A fresh account with 10 ETH for gas (Hardhat's `hardhat_setBalance`), and its private key. */
+export async function freshAccount(): Promise<{ account: Account; privateKey: Hex }> {
+  const privateKey = generatePrivateKey();
+  const account = privateKeyToAccount(privateKey);
+  await publicClient().request({
+    method: "hardhat_setBalance" as never,
+    params: [account.address, `0x${parseEther("10").toString(16)}`] as never,
+  });
+  return { account, privateKey };
+}
+
+/** The wallet's credits as the escrow holds them. */
+export async function accountOf(wallet: Address) {
+  return publicClient().readContract({
+    address: contracts().creditEscrow,
+    abi: creditEscrowAbi,
+    functionName: "accountOf",
+    args: [wallet],
+  });
+}
+
+/** Chain time: the latest block's timestamp. */
+export async function chainTime(): Promise<bigint> {
+  return (await publicClient().getBlock()).timestamp;
+}

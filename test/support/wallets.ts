@@ -1,0 +1,41 @@
+import type { Account, Address } from "viem";
+import { generateApiKey } from "../../contracts/client/index.js";
+import { fundCredits, registerApiKey } from "../../scripts/stack/seedDemo.js";
+import { freshAccount } from "./chain.js";
+import { waitUntil } from "./waitUntil.js";
+import { stackInfo } from "./stackInfo.js";
+
+export type ClientWallet = { account: Account; wallet: Address; apiKey: string };
+
+function localChain() {
+  const { rpcUrl, deploymentsFile } = stackInfo();
+  return { rpcUrl, deploymentsFile };
+}
+
+/**
+ * A new wallet with `usdg` stablecoin deposited (100 credits each; 0 deposits nothing) and a registered API
+ * key, returned once the gateway accepts the key (the index has caught up).
+ */
+export async function createClientWallet({ usdg = 10n }: { usdg?: bigint } = {}): Promise<ClientWallet> {
+  const { account } = await freshAccount();
+  if (usdg > 0n) await fundCredits(localChain(), account, usdg);
+  const apiKey = generateApiKey();
+  await registerApiKey(localChain(), account, apiKey);
+  await waitUntilKeyAccepted(apiKey);
+  return { account, wallet: account.address, apiKey };
+}
+
+/** Deposits more credits for an existing wallet. */
+export async function depositCredits(account: Account, usdg: bigint): Promise<void> {
+  await fundCredits(localChain(), account, usdg);
+}
+
+/** Waits until `GET /v1/account` answers 200 for the key. */
+export async function waitUntilKeyAccepted(apiKey: string): Promise<void> {
+  await waitUntil(`key ${apiKey.slice(0, 14)}… accepted`, async () => {
+    const response = await fetch(`${stackInfo().apiUrl}/v1/account`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    return response.status === 200;
+  });
+}
