@@ -32,6 +32,7 @@ import {
   jobId,
   keyHash,
   modelKey,
+  modelParams,
   outputHash,
   receiptDomain,
   signReceipt,
@@ -40,6 +41,24 @@ import type { ReceiptValues, WithOpenJob } from "./fixtures.js";
 
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture, time } = networkHelpers;
+
+/** A second escrow over the same registries, optionally with one constructor argument changed. */
+async function deployEscrow(
+  d: Awaited<ReturnType<typeof deployContracts>>,
+  overrides: { stablecoin?: string; treasury?: string; feeBps?: bigint } = {},
+) {
+  return ethers.deployContract("CreditEscrow", [
+    d.admin.address,
+    overrides.stablecoin ?? (await d.stablecoin.getAddress()),
+    await d.apiKeyRegistry.getAddress(),
+    await d.modelCatalog.getAddress(),
+    await d.workerRegistry.getAddress(),
+    overrides.treasury ?? d.treasury.address,
+    overrides.feeBps ?? PARAMS.feeBps,
+    PARAMS.jobTimeout,
+    PARAMS.disputeWindow,
+  ]);
+}
 
 const feeOf = (credits: bigint, feeBps = PARAMS.feeBps) => (credits * UNIT_PER_CREDIT * feeBps) / 10_000n;
 
@@ -65,6 +84,40 @@ describe("CreditEscrow", function () {
     it("starts with an empty reserve", async function () {
       const { escrow } = await loadFixture(deployContracts);
       expect(await escrow.reserve()).to.equal(0n);
+    });
+
+    it("exposes the treasury, the 10% fee and the EIP-712 domain separator", async function () {
+      const { escrow, treasury, domain } = await loadFixture(deployContracts);
+      const { TypedDataEncoder } = await import("ethers");
+      expect(await escrow.treasury()).to.equal(treasury.address);
+      expect(await escrow.feeBps()).to.equal(PARAMS.feeBps);
+      expect(await escrow.domainSeparator()).to.equal(TypedDataEncoder.hashDomain(domain));
+    });
+
+    it("reverts with ZeroAddress for a zero treasury", async function () {
+      const d = await loadFixture(deployContracts);
+      const factory = await ethers.getContractFactory("CreditEscrow");
+      await expect(deployEscrow(d, { treasury: ethers.ZeroAddress })).to.be.revertedWithCustomError(
+        factory,
+        "ZeroAddress",
+      );
+    });
+
+    it("reverts with ZeroAddress for a zero stablecoin", async function () {
+      const d = await loadFixture(deployContracts);
+      const factory = await ethers.getContractFactory("CreditEscrow");
+      await expect(deployEscrow(d, { stablecoin: ethers.ZeroAddress })).to.be.revertedWithCustomError(
+        factory,
+        "ZeroAddress",
+      );
+    });
+
+    it("reverts with FeeTooHigh for a fee above 20%", async function () {
+      const d = await loadFixture(deployContracts);
+      const factory = await ethers.getContractFactory("CreditEscrow");
+      await expect(deployEscrow(d, { feeBps: 2_001n }))
+        .to.be.revertedWithCustomError(factory, "FeeTooHigh")
+        .withArgs(2_001, 2_000);
     });
 
     it("gives the deployer's admin the default admin role", async function () {
@@ -318,6 +371,16 @@ describe("CreditEscrow", function () {
       await expect(escrow.connect(gateway).openJob(jobId(3), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 0))
         .to.be.revertedWithCustomError(escrow, "MaxTokensInvalid")
         .withArgs(0);
+    });
+
+    it("reverts with MaxTokensInvalid when the escrow would not fit a job record (2^40 credits)", async function () {
+      const { escrow, modelCatalog, admin, gateway } = await loadFixture(deployProtocol);
+      const pricey = { ...modelParams(MODEL_MAX), creditsPer1kTokens: 4_000_000_000 };
+      await modelCatalog.connect(admin).addModel("pricey-model", pricey);
+      // 40 + ceil(3,999,500 * 4e9 / 1000) ~ 1.6e13 credits > 2^40 - 1
+      await expect(escrow.connect(gateway).openJob(jobId(12), keyHash(WALLET_KEY), modelKey("pricey-model"), 4_000_000))
+        .to.be.revertedWithCustomError(escrow, "MaxTokensInvalid")
+        .withArgs(4_000_000);
     });
 
     it("reverts with InsufficientCredits when the balance is below the escrow", async function () {
@@ -589,17 +652,7 @@ describe("CreditEscrow", function () {
 
     it("refuses a receipt signed for another escrow deployment", async function () {
       const d = await loadFixture(deployWithOpenJob);
-      const otherEscrow = await ethers.deployContract("CreditEscrow", [
-        d.admin.address,
-        await d.stablecoin.getAddress(),
-        await d.apiKeyRegistry.getAddress(),
-        await d.modelCatalog.getAddress(),
-        await d.workerRegistry.getAddress(),
-        d.treasury.address,
-        PARAMS.feeBps,
-        PARAMS.jobTimeout,
-        PARAMS.disputeWindow,
-      ]);
+      const otherEscrow = await deployEscrow(d);
       const receipt = await receiptFor(d, 10);
       const sig = await signReceipt(d.worker1, receiptDomain(d.chainId, await otherEscrow.getAddress()), receipt);
       await expect(d.escrow.connect(d.gateway).settle(receipt, sig))
