@@ -2,5783 +2,2421 @@
 
 export const stablecoinAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "initialOwner",
-        "type": "address"
-      }
+    inputs: [{ internalType: "address", name: "initialOwner", type: "address" }],
+    stateMutability: "nonpayable",
+    type: "constructor",
+  },
+  { inputs: [], name: "ECDSAInvalidSignature", type: "error" },
+  {
+    inputs: [{ internalType: "uint256", name: "length", type: "uint256" }],
+    name: "ECDSAInvalidSignatureLength",
+    type: "error",
+  },
+  { inputs: [{ internalType: "bytes32", name: "s", type: "bytes32" }], name: "ECDSAInvalidSignatureS", type: "error" },
+  {
+    inputs: [
+      { internalType: "address", name: "spender", type: "address" },
+      { internalType: "uint256", name: "allowance", type: "uint256" },
+      { internalType: "uint256", name: "needed", type: "uint256" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    name: "ERC20InsufficientAllowance",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "ECDSAInvalidSignature",
-    "type": "error"
+    inputs: [
+      { internalType: "address", name: "sender", type: "address" },
+      { internalType: "uint256", name: "balance", type: "uint256" },
+      { internalType: "uint256", name: "needed", type: "uint256" },
+    ],
+    name: "ERC20InsufficientBalance",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "length",
-        "type": "uint256"
-      }
-    ],
-    "name": "ECDSAInvalidSignatureLength",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "approver", type: "address" }],
+    name: "ERC20InvalidApprover",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
-    ],
-    "name": "ECDSAInvalidSignatureS",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "receiver", type: "address" }],
+    name: "ERC20InvalidReceiver",
+    type: "error",
+  },
+  { inputs: [{ internalType: "address", name: "sender", type: "address" }], name: "ERC20InvalidSender", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "spender", type: "address" }],
+    name: "ERC20InvalidSpender",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "allowance",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "needed",
-        "type": "uint256"
-      }
-    ],
-    "name": "ERC20InsufficientAllowance",
-    "type": "error"
+    inputs: [{ internalType: "uint256", name: "deadline", type: "uint256" }],
+    name: "ERC2612ExpiredSignature",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "balance",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "needed",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "signer", type: "address" },
+      { internalType: "address", name: "owner", type: "address" },
     ],
-    "name": "ERC20InsufficientBalance",
-    "type": "error"
+    name: "ERC2612InvalidSigner",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "approver",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "uint256", name: "currentNonce", type: "uint256" },
     ],
-    "name": "ERC20InvalidApprover",
-    "type": "error"
+    name: "InvalidAccountNonce",
+    type: "error",
+  },
+  { inputs: [], name: "InvalidShortString", type: "error" },
+  { inputs: [{ internalType: "address", name: "owner", type: "address" }], name: "OwnableInvalidOwner", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "account", type: "address" }],
+    name: "OwnableUnauthorizedAccount",
+    type: "error",
+  },
+  { inputs: [{ internalType: "string", name: "str", type: "string" }], name: "StringTooLong", type: "error" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "owner", type: "address" },
+      { indexed: true, internalType: "address", name: "spender", type: "address" },
+      { indexed: false, internalType: "uint256", name: "value", type: "uint256" },
+    ],
+    name: "Approval",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "EIP712DomainChanged", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "previousOwner", type: "address" },
+      { indexed: true, internalType: "address", name: "newOwner", type: "address" },
+    ],
+    name: "OwnershipTransferred",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "receiver",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "from", type: "address" },
+      { indexed: true, internalType: "address", name: "to", type: "address" },
+      { indexed: false, internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "ERC20InvalidReceiver",
-    "type": "error"
+    name: "Transfer",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "ERC20InvalidSender",
-    "type": "error"
+    inputs: [],
+    name: "DECIMALS",
+    outputs: [{ internalType: "uint8", name: "", type: "uint8" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      }
-    ],
-    "name": "ERC20InvalidSpender",
-    "type": "error"
+    inputs: [],
+    name: "DOMAIN_SEPARATOR",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "deadline",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "owner", type: "address" },
+      { internalType: "address", name: "spender", type: "address" },
     ],
-    "name": "ERC2612ExpiredSignature",
-    "type": "error"
+    name: "allowance",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "signer",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "spender", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "ERC2612InvalidSigner",
-    "type": "error"
+    name: "approve",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "currentNonce",
-        "type": "uint256"
-      }
-    ],
-    "name": "InvalidAccountNonce",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "account", type: "address" }],
+    name: "balanceOf",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "InvalidShortString",
-    "type": "error"
+    inputs: [],
+    name: "decimals",
+    outputs: [{ internalType: "uint8", name: "", type: "uint8" }],
+    stateMutability: "pure",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      }
+    inputs: [],
+    name: "eip712Domain",
+    outputs: [
+      { internalType: "bytes1", name: "fields", type: "bytes1" },
+      { internalType: "string", name: "name", type: "string" },
+      { internalType: "string", name: "version", type: "string" },
+      { internalType: "uint256", name: "chainId", type: "uint256" },
+      { internalType: "address", name: "verifyingContract", type: "address" },
+      { internalType: "bytes32", name: "salt", type: "bytes32" },
+      { internalType: "uint256[]", name: "extensions", type: "uint256[]" },
     ],
-    "name": "OwnableInvalidOwner",
-    "type": "error"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "amount", type: "uint256" },
     ],
-    "name": "OwnableUnauthorizedAccount",
-    "type": "error"
+    name: "mint",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "str",
-        "type": "string"
-      }
-    ],
-    "name": "StringTooLong",
-    "type": "error"
+    inputs: [],
+    name: "name",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "Approval",
-    "type": "event"
+    inputs: [{ internalType: "address", name: "owner", type: "address" }],
+    name: "nonces",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [],
-    "name": "EIP712DomainChanged",
-    "type": "event"
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "previousOwner",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "owner", type: "address" },
+      { internalType: "address", name: "spender", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
+      { internalType: "uint256", name: "deadline", type: "uint256" },
+      { internalType: "uint8", name: "v", type: "uint8" },
+      { internalType: "bytes32", name: "r", type: "bytes32" },
+      { internalType: "bytes32", name: "s", type: "bytes32" },
     ],
-    "name": "OwnershipTransferred",
-    "type": "event"
+    name: "permit",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "renounceOwnership", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [],
+    name: "symbol",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "Transfer",
-    "type": "event"
+    inputs: [],
+    name: "totalSupply",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "DECIMALS",
-    "outputs": [
-      {
-        "internalType": "uint8",
-        "name": "",
-        "type": "uint8"
-      }
+    inputs: [
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "transfer",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "DOMAIN_SEPARATOR",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "address", name: "from", type: "address" },
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "transferFrom",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      }
-    ],
-    "name": "allowance",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "address", name: "newOwner", type: "address" }],
+    name: "transferOwnership",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "approve",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "balanceOf",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "decimals",
-    "outputs": [
-      {
-        "internalType": "uint8",
-        "name": "",
-        "type": "uint8"
-      }
-    ],
-    "stateMutability": "pure",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "eip712Domain",
-    "outputs": [
-      {
-        "internalType": "bytes1",
-        "name": "fields",
-        "type": "bytes1"
-      },
-      {
-        "internalType": "string",
-        "name": "name",
-        "type": "string"
-      },
-      {
-        "internalType": "string",
-        "name": "version",
-        "type": "string"
-      },
-      {
-        "internalType": "uint256",
-        "name": "chainId",
-        "type": "uint256"
-      },
-      {
-        "internalType": "address",
-        "name": "verifyingContract",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "salt",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint256[]",
-        "name": "extensions",
-        "type": "uint256[]"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
-    ],
-    "name": "mint",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "name",
-    "outputs": [
-      {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      }
-    ],
-    "name": "nonces",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "owner",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "deadline",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
-    ],
-    "name": "permit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "renounceOwnership",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "symbol",
-    "outputs": [
-      {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "totalSupply",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "transfer",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "transferFrom",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
-    ],
-    "name": "transferOwnership",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
 ] as const;
 
 export const stakeTokenAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "initialOwner",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    inputs: [{ internalType: "address", name: "initialOwner", type: "address" }],
+    stateMutability: "nonpayable",
+    type: "constructor",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "allowance",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "needed",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "spender", type: "address" },
+      { internalType: "uint256", name: "allowance", type: "uint256" },
+      { internalType: "uint256", name: "needed", type: "uint256" },
     ],
-    "name": "ERC20InsufficientAllowance",
-    "type": "error"
+    name: "ERC20InsufficientAllowance",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "balance",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "needed",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "sender", type: "address" },
+      { internalType: "uint256", name: "balance", type: "uint256" },
+      { internalType: "uint256", name: "needed", type: "uint256" },
     ],
-    "name": "ERC20InsufficientBalance",
-    "type": "error"
+    name: "ERC20InsufficientBalance",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "approver",
-        "type": "address"
-      }
-    ],
-    "name": "ERC20InvalidApprover",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "approver", type: "address" }],
+    name: "ERC20InvalidApprover",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "receiver",
-        "type": "address"
-      }
-    ],
-    "name": "ERC20InvalidReceiver",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "receiver", type: "address" }],
+    name: "ERC20InvalidReceiver",
+    type: "error",
+  },
+  { inputs: [{ internalType: "address", name: "sender", type: "address" }], name: "ERC20InvalidSender", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "spender", type: "address" }],
+    name: "ERC20InvalidSpender",
+    type: "error",
+  },
+  { inputs: [{ internalType: "address", name: "owner", type: "address" }], name: "OwnableInvalidOwner", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "account", type: "address" }],
+    name: "OwnableUnauthorizedAccount",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "owner", type: "address" },
+      { indexed: true, internalType: "address", name: "spender", type: "address" },
+      { indexed: false, internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "ERC20InvalidSender",
-    "type": "error"
+    name: "Approval",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "previousOwner", type: "address" },
+      { indexed: true, internalType: "address", name: "newOwner", type: "address" },
     ],
-    "name": "ERC20InvalidSpender",
-    "type": "error"
+    name: "OwnershipTransferred",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "from", type: "address" },
+      { indexed: true, internalType: "address", name: "to", type: "address" },
+      { indexed: false, internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "OwnableInvalidOwner",
-    "type": "error"
+    name: "Transfer",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "owner", type: "address" },
+      { internalType: "address", name: "spender", type: "address" },
     ],
-    "name": "OwnableUnauthorizedAccount",
-    "type": "error"
+    name: "allowance",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "spender", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "Approval",
-    "type": "event"
+    name: "approve",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "previousOwner",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
-    ],
-    "name": "OwnershipTransferred",
-    "type": "event"
+    inputs: [{ internalType: "address", name: "account", type: "address" }],
+    name: "balanceOf",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "Transfer",
-    "type": "event"
+    inputs: [],
+    name: "decimals",
+    outputs: [{ internalType: "uint8", name: "", type: "uint8" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "owner",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "amount", type: "uint256" },
     ],
-    "name": "allowance",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "mint",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "spender",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "approve",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "name",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "balanceOf",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  { inputs: [], name: "renounceOwnership", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [],
+    name: "symbol",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "decimals",
-    "outputs": [
-      {
-        "internalType": "uint8",
-        "name": "",
-        "type": "uint8"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "totalSupply",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "mint",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "transfer",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "name",
-    "outputs": [
-      {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
+    inputs: [
+      { internalType: "address", name: "from", type: "address" },
+      { internalType: "address", name: "to", type: "address" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "transferFrom",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "owner",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "address", name: "newOwner", type: "address" }],
+    name: "transferOwnership",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
-  {
-    "inputs": [],
-    "name": "renounceOwnership",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "symbol",
-    "outputs": [
-      {
-        "internalType": "string",
-        "name": "",
-        "type": "string"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "totalSupply",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "transfer",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "from",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "to",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
-    ],
-    "name": "transferFrom",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "newOwner",
-        "type": "address"
-      }
-    ],
-    "name": "transferOwnership",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
 ] as const;
 
 export const apiKeyRegistryAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "admin",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "operator",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "admin", type: "address" },
+      { internalType: "address", name: "operator", type: "address" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: "nonpayable",
+    type: "constructor",
+  },
+  { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "bytes32", name: "neededRole", type: "bytes32" },
+    ],
+    name: "AccessControlUnauthorizedAccount",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "AccessControlBadConfirmation",
-    "type": "error"
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "bytes32", name: "activeKeyHash", type: "bytes32" },
+    ],
+    name: "KeyAlreadyRegistered",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "neededRole",
-        "type": "bytes32"
-      }
+    inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
+    name: "KeyHashAlreadyUsed",
+    type: "error",
+  },
+  { inputs: [], name: "KeyHashZero", type: "error" },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { internalType: "enum IApiKeyRegistry.KeyStatus", name: "status", type: "uint8" },
     ],
-    "name": "AccessControlUnauthorizedAccount",
-    "type": "error"
+    name: "KeyNotActive",
+    type: "error",
+  },
+  { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "NoActiveKey", type: "error" },
+  { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "WalletNotSuspended", type: "error" },
+  { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "WalletSuspended", type: "error" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
+    ],
+    name: "KeyRegistered",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "activeKeyHash",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
     ],
-    "name": "KeyAlreadyRegistered",
-    "type": "error"
+    name: "KeyRevoked",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
     ],
-    "name": "KeyHashAlreadyUsed",
-    "type": "error"
+    name: "KeySuspended",
+    type: "event",
   },
   {
-    "inputs": [],
-    "name": "KeyHashZero",
-    "type": "error"
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
+    ],
+    name: "KeyUnsuspended",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum IApiKeyRegistry.KeyStatus",
-        "name": "status",
-        "type": "uint8"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "previousAdminRole", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
-    "name": "KeyNotActive",
-    "type": "error"
+    name: "RoleAdminChanged",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "NoActiveKey",
-    "type": "error"
+    name: "RoleGranted",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "WalletNotSuspended",
-    "type": "error"
+    name: "RoleRevoked",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "WalletSuspended",
-    "type": "error"
+    inputs: [],
+    name: "DEFAULT_ADMIN_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "timestamp",
-        "type": "uint64"
-      }
-    ],
-    "name": "KeyRegistered",
-    "type": "event"
+    inputs: [],
+    name: "OPERATOR_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "timestamp",
-        "type": "uint64"
-      }
-    ],
-    "name": "KeyRevoked",
-    "type": "event"
+    inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
+    name: "activeWallet",
+    outputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "timestamp",
-        "type": "uint64"
-      }
-    ],
-    "name": "KeySuspended",
-    "type": "event"
+    inputs: [{ internalType: "bytes32", name: "role", type: "bytes32" }],
+    name: "getRoleAdmin",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "timestamp",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "KeyUnsuspended",
-    "type": "event"
+    name: "grantRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "previousAdminRole",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "newAdminRole",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "RoleAdminChanged",
-    "type": "event"
+    name: "hasRole",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleGranted",
-    "type": "event"
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "isSuspended",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "keyOf",
+    outputs: [
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { internalType: "enum IApiKeyRegistry.KeyStatus", name: "status", type: "uint8" },
+      { internalType: "uint64", name: "createdAt", type: "uint64" },
     ],
-    "name": "RoleRevoked",
-    "type": "event"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "DEFAULT_ADMIN_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
+    name: "registerKey",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "OPERATOR_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "callerConfirmation", type: "address" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "renounceRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "revokeKey", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "revokeRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "activeWallet",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "newKeyHash", type: "bytes32" }],
+    name: "rotateKey",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      }
+    inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
+    name: "statusOfKey",
+    outputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "enum IApiKeyRegistry.KeyStatus", name: "status", type: "uint8" },
     ],
-    "name": "getRoleAdmin",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "grantRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "hasRole",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "suspend",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "isSuspended",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "unsuspend",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "keyOf",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum IApiKeyRegistry.KeyStatus",
-        "name": "status",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint64",
-        "name": "createdAt",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "registerKey",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "callerConfirmation",
-        "type": "address"
-      }
-    ],
-    "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "revokeKey",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "newKeyHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "rotateKey",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      }
-    ],
-    "name": "statusOfKey",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "internalType": "enum IApiKeyRegistry.KeyStatus",
-        "name": "status",
-        "type": "uint8"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes4",
-        "name": "interfaceId",
-        "type": "bytes4"
-      }
-    ],
-    "name": "supportsInterface",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "suspend",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "unsuspend",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
 ] as const;
 
 export const modelCatalogAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "admin",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "governance",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "address", name: "admin", type: "address" },
+      { internalType: "address", name: "governance", type: "address" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: "nonpayable",
+    type: "constructor",
   },
+  { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
   {
-    "inputs": [],
-    "name": "AccessControlBadConfirmation",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "neededRole",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "bytes32", name: "neededRole", type: "bytes32" },
     ],
-    "name": "AccessControlUnauthorizedAccount",
-    "type": "error"
+    name: "AccessControlUnauthorizedAccount",
+    type: "error",
   },
+  { inputs: [], name: "CatalogFull", type: "error" },
   {
-    "inputs": [],
-    "name": "CatalogFull",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { internalType: "string", name: "modelId", type: "string" },
     ],
-    "name": "ModelAlreadyExists",
-    "type": "error"
+    name: "ModelAlreadyExists",
+    type: "error",
   },
+  { inputs: [{ internalType: "string", name: "modelId", type: "string" }], name: "ModelIdInvalid", type: "error" },
+  { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelIsRetired", type: "error" },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      }
+    inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    name: "ModelParamsInvalid",
+    type: "error",
+  },
+  { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelUnknown", type: "error" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { indexed: false, internalType: "string", name: "modelId", type: "string" },
+      { indexed: false, internalType: "uint16", name: "index", type: "uint16" },
+      { indexed: false, internalType: "enum Tier", name: "tier", type: "uint8" },
+      { indexed: false, internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { indexed: false, internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+      { indexed: false, internalType: "uint32", name: "contextWindow", type: "uint32" },
+      { indexed: false, internalType: "string", name: "parameters", type: "string" },
+      { indexed: false, internalType: "string", name: "ownedBy", type: "string" },
+      { indexed: false, internalType: "uint64", name: "createdAt", type: "uint64" },
     ],
-    "name": "ModelIdInvalid",
-    "type": "error"
+    name: "ModelAdded",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { indexed: false, internalType: "string", name: "modelId", type: "string" },
+      { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
     ],
-    "name": "ModelIsRetired",
-    "type": "error"
+    name: "ModelRetired",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { indexed: false, internalType: "string", name: "modelId", type: "string" },
+      { indexed: false, internalType: "enum Tier", name: "tier", type: "uint8" },
+      { indexed: false, internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { indexed: false, internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+      { indexed: false, internalType: "uint32", name: "contextWindow", type: "uint32" },
+      { indexed: false, internalType: "string", name: "parameters", type: "string" },
+      { indexed: false, internalType: "string", name: "ownedBy", type: "string" },
     ],
-    "name": "ModelParamsInvalid",
-    "type": "error"
+    name: "ModelUpdated",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "previousAdminRole", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
-    "name": "ModelUnknown",
-    "type": "error"
+    name: "RoleAdminChanged",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint16",
-        "name": "index",
-        "type": "uint16"
-      },
-      {
-        "indexed": false,
-        "internalType": "enum Tier",
-        "name": "tier",
-        "type": "uint8"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "creditsPerRequest",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "creditsPer1kTokens",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "contextWindow",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "parameters",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "ownedBy",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "createdAt",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "ModelAdded",
-    "type": "event"
+    name: "RoleGranted",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "timestamp",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "ModelRetired",
-    "type": "event"
+    name: "RoleRevoked",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "enum Tier",
-        "name": "tier",
-        "type": "uint8"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "creditsPerRequest",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "creditsPer1kTokens",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "contextWindow",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "parameters",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "ownedBy",
-        "type": "string"
-      }
-    ],
-    "name": "ModelUpdated",
-    "type": "event"
+    inputs: [],
+    name: "DEFAULT_ADMIN_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "previousAdminRole",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "newAdminRole",
-        "type": "bytes32"
-      }
-    ],
-    "name": "RoleAdminChanged",
-    "type": "event"
+    inputs: [],
+    name: "GOVERNANCE_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleGranted",
-    "type": "event"
+    inputs: [],
+    name: "MAX_MODELS",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleRevoked",
-    "type": "event"
+    inputs: [],
+    name: "MAX_MODEL_ID_LENGTH",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "DEFAULT_ADMIN_ROLE",
-    "outputs": [
+    inputs: [
+      { internalType: "string", name: "modelId", type: "string" },
       {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "GOVERNANCE_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_MODELS",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_MODEL_ID_LENGTH",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      },
-      {
-        "components": [
-          {
-            "internalType": "enum Tier",
-            "name": "tier",
-            "type": "uint8"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPerRequest",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPer1kTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "contextWindow",
-            "type": "uint32"
-          },
-          {
-            "internalType": "string",
-            "name": "parameters",
-            "type": "string"
-          },
-          {
-            "internalType": "string",
-            "name": "ownedBy",
-            "type": "string"
-          }
+        components: [
+          { internalType: "enum Tier", name: "tier", type: "uint8" },
+          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+          { internalType: "uint32", name: "contextWindow", type: "uint32" },
+          { internalType: "string", name: "parameters", type: "string" },
+          { internalType: "string", name: "ownedBy", type: "string" },
         ],
-        "internalType": "struct IModelCatalog.ModelParams",
-        "name": "params",
-        "type": "tuple"
-      }
+        internalType: "struct IModelCatalog.ModelParams",
+        name: "params",
+        type: "tuple",
+      },
     ],
-    "name": "addModel",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "addModel",
+    outputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    name: "getModel",
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getModel",
-    "outputs": [
-      {
-        "components": [
-          {
-            "internalType": "string",
-            "name": "modelId",
-            "type": "string"
-          },
-          {
-            "internalType": "uint16",
-            "name": "index",
-            "type": "uint16"
-          },
-          {
-            "internalType": "enum Tier",
-            "name": "tier",
-            "type": "uint8"
-          },
-          {
-            "internalType": "bool",
-            "name": "retired",
-            "type": "bool"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPerRequest",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPer1kTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "contextWindow",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "createdAt",
-            "type": "uint64"
-          },
-          {
-            "internalType": "string",
-            "name": "parameters",
-            "type": "string"
-          },
-          {
-            "internalType": "string",
-            "name": "ownedBy",
-            "type": "string"
-          }
+        components: [
+          { internalType: "string", name: "modelId", type: "string" },
+          { internalType: "uint16", name: "index", type: "uint16" },
+          { internalType: "enum Tier", name: "tier", type: "uint8" },
+          { internalType: "bool", name: "retired", type: "bool" },
+          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+          { internalType: "uint32", name: "contextWindow", type: "uint32" },
+          { internalType: "uint64", name: "createdAt", type: "uint64" },
+          { internalType: "string", name: "parameters", type: "string" },
+          { internalType: "string", name: "ownedBy", type: "string" },
         ],
-        "internalType": "struct IModelCatalog.Model",
-        "name": "model",
-        "type": "tuple"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getRoleAdmin",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
+        internalType: "struct IModelCatalog.Model",
+        name: "model",
+        type: "tuple",
       },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
     ],
-    "name": "grantRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "hasRole",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "role", type: "bytes32" }],
+    name: "getRoleAdmin",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "isListed",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "grantRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "listedPricing",
-    "outputs": [
-      {
-        "internalType": "uint16",
-        "name": "index",
-        "type": "uint16"
-      },
-      {
-        "internalType": "enum Tier",
-        "name": "tier",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint32",
-        "name": "creditsPerRequest",
-        "type": "uint32"
-      },
-      {
-        "internalType": "uint32",
-        "name": "creditsPer1kTokens",
-        "type": "uint32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "hasRole",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "modelCount",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    name: "isListed",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint16",
-        "name": "index",
-        "type": "uint16"
-      }
+    inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    name: "listedPricing",
+    outputs: [
+      { internalType: "uint16", name: "index", type: "uint16" },
+      { internalType: "enum Tier", name: "tier", type: "uint8" },
+      { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
     ],
-    "name": "pricingAt",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum Tier",
-        "name": "tier",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint32",
-        "name": "creditsPerRequest",
-        "type": "uint32"
-      },
-      {
-        "internalType": "uint32",
-        "name": "creditsPer1kTokens",
-        "type": "uint32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "callerConfirmation",
-        "type": "address"
-      }
-    ],
-    "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "modelCount",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      }
+    inputs: [{ internalType: "uint16", name: "index", type: "uint16" }],
+    name: "pricingAt",
+    outputs: [
+      { internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { internalType: "enum Tier", name: "tier", type: "uint8" },
+      { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
     ],
-    "name": "retireModel",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "callerConfirmation", type: "address" },
     ],
-    "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "renounceRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes4",
-        "name": "interfaceId",
-        "type": "bytes4"
-      }
-    ],
-    "name": "supportsInterface",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "string", name: "modelId", type: "string" }],
+    name: "retireModel",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "revokeRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "string", name: "modelId", type: "string" },
       {
-        "internalType": "string",
-        "name": "modelId",
-        "type": "string"
-      },
-      {
-        "components": [
-          {
-            "internalType": "enum Tier",
-            "name": "tier",
-            "type": "uint8"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPerRequest",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "creditsPer1kTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "contextWindow",
-            "type": "uint32"
-          },
-          {
-            "internalType": "string",
-            "name": "parameters",
-            "type": "string"
-          },
-          {
-            "internalType": "string",
-            "name": "ownedBy",
-            "type": "string"
-          }
+        components: [
+          { internalType: "enum Tier", name: "tier", type: "uint8" },
+          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+          { internalType: "uint32", name: "contextWindow", type: "uint32" },
+          { internalType: "string", name: "parameters", type: "string" },
+          { internalType: "string", name: "ownedBy", type: "string" },
         ],
-        "internalType": "struct IModelCatalog.ModelParams",
-        "name": "params",
-        "type": "tuple"
-      }
+        internalType: "struct IModelCatalog.ModelParams",
+        name: "params",
+        type: "tuple",
+      },
     ],
-    "name": "updateModel",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
+    name: "updateModel",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
 ] as const;
 
 export const workerRegistryAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "admin",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IERC20",
-        "name": "stakeToken_",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IModelCatalog",
-        "name": "modelCatalog_",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "treasury_",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "minStake_",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint16",
-        "name": "slashBps_",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint64",
-        "name": "unbondingDelay_",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "disputeWindow",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "arbitrationWindow",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "address", name: "admin", type: "address" },
+      { internalType: "contract IERC20", name: "stakeToken_", type: "address" },
+      { internalType: "contract IModelCatalog", name: "modelCatalog_", type: "address" },
+      { internalType: "address", name: "treasury_", type: "address" },
+      { internalType: "uint256", name: "minStake_", type: "uint256" },
+      { internalType: "uint16", name: "slashBps_", type: "uint16" },
+      { internalType: "uint64", name: "unbondingDelay_", type: "uint64" },
+      { internalType: "uint64", name: "disputeWindow", type: "uint64" },
+      { internalType: "uint64", name: "arbitrationWindow", type: "uint64" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: "nonpayable",
+    type: "constructor",
+  },
+  { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "bytes32", name: "neededRole", type: "bytes32" },
+    ],
+    name: "AccessControlUnauthorizedAccount",
+    type: "error",
+  },
+  { inputs: [], name: "EndpointInvalid", type: "error" },
+  { inputs: [], name: "ModelListInvalid", type: "error" },
+  { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelNotListed", type: "error" },
+  { inputs: [{ internalType: "address", name: "worker", type: "address" }], name: "NothingToSlash", type: "error" },
+  {
+    inputs: [
+      { internalType: "uint8", name: "bits", type: "uint8" },
+      { internalType: "uint256", name: "value", type: "uint256" },
+    ],
+    name: "SafeCastOverflowedUintDowncast",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "AccessControlBadConfirmation",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "token", type: "address" }],
+    name: "SafeERC20FailedOperation",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "neededRole",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "uint16", name: "slashBps", type: "uint16" },
+      { internalType: "uint16", name: "maximum", type: "uint16" },
     ],
-    "name": "AccessControlUnauthorizedAccount",
-    "type": "error"
+    name: "SlashBpsInvalid",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "EndpointInvalid",
-    "type": "error"
+    inputs: [
+      { internalType: "uint256", name: "stake", type: "uint256" },
+      { internalType: "uint256", name: "minimum", type: "uint256" },
+    ],
+    name: "StakeBelowMinimum",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "ModelListInvalid",
-    "type": "error"
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "uint64", name: "unlockAt", type: "uint64" },
+    ],
+    name: "StakeLocked",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "uint64", name: "unbondingDelay", type: "uint64" },
+      { internalType: "uint64", name: "minimum", type: "uint64" },
     ],
-    "name": "ModelNotListed",
-    "type": "error"
+    name: "UnbondingDelayTooShort",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      }
-    ],
-    "name": "NothingToSlash",
-    "type": "error"
+    inputs: [{ internalType: "address", name: "worker", type: "address" }],
+    name: "WorkerAlreadyRegistered",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint8",
-        "name": "bits",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "enum IWorkerRegistry.WorkerStatus", name: "status", type: "uint8" },
     ],
-    "name": "SafeCastOverflowedUintDowncast",
-    "type": "error"
+    name: "WorkerNotActive",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "token",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "previousAdminRole", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
-    "name": "SafeERC20FailedOperation",
-    "type": "error"
+    name: "RoleAdminChanged",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint16",
-        "name": "slashBps",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint16",
-        "name": "maximum",
-        "type": "uint16"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "SlashBpsInvalid",
-    "type": "error"
+    name: "RoleGranted",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "stake",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "minimum",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "StakeBelowMinimum",
-    "type": "error"
+    name: "RoleRevoked",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "internalType": "uint64",
-        "name": "unlockAt",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "string", name: "endpoint", type: "string" },
     ],
-    "name": "StakeLocked",
-    "type": "error"
+    name: "WorkerEndpointUpdated",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint64",
-        "name": "unbondingDelay",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "minimum",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" },
     ],
-    "name": "UnbondingDelayTooShort",
-    "type": "error"
+    name: "WorkerModelsUpdated",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "string", name: "endpoint", type: "string" },
+      { indexed: false, internalType: "uint256", name: "stake", type: "uint256" },
+      { indexed: false, internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" },
     ],
-    "name": "WorkerAlreadyRegistered",
-    "type": "error"
+    name: "WorkerRegistered",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "internalType": "enum IWorkerRegistry.WorkerStatus",
-        "name": "status",
-        "type": "uint8"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "stakeAfter", type: "uint256" },
+      { indexed: false, internalType: "bytes32", name: "reason", type: "bytes32" },
     ],
-    "name": "WorkerNotActive",
-    "type": "error"
+    name: "WorkerSlashed",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "previousAdminRole",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "newAdminRole",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "stakeAfter", type: "uint256" },
     ],
-    "name": "RoleAdminChanged",
-    "type": "event"
+    name: "WorkerStakeIncreased",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "uint64", name: "unlockAt", type: "uint64" },
     ],
-    "name": "RoleGranted",
-    "type": "event"
+    name: "WorkerUnbondingStarted",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
     ],
-    "name": "RoleRevoked",
-    "type": "event"
+    name: "WorkerWithdrawn",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "endpoint",
-        "type": "string"
-      }
-    ],
-    "name": "WorkerEndpointUpdated",
-    "type": "event"
+    inputs: [],
+    name: "BPS",
+    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32[]",
-        "name": "modelKeys",
-        "type": "bytes32[]"
-      }
-    ],
-    "name": "WorkerModelsUpdated",
-    "type": "event"
+    inputs: [],
+    name: "DEFAULT_ADMIN_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "string",
-        "name": "endpoint",
-        "type": "string"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "stake",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32[]",
-        "name": "modelKeys",
-        "type": "bytes32[]"
-      }
-    ],
-    "name": "WorkerRegistered",
-    "type": "event"
+    inputs: [],
+    name: "MAX_ENDPOINT_LENGTH",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "stakeAfter",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32",
-        "name": "reason",
-        "type": "bytes32"
-      }
-    ],
-    "name": "WorkerSlashed",
-    "type": "event"
+    inputs: [],
+    name: "MAX_MODELS_PER_WORKER",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "stakeAfter",
-        "type": "uint256"
-      }
-    ],
-    "name": "WorkerStakeIncreased",
-    "type": "event"
+    inputs: [],
+    name: "SLASHER_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "unlockAt",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "bytes32", name: "modelKey", type: "bytes32" },
     ],
-    "name": "WorkerUnbondingStarted",
-    "type": "event"
+    name: "canServe",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
-    ],
-    "name": "WorkerWithdrawn",
-    "type": "event"
+    inputs: [{ internalType: "bytes32", name: "role", type: "bytes32" }],
+    name: "getRoleAdmin",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "BPS",
-    "outputs": [
+    inputs: [{ internalType: "address", name: "worker", type: "address" }],
+    name: "getWorker",
+    outputs: [
       {
-        "internalType": "uint16",
-        "name": "",
-        "type": "uint16"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "DEFAULT_ADMIN_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_ENDPOINT_LENGTH",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_MODELS_PER_WORKER",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "SLASHER_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
-    ],
-    "name": "canServe",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getRoleAdmin",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      }
-    ],
-    "name": "getWorker",
-    "outputs": [
-      {
-        "components": [
-          {
-            "internalType": "enum IWorkerRegistry.WorkerStatus",
-            "name": "status",
-            "type": "uint8"
-          },
-          {
-            "internalType": "uint64",
-            "name": "unlockAt",
-            "type": "uint64"
-          },
-          {
-            "internalType": "uint256",
-            "name": "stake",
-            "type": "uint256"
-          },
-          {
-            "internalType": "string",
-            "name": "endpoint",
-            "type": "string"
-          },
-          {
-            "internalType": "bytes32[]",
-            "name": "modelKeys",
-            "type": "bytes32[]"
-          }
+        components: [
+          { internalType: "enum IWorkerRegistry.WorkerStatus", name: "status", type: "uint8" },
+          { internalType: "uint64", name: "unlockAt", type: "uint64" },
+          { internalType: "uint256", name: "stake", type: "uint256" },
+          { internalType: "string", name: "endpoint", type: "string" },
+          { internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" },
         ],
-        "internalType": "struct IWorkerRegistry.Worker",
-        "name": "",
-        "type": "tuple"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
+        internalType: "struct IWorkerRegistry.Worker",
+        name: "",
+        type: "tuple",
       },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
     ],
-    "name": "grantRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "hasRole",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "grantRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "increaseStake",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "hasRole",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "minStake",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
+    name: "increaseStake",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "modelCatalog",
-    "outputs": [
-      {
-        "internalType": "contract IModelCatalog",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "minStake",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "endpoint",
-        "type": "string"
-      },
-      {
-        "internalType": "bytes32[]",
-        "name": "modelKeys",
-        "type": "bytes32[]"
-      },
-      {
-        "internalType": "uint256",
-        "name": "stake",
-        "type": "uint256"
-      }
-    ],
-    "name": "register",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "modelCatalog",
+    outputs: [{ internalType: "contract IModelCatalog", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "callerConfirmation",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "string", name: "endpoint", type: "string" },
+      { internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" },
+      { internalType: "uint256", name: "stake", type: "uint256" },
     ],
-    "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "register",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "callerConfirmation", type: "address" },
     ],
-    "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "renounceRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "reason",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "slash",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "revokeRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "slashBps",
-    "outputs": [
-      {
-        "internalType": "uint16",
-        "name": "",
-        "type": "uint16"
-      }
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "bytes32", name: "reason", type: "bytes32" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "slash",
+    outputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "stakeToken",
-    "outputs": [
-      {
-        "internalType": "contract IERC20",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "slashBps",
+    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "startUnbonding",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "stakeToken",
+    outputs: [{ internalType: "contract IERC20", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  { inputs: [], name: "startUnbonding", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes4",
-        "name": "interfaceId",
-        "type": "bytes4"
-      }
-    ],
-    "name": "supportsInterface",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "treasury",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "treasury",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "unbondingDelay",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "unbondingDelay",
-    "outputs": [
-      {
-        "internalType": "uint64",
-        "name": "",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "string", name: "endpoint", type: "string" }],
+    name: "updateEndpoint",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "endpoint",
-        "type": "string"
-      }
-    ],
-    "name": "updateEndpoint",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [{ internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" }],
+    name: "updateModels",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32[]",
-        "name": "modelKeys",
-        "type": "bytes32[]"
-      }
-    ],
-    "name": "updateModels",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "withdraw",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  }
+  { inputs: [], name: "withdraw", outputs: [], stateMutability: "nonpayable", type: "function" },
 ] as const;
 
 export const creditEscrowAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "admin",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IERC20",
-        "name": "stablecoin_",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IApiKeyRegistry",
-        "name": "apiKeyRegistry_",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IModelCatalog",
-        "name": "modelCatalog_",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IWorkerRegistry",
-        "name": "workerRegistry_",
-        "type": "address"
-      },
-      {
-        "internalType": "address",
-        "name": "treasury_",
-        "type": "address"
-      },
-      {
-        "internalType": "uint16",
-        "name": "feeBps_",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint64",
-        "name": "jobTimeout_",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "disputeWindow_",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "address", name: "admin", type: "address" },
+      { internalType: "contract IERC20", name: "stablecoin_", type: "address" },
+      { internalType: "contract IApiKeyRegistry", name: "apiKeyRegistry_", type: "address" },
+      { internalType: "contract IModelCatalog", name: "modelCatalog_", type: "address" },
+      { internalType: "contract IWorkerRegistry", name: "workerRegistry_", type: "address" },
+      { internalType: "address", name: "treasury_", type: "address" },
+      { internalType: "uint16", name: "feeBps_", type: "uint16" },
+      { internalType: "uint64", name: "jobTimeout_", type: "uint64" },
+      { internalType: "uint64", name: "disputeWindow_", type: "uint64" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: "nonpayable",
+    type: "constructor",
   },
+  { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
   {
-    "inputs": [],
-    "name": "AccessControlBadConfirmation",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "neededRole",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "bytes32", name: "neededRole", type: "bytes32" },
     ],
-    "name": "AccessControlUnauthorizedAccount",
-    "type": "error"
+    name: "AccessControlUnauthorizedAccount",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "unitPerCredit",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "uint256", name: "amount", type: "uint256" },
+      { internalType: "uint256", name: "unitPerCredit", type: "uint256" },
     ],
-    "name": "AmountNotWholeCredits",
-    "type": "error"
+    name: "AmountNotWholeCredits",
+    type: "error",
   },
+  { inputs: [], name: "BatchInvalid", type: "error" },
   {
-    "inputs": [],
-    "name": "BatchInvalid",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "minimum",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "uint256", name: "amount", type: "uint256" },
+      { internalType: "uint256", name: "minimum", type: "uint256" },
     ],
-    "name": "DepositTooSmall",
-    "type": "error"
+    name: "DepositTooSmall",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint64",
-        "name": "finalTokenAt",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "windowEnd",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
+      { internalType: "uint64", name: "windowEnd", type: "uint64" },
     ],
-    "name": "DisputeWindowExpired",
-    "type": "error"
+    name: "DisputeWindowExpired",
+    type: "error",
   },
+  { inputs: [], name: "ECDSAInvalidSignature", type: "error" },
   {
-    "inputs": [],
-    "name": "ECDSAInvalidSignature",
-    "type": "error"
+    inputs: [{ internalType: "uint256", name: "length", type: "uint256" }],
+    name: "ECDSAInvalidSignatureLength",
+    type: "error",
   },
+  { inputs: [{ internalType: "bytes32", name: "s", type: "bytes32" }], name: "ECDSAInvalidSignatureS", type: "error" },
+  { inputs: [], name: "EnforcedPause", type: "error" },
+  { inputs: [], name: "ExpectedPause", type: "error" },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "length",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "uint16", name: "feeBps", type: "uint16" },
+      { internalType: "uint16", name: "maxFeeBps", type: "uint16" },
     ],
-    "name": "ECDSAInvalidSignatureLength",
-    "type": "error"
+    name: "FeeTooHigh",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "uint256", name: "available", type: "uint256" },
+      { internalType: "uint256", name: "required", type: "uint256" },
     ],
-    "name": "ECDSAInvalidSignatureS",
-    "type": "error"
+    name: "InsufficientCredits",
+    type: "error",
   },
+  { inputs: [], name: "InvalidShortString", type: "error" },
+  { inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }], name: "JobAlreadyExists", type: "error" },
   {
-    "inputs": [],
-    "name": "EnforcedPause",
-    "type": "error"
-  },
-  {
-    "inputs": [],
-    "name": "ExpectedPause",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "uint16",
-        "name": "feeBps",
-        "type": "uint16"
-      },
-      {
-        "internalType": "uint16",
-        "name": "maxFeeBps",
-        "type": "uint16"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "FeeTooHigh",
-    "type": "error"
+    name: "JobNotExpired",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "available",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "required",
-        "type": "uint256"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "enum JobStatus", name: "status", type: "uint8" },
+      { internalType: "enum JobStatus", name: "expected", type: "uint8" },
     ],
-    "name": "InsufficientCredits",
-    "type": "error"
+    name: "JobNotInStatus",
+    type: "error",
   },
+  { inputs: [{ internalType: "uint32", name: "maxTokens", type: "uint32" }], name: "MaxTokensInvalid", type: "error" },
   {
-    "inputs": [],
-    "name": "InvalidShortString",
-    "type": "error"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
+      { internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "JobAlreadyExists",
-    "type": "error"
+    name: "ReceiptTimeInvalid",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "uint256", name: "reserve", type: "uint256" },
+      { internalType: "uint256", name: "required", type: "uint256" },
     ],
-    "name": "JobNotExpired",
-    "type": "error"
+    name: "ReserveInsufficient",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum JobStatus",
-        "name": "status",
-        "type": "uint8"
-      },
-      {
-        "internalType": "enum JobStatus",
-        "name": "expected",
-        "type": "uint8"
-      }
+    inputs: [
+      { internalType: "uint8", name: "bits", type: "uint8" },
+      { internalType: "uint256", name: "value", type: "uint256" },
     ],
-    "name": "JobNotInStatus",
-    "type": "error"
+    name: "SafeCastOverflowedUintDowncast",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint32",
-        "name": "maxTokens",
-        "type": "uint32"
-      }
+    inputs: [{ internalType: "address", name: "token", type: "address" }],
+    name: "SafeERC20FailedOperation",
+    type: "error",
+  },
+  { inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }], name: "SettlementMismatch", type: "error" },
+  { inputs: [{ internalType: "string", name: "str", type: "string" }], name: "StringTooLong", type: "error" },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "address", name: "signer", type: "address" },
+      { internalType: "bytes32", name: "modelKey", type: "bytes32" },
     ],
-    "name": "MaxTokensInvalid",
-    "type": "error"
+    name: "WorkerNotEligible",
+    type: "error",
   },
+  { inputs: [], name: "ZeroAddress", type: "error" },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint64",
-        "name": "finalTokenAt",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "address", name: "payer", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "credits", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
-    "name": "ReceiptTimeInvalid",
-    "type": "error"
+    name: "Deposited",
+    type: "event",
   },
+  { anonymous: false, inputs: [], name: "EIP712DomainChanged", type: "event" },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "reserve",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "required",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "bool", name: "upheld", type: "bool" },
+      { indexed: false, internalType: "uint256", name: "creditsRestored", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
-    "name": "ReserveInsufficient",
-    "type": "error"
+    name: "JobDisputeClosed",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint8",
-        "name": "bits",
-        "type": "uint8"
-      },
-      {
-        "internalType": "uint256",
-        "name": "value",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
     ],
-    "name": "SafeCastOverflowedUintDowncast",
-    "type": "error"
+    name: "JobDisputed",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "token",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "creditsReturned", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
-    "name": "SafeERC20FailedOperation",
-    "type": "error"
+    name: "JobFailed",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { indexed: false, internalType: "enum Tier", name: "tier", type: "uint8" },
+      { indexed: false, internalType: "uint256", name: "creditsLocked", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
+      { indexed: false, internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "SettlementMismatch",
-    "type": "error"
+    name: "JobOpened",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "string",
-        "name": "str",
-        "type": "string"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "creditsRefunded", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
+      { indexed: false, internalType: "address", name: "caller", type: "address" },
     ],
-    "name": "StringTooLong",
-    "type": "error"
+    name: "JobRefunded",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "signer",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "bytes32", name: "outputHash", type: "bytes32" },
+      { indexed: false, internalType: "uint32", name: "promptTokens", type: "uint32" },
+      { indexed: false, internalType: "uint32", name: "completionTokens", type: "uint32" },
+      { indexed: false, internalType: "uint64", name: "finalTokenAt", type: "uint64" },
+      { indexed: false, internalType: "uint256", name: "creditsCharged", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "creditsRefunded", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "workerAmount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "feeAmount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
-    "name": "WorkerNotEligible",
-    "type": "error"
+    name: "JobSettled",
+    type: "event",
   },
   {
-    "inputs": [],
-    "name": "ZeroAddress",
-    "type": "error"
+    anonymous: false,
+    inputs: [{ indexed: false, internalType: "address", name: "account", type: "address" }],
+    name: "Paused",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "payer",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "credits",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [{ indexed: false, internalType: "uint16", name: "feeBps", type: "uint16" }],
+    name: "ProtocolFeeUpdated",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "funder", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "reserveAfter", type: "uint256" },
     ],
-    "name": "Deposited",
-    "type": "event"
+    name: "ReserveFunded",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [],
-    "name": "EIP712DomainChanged",
-    "type": "event"
-  },
-  {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "bool",
-        "name": "upheld",
-        "type": "bool"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsRestored",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "previousAdminRole", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
-    "name": "JobDisputeClosed",
-    "type": "event"
+    name: "RoleAdminChanged",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "JobDisputed",
-    "type": "event"
+    name: "RoleGranted",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsReturned",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "JobFailed",
-    "type": "event"
+    name: "RoleRevoked",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "enum Tier",
-        "name": "tier",
-        "type": "uint8"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsLocked",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
-    ],
-    "name": "JobOpened",
-    "type": "event"
+    anonymous: false,
+    inputs: [{ indexed: false, internalType: "address", name: "treasury", type: "address" }],
+    name: "TreasuryUpdated",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsRefunded",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "address",
-        "name": "caller",
-        "type": "address"
-      }
-    ],
-    "name": "JobRefunded",
-    "type": "event"
+    anonymous: false,
+    inputs: [{ indexed: false, internalType: "address", name: "account", type: "address" }],
+    name: "Unpaused",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32",
-        "name": "outputHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "promptTokens",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint32",
-        "name": "completionTokens",
-        "type": "uint32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "finalTokenAt",
-        "type": "uint64"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsCharged",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsRefunded",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "workerAmount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "feeAmount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "credits", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
-    "name": "JobSettled",
-    "type": "event"
+    name: "Withdrawn",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": false,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "Paused",
-    "type": "event"
+    inputs: [],
+    name: "BPS",
+    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": false,
-        "internalType": "uint16",
-        "name": "feeBps",
-        "type": "uint16"
-      }
-    ],
-    "name": "ProtocolFeeUpdated",
-    "type": "event"
+    inputs: [],
+    name: "DEFAULT_ADMIN_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "funder",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "reserveAfter",
-        "type": "uint256"
-      }
-    ],
-    "name": "ReserveFunded",
-    "type": "event"
+    inputs: [],
+    name: "DISPUTE_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "previousAdminRole",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "newAdminRole",
-        "type": "bytes32"
-      }
-    ],
-    "name": "RoleAdminChanged",
-    "type": "event"
+    inputs: [],
+    name: "GATEWAY_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleGranted",
-    "type": "event"
+    inputs: [],
+    name: "MAX_CLOCK_SKEW",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleRevoked",
-    "type": "event"
+    inputs: [],
+    name: "MAX_FEE_BPS",
+    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": false,
-        "internalType": "address",
-        "name": "treasury",
-        "type": "address"
-      }
-    ],
-    "name": "TreasuryUpdated",
-    "type": "event"
+    inputs: [],
+    name: "MIN_DEPOSIT",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": false,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "Unpaused",
-    "type": "event"
+    inputs: [],
+    name: "PAUSER_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "credits",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "balanceAfter",
-        "type": "uint256"
-      }
-    ],
-    "name": "Withdrawn",
-    "type": "event"
+    inputs: [],
+    name: "UNIT_PER_CREDIT",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "BPS",
-    "outputs": [
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "accountOf",
+    outputs: [
       {
-        "internalType": "uint16",
-        "name": "",
-        "type": "uint16"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "DEFAULT_ADMIN_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "DISPUTE_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "GATEWAY_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_CLOCK_SKEW",
-    "outputs": [
-      {
-        "internalType": "uint64",
-        "name": "",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MAX_FEE_BPS",
-    "outputs": [
-      {
-        "internalType": "uint16",
-        "name": "",
-        "type": "uint16"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "MIN_DEPOSIT",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "PAUSER_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "UNIT_PER_CREDIT",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      }
-    ],
-    "name": "accountOf",
-    "outputs": [
-      {
-        "components": [
-          {
-            "internalType": "uint96",
-            "name": "available",
-            "type": "uint96"
-          },
-          {
-            "internalType": "uint96",
-            "name": "locked",
-            "type": "uint96"
-          },
-          {
-            "internalType": "uint64",
-            "name": "lastTopUpAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "uint96", name: "available", type: "uint96" },
+          { internalType: "uint96", name: "locked", type: "uint96" },
+          { internalType: "uint64", name: "lastTopUpAt", type: "uint64" },
         ],
-        "internalType": "struct ICreditEscrow.Account",
-        "name": "",
-        "type": "tuple"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "apiKeyRegistry",
-    "outputs": [
-      {
-        "internalType": "contract IApiKeyRegistry",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
+        internalType: "struct ICreditEscrow.Account",
+        name: "",
+        type: "tuple",
       },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "apiKeyRegistry",
+    outputs: [{ internalType: "contract IApiKeyRegistry", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
       {
-        "components": [
-          {
-            "internalType": "address",
-            "name": "wallet",
-            "type": "address"
-          },
-          {
-            "internalType": "address",
-            "name": "worker",
-            "type": "address"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "creditsCharged",
-            "type": "uint64"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "address", name: "wallet", type: "address" },
+          { internalType: "address", name: "worker", type: "address" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint64", name: "creditsCharged", type: "uint64" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Settlement",
-        "name": "settlement",
-        "type": "tuple"
+        internalType: "struct Settlement",
+        name: "settlement",
+        type: "tuple",
       },
-      {
-        "internalType": "bool",
-        "name": "upheld",
-        "type": "bool"
-      }
+      { internalType: "bool", name: "upheld", type: "bool" },
     ],
-    "name": "closeDispute",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "creditsRestored",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "closeDispute",
+    outputs: [{ internalType: "uint256", name: "creditsRestored", type: "uint256" }],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
-    ],
-    "name": "deposit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
+    name: "deposit",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint256",
-        "name": "deadline",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint8",
-        "name": "v",
-        "type": "uint8"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "r",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "s",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "uint256", name: "amount", type: "uint256" },
+      { internalType: "uint256", name: "deadline", type: "uint256" },
+      { internalType: "uint8", name: "v", type: "uint8" },
+      { internalType: "bytes32", name: "r", type: "bytes32" },
+      { internalType: "bytes32", name: "s", type: "bytes32" },
     ],
-    "name": "depositWithPermit",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "depositWithPermit",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "disputeWindow",
-    "outputs": [
-      {
-        "internalType": "uint64",
-        "name": "",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "disputeWindow",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "domainSeparator",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "domainSeparator",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "eip712Domain",
-    "outputs": [
-      {
-        "internalType": "bytes1",
-        "name": "fields",
-        "type": "bytes1"
-      },
-      {
-        "internalType": "string",
-        "name": "name",
-        "type": "string"
-      },
-      {
-        "internalType": "string",
-        "name": "version",
-        "type": "string"
-      },
-      {
-        "internalType": "uint256",
-        "name": "chainId",
-        "type": "uint256"
-      },
-      {
-        "internalType": "address",
-        "name": "verifyingContract",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "salt",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint256[]",
-        "name": "extensions",
-        "type": "uint256[]"
-      }
+    inputs: [],
+    name: "eip712Domain",
+    outputs: [
+      { internalType: "bytes1", name: "fields", type: "bytes1" },
+      { internalType: "string", name: "name", type: "string" },
+      { internalType: "string", name: "version", type: "string" },
+      { internalType: "uint256", name: "chainId", type: "uint256" },
+      { internalType: "address", name: "verifyingContract", type: "address" },
+      { internalType: "bytes32", name: "salt", type: "bytes32" },
+      { internalType: "uint256[]", name: "extensions", type: "uint256[]" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
-    ],
-    "name": "failJob",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
+    name: "failJob",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "feeBps",
-    "outputs": [
-      {
-        "internalType": "uint16",
-        "name": "",
-        "type": "uint16"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "feeBps",
+    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "amount",
-        "type": "uint256"
-      }
-    ],
-    "name": "fundReserve",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
+    name: "fundReserve",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getRoleAdmin",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "role", type: "bytes32" }],
+    name: "getRoleAdmin",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "grantRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "grantRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "hasRole",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "hasRole",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
+    inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
+    name: "jobOf",
+    outputs: [
+      { internalType: "enum JobStatus", name: "status", type: "uint8" },
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "uint256", name: "creditsLocked", type: "uint256" },
+      { internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "jobOf",
-    "outputs": [
-      {
-        "internalType": "enum JobStatus",
-        "name": "status",
-        "type": "uint8"
-      },
-      {
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "internalType": "uint256",
-        "name": "creditsLocked",
-        "type": "uint256"
-      },
-      {
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "jobTimeout",
-    "outputs": [
-      {
-        "internalType": "uint64",
-        "name": "",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "jobTimeout",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
       {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "components": [
-          {
-            "internalType": "address",
-            "name": "wallet",
-            "type": "address"
-          },
-          {
-            "internalType": "address",
-            "name": "worker",
-            "type": "address"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "creditsCharged",
-            "type": "uint64"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "address", name: "wallet", type: "address" },
+          { internalType: "address", name: "worker", type: "address" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint64", name: "creditsCharged", type: "uint64" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Settlement",
-        "name": "settlement",
-        "type": "tuple"
-      }
-    ],
-    "name": "markDisputed",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "modelCatalog",
-    "outputs": [
-      {
-        "internalType": "contract IModelCatalog",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
+        internalType: "struct Settlement",
+        name: "settlement",
+        type: "tuple",
       },
-      {
-        "internalType": "bytes32",
-        "name": "keyHash",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "modelKey",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint32",
-        "name": "maxTokens",
-        "type": "uint32"
-      }
     ],
-    "name": "openJob",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "markDisputed",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "pause",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "modelCatalog",
+    outputs: [{ internalType: "contract IModelCatalog", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "paused",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { internalType: "uint32", name: "maxTokens", type: "uint32" },
     ],
-    "stateMutability": "view",
-    "type": "function"
+    name: "openJob",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "pause", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [],
+    name: "paused",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint32",
-        "name": "creditsPerRequest",
-        "type": "uint32"
-      },
-      {
-        "internalType": "uint32",
-        "name": "creditsPer1kTokens",
-        "type": "uint32"
-      },
-      {
-        "internalType": "uint32",
-        "name": "completionTokens",
-        "type": "uint32"
-      }
+    inputs: [
+      { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+      { internalType: "uint32", name: "completionTokens", type: "uint32" },
     ],
-    "name": "priceOf",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "pure",
-    "type": "function"
+    name: "priceOf",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "pure",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
-          {
-            "internalType": "bytes32",
-            "name": "jobId",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "promptTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "completionTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint32", name: "promptTokens", type: "uint32" },
+          { internalType: "uint32", name: "completionTokens", type: "uint32" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Receipt",
-        "name": "receipt",
-        "type": "tuple"
-      }
-    ],
-    "name": "receiptDigest",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
-    ],
-    "name": "refund",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
+        internalType: "struct Receipt",
+        name: "receipt",
+        type: "tuple",
       },
-      {
-        "internalType": "address",
-        "name": "callerConfirmation",
-        "type": "address"
-      }
     ],
-    "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "receiptDigest",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "reserve",
-    "outputs": [
-      {
-        "internalType": "uint256",
-        "name": "",
-        "type": "uint256"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
+    name: "refund",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "callerConfirmation", type: "address" },
     ],
-    "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "renounceRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint16",
-        "name": "feeBps_",
-        "type": "uint16"
-      }
-    ],
-    "name": "setProtocolFee",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "reserve",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "treasury_",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "setTreasury",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "revokeRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [{ internalType: "uint16", name: "feeBps_", type: "uint16" }],
+    name: "setProtocolFee",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "treasury_", type: "address" }],
+    name: "setTreasury",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [
       {
-        "components": [
-          {
-            "internalType": "bytes32",
-            "name": "jobId",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "promptTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "completionTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint32", name: "promptTokens", type: "uint32" },
+          { internalType: "uint32", name: "completionTokens", type: "uint32" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Receipt",
-        "name": "receipt",
-        "type": "tuple"
+        internalType: "struct Receipt",
+        name: "receipt",
+        type: "tuple",
       },
-      {
-        "internalType": "bytes",
-        "name": "signature",
-        "type": "bytes"
-      }
+      { internalType: "bytes", name: "signature", type: "bytes" },
     ],
-    "name": "settle",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "settle",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [
       {
-        "components": [
-          {
-            "internalType": "bytes32",
-            "name": "jobId",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "promptTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint32",
-            "name": "completionTokens",
-            "type": "uint32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint32", name: "promptTokens", type: "uint32" },
+          { internalType: "uint32", name: "completionTokens", type: "uint32" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Receipt[]",
-        "name": "receipts",
-        "type": "tuple[]"
+        internalType: "struct Receipt[]",
+        name: "receipts",
+        type: "tuple[]",
       },
-      {
-        "internalType": "bytes[]",
-        "name": "signatures",
-        "type": "bytes[]"
-      }
+      { internalType: "bytes[]", name: "signatures", type: "bytes[]" },
     ],
-    "name": "settleBatch",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "settleBatch",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "stablecoin",
-    "outputs": [
-      {
-        "internalType": "contract IERC20",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "stablecoin",
+    outputs: [{ internalType: "contract IERC20", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes4",
-        "name": "interfaceId",
-        "type": "bytes4"
-      }
-    ],
-    "name": "supportsInterface",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "treasury",
-    "outputs": [
-      {
-        "internalType": "address",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "treasury",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  { inputs: [], name: "unpause", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint256", name: "credits", type: "uint256" }],
+    name: "withdraw",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "unpause",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    inputs: [],
+    name: "workerRegistry",
+    outputs: [{ internalType: "contract IWorkerRegistry", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
-  {
-    "inputs": [
-      {
-        "internalType": "uint256",
-        "name": "credits",
-        "type": "uint256"
-      }
-    ],
-    "name": "withdraw",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "workerRegistry",
-    "outputs": [
-      {
-        "internalType": "contract IWorkerRegistry",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  }
 ] as const;
 
 export const disputeManagerAbi = [
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "admin",
-        "type": "address"
-      },
-      {
-        "internalType": "contract ICreditEscrow",
-        "name": "escrow_",
-        "type": "address"
-      },
-      {
-        "internalType": "contract IWorkerRegistry",
-        "name": "workerRegistry_",
-        "type": "address"
-      },
-      {
-        "internalType": "uint64",
-        "name": "arbitrationWindow_",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "address", name: "admin", type: "address" },
+      { internalType: "contract ICreditEscrow", name: "escrow_", type: "address" },
+      { internalType: "contract IWorkerRegistry", name: "workerRegistry_", type: "address" },
+      { internalType: "uint64", name: "arbitrationWindow_", type: "uint64" },
     ],
-    "stateMutability": "nonpayable",
-    "type": "constructor"
+    stateMutability: "nonpayable",
+    type: "constructor",
+  },
+  { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [
+      { internalType: "address", name: "account", type: "address" },
+      { internalType: "bytes32", name: "neededRole", type: "bytes32" },
+    ],
+    name: "AccessControlUnauthorizedAccount",
+    type: "error",
   },
   {
-    "inputs": [],
-    "name": "AccessControlBadConfirmation",
-    "type": "error"
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "deadline", type: "uint64" },
+    ],
+    name: "ArbitrationWindowClosed",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "neededRole",
-        "type": "bytes32"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "AccessControlUnauthorizedAccount",
-    "type": "error"
+    name: "ArbitrationWindowOpen",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "enum IDisputeManager.Outcome", name: "outcome", type: "uint8" },
     ],
-    "name": "ArbitrationWindowClosed",
-    "type": "error"
+    name: "DisputeAlreadyOpened",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "enum IDisputeManager.Outcome", name: "outcome", type: "uint8" },
     ],
-    "name": "ArbitrationWindowOpen",
-    "type": "error"
+    name: "DisputeNotPending",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum IDisputeManager.Outcome",
-        "name": "outcome",
-        "type": "uint8"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "bytes32", name: "proofHash", type: "bytes32" },
     ],
-    "name": "DisputeAlreadyOpened",
-    "type": "error"
+    name: "HashesMatch",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "enum IDisputeManager.Outcome",
-        "name": "outcome",
-        "type": "uint8"
-      }
+    inputs: [
+      { internalType: "uint64", name: "unbondingDelay", type: "uint64" },
+      { internalType: "uint64", name: "minimum", type: "uint64" },
     ],
-    "name": "DisputeNotPending",
-    "type": "error"
+    name: "UnbondingDelayTooShort",
+    type: "error",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bytes32",
-        "name": "proofHash",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "bytes32", name: "clientHash", type: "bytes32" },
+      { indexed: false, internalType: "bytes32", name: "proofHash", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "deadline", type: "uint64" },
     ],
-    "name": "HashesMatch",
-    "type": "error"
+    name: "DisputeOpened",
+    type: "event",
   },
   {
-    "inputs": [
-      {
-        "internalType": "uint64",
-        "name": "unbondingDelay",
-        "type": "uint64"
-      },
-      {
-        "internalType": "uint64",
-        "name": "minimum",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "enum IDisputeManager.Outcome", name: "outcome", type: "uint8" },
+      { indexed: false, internalType: "uint256", name: "creditsRestored", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "slashAmount", type: "uint256" },
+      { indexed: false, internalType: "address", name: "resolver", type: "address" },
     ],
-    "name": "UnbondingDelayTooShort",
-    "type": "error"
+    name: "DisputeResolved",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "wallet",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "worker",
-        "type": "address"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32",
-        "name": "clientHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "bytes32",
-        "name": "proofHash",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint64",
-        "name": "deadline",
-        "type": "uint64"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "previousAdminRole", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
-    "name": "DisputeOpened",
-    "type": "event"
+    name: "RoleAdminChanged",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "indexed": false,
-        "internalType": "enum IDisputeManager.Outcome",
-        "name": "outcome",
-        "type": "uint8"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "creditsRestored",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "uint256",
-        "name": "slashAmount",
-        "type": "uint256"
-      },
-      {
-        "indexed": false,
-        "internalType": "address",
-        "name": "resolver",
-        "type": "address"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "DisputeResolved",
-    "type": "event"
+    name: "RoleGranted",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "previousAdminRole",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "newAdminRole",
-        "type": "bytes32"
-      }
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
-    "name": "RoleAdminChanged",
-    "type": "event"
+    name: "RoleRevoked",
+    type: "event",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleGranted",
-    "type": "event"
+    inputs: [],
+    name: "ARBITER_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "anonymous": false,
-    "inputs": [
-      {
-        "indexed": true,
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      },
-      {
-        "indexed": true,
-        "internalType": "address",
-        "name": "sender",
-        "type": "address"
-      }
-    ],
-    "name": "RoleRevoked",
-    "type": "event"
+    inputs: [],
+    name: "DEFAULT_ADMIN_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "ARBITER_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "FRAUDULENT_PROOF",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "DEFAULT_ADMIN_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "GATEWAY_ROLE",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "FRAUDULENT_PROOF",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "arbitrationWindow",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "GATEWAY_ROLE",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
+    name: "closeExpired",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "arbitrationWindow",
-    "outputs": [
-      {
-        "internalType": "uint64",
-        "name": "",
-        "type": "uint64"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [],
+    name: "escrow",
+    outputs: [{ internalType: "contract ICreditEscrow", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
+    name: "getDispute",
+    outputs: [
       {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
-    ],
-    "name": "closeExpired",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
-  },
-  {
-    "inputs": [],
-    "name": "escrow",
-    "outputs": [
-      {
-        "internalType": "contract ICreditEscrow",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getDispute",
-    "outputs": [
-      {
-        "components": [
+        components: [
+          { internalType: "enum IDisputeManager.Outcome", name: "outcome", type: "uint8" },
+          { internalType: "uint64", name: "openedAt", type: "uint64" },
+          { internalType: "uint64", name: "deadline", type: "uint64" },
+          { internalType: "bytes32", name: "clientHash", type: "bytes32" },
           {
-            "internalType": "enum IDisputeManager.Outcome",
-            "name": "outcome",
-            "type": "uint8"
-          },
-          {
-            "internalType": "uint64",
-            "name": "openedAt",
-            "type": "uint64"
-          },
-          {
-            "internalType": "uint64",
-            "name": "deadline",
-            "type": "uint64"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "clientHash",
-            "type": "bytes32"
-          },
-          {
-            "components": [
-              {
-                "internalType": "address",
-                "name": "wallet",
-                "type": "address"
-              },
-              {
-                "internalType": "address",
-                "name": "worker",
-                "type": "address"
-              },
-              {
-                "internalType": "bytes32",
-                "name": "outputHash",
-                "type": "bytes32"
-              },
-              {
-                "internalType": "uint64",
-                "name": "creditsCharged",
-                "type": "uint64"
-              },
-              {
-                "internalType": "uint64",
-                "name": "finalTokenAt",
-                "type": "uint64"
-              }
+            components: [
+              { internalType: "address", name: "wallet", type: "address" },
+              { internalType: "address", name: "worker", type: "address" },
+              { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+              { internalType: "uint64", name: "creditsCharged", type: "uint64" },
+              { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
             ],
-            "internalType": "struct Settlement",
-            "name": "settlement",
-            "type": "tuple"
-          }
+            internalType: "struct Settlement",
+            name: "settlement",
+            type: "tuple",
+          },
         ],
-        "internalType": "struct IDisputeManager.Dispute",
-        "name": "",
-        "type": "tuple"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      }
-    ],
-    "name": "getRoleAdmin",
-    "outputs": [
-      {
-        "internalType": "bytes32",
-        "name": "",
-        "type": "bytes32"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  },
-  {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
+        internalType: "struct IDisputeManager.Dispute",
+        name: "",
+        type: "tuple",
       },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
     ],
-    "name": "grantRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
-    ],
-    "name": "hasRole",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes32", name: "role", type: "bytes32" }],
+    name: "getRoleAdmin",
+    outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "grantRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "hasRole",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
       {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "components": [
-          {
-            "internalType": "address",
-            "name": "wallet",
-            "type": "address"
-          },
-          {
-            "internalType": "address",
-            "name": "worker",
-            "type": "address"
-          },
-          {
-            "internalType": "bytes32",
-            "name": "outputHash",
-            "type": "bytes32"
-          },
-          {
-            "internalType": "uint64",
-            "name": "creditsCharged",
-            "type": "uint64"
-          },
-          {
-            "internalType": "uint64",
-            "name": "finalTokenAt",
-            "type": "uint64"
-          }
+        components: [
+          { internalType: "address", name: "wallet", type: "address" },
+          { internalType: "address", name: "worker", type: "address" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint64", name: "creditsCharged", type: "uint64" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
         ],
-        "internalType": "struct Settlement",
-        "name": "settlement",
-        "type": "tuple"
+        internalType: "struct Settlement",
+        name: "settlement",
+        type: "tuple",
       },
-      {
-        "internalType": "bytes32",
-        "name": "clientHash",
-        "type": "bytes32"
-      }
+      { internalType: "bytes32", name: "clientHash", type: "bytes32" },
     ],
-    "name": "openDispute",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "openDispute",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "callerConfirmation",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "callerConfirmation", type: "address" },
     ],
-    "name": "renounceRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "renounceRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "jobId",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "bool",
-        "name": "fraud",
-        "type": "bool"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "bool", name: "fraud", type: "bool" },
     ],
-    "name": "resolveDispute",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "resolveDispute",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes32",
-        "name": "role",
-        "type": "bytes32"
-      },
-      {
-        "internalType": "address",
-        "name": "account",
-        "type": "address"
-      }
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
     ],
-    "name": "revokeRole",
-    "outputs": [],
-    "stateMutability": "nonpayable",
-    "type": "function"
+    name: "revokeRole",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
   },
   {
-    "inputs": [
-      {
-        "internalType": "bytes4",
-        "name": "interfaceId",
-        "type": "bytes4"
-      }
-    ],
-    "name": "supportsInterface",
-    "outputs": [
-      {
-        "internalType": "bool",
-        "name": "",
-        "type": "bool"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
-    "inputs": [],
-    "name": "workerRegistry",
-    "outputs": [
-      {
-        "internalType": "contract IWorkerRegistry",
-        "name": "",
-        "type": "address"
-      }
-    ],
-    "stateMutability": "view",
-    "type": "function"
-  }
+    inputs: [],
+    name: "workerRegistry",
+    outputs: [{ internalType: "contract IWorkerRegistry", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
 ] as const;
