@@ -1,0 +1,170 @@
+import { decodeEventLog, type Address, type Hex, type TransactionReceipt } from "viem";
+import type { Deployment } from "../../contracts/client/index.js";
+import { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "./abis.js";
+import type { ChainClients } from "./createChainClients.js";
+import { receiptArg, type Receipt } from "./receiptTypes.js";
+import type { TransactionSender } from "./transactionSender.js";
+
+/** On-chain job status (contracts/types/JobStatus.sol). */
+export const CHAIN_JOB_STATUS = ["none", "open", "settled", "failed", "refunded", "disputed", "dispute_upheld"] as const;
+export type ChainJobStatus = (typeof CHAIN_JOB_STATUS)[number];
+
+/** Key status of IApiKeyRegistry.KeyStatus. */
+export const CHAIN_KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
+export type ChainKeyStatus = (typeof CHAIN_KEY_STATUS)[number];
+
+export interface OpenedJob {
+  balanceAfter: bigint;
+  creditsLocked: bigint;
+  deadline: bigint;
+}
+
+export interface SettlementFacts {
+  wallet: Address;
+  worker: Address;
+  outputHash: Hex;
+  creditsCharged: bigint;
+  finalTokenAt: bigint;
+}
+
+/** The escrow, key registry and dispute contracts as the gateway uses them: reads, and writes via the sender. */
+export class EscrowChain {
+  constructor(
+    private readonly clients: ChainClients,
+    private readonly deployment: Deployment,
+    readonly sender: TransactionSender,
+  ) {}
+
+  get escrowAddress(): Address {
+    return this.deployment.contracts.creditEscrow;
+  }
+
+  get chainId(): number {
+    return this.deployment.chainId;
+  }
+
+  openJob(jobKey: Hex, keyHash: Hex, modelKey: Hex, maxTokens: number): Promise<Hex> {
+    return this.sender.send({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "openJob",
+      args: [jobKey, keyHash, modelKey, maxTokens],
+    });
+  }
+
+  failJob(jobKey: Hex): Promise<Hex> {
+    return this.sender.send({ address: this.deployment.contracts.creditEscrow, abi: creditEscrowAbi, functionName: "failJob", args: [jobKey] });
+  }
+
+  refund(jobKey: Hex): Promise<Hex> {
+    return this.sender.send({ address: this.deployment.contracts.creditEscrow, abi: creditEscrowAbi, functionName: "refund", args: [jobKey] });
+  }
+
+  settle(receipt: Receipt, signature: Hex): Promise<Hex> {
+    return this.sender.send({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "settle",
+      args: [receiptArg(receipt), signature],
+    });
+  }
+
+  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex> {
+    return this.sender.send({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "settleBatch",
+      args: [receipts.map(receiptArg), [...signatures]],
+    });
+  }
+
+  openDispute(jobKey: Hex, settlement: SettlementFacts, clientHash: Hex): Promise<Hex> {
+    return this.sender.send({
+      address: this.deployment.contracts.disputeManager,
+      abi: disputeManagerAbi,
+      functionName: "openDispute",
+      args: [jobKey, settlement, clientHash],
+    });
+  }
+
+  async jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; wallet: Address; creditsLocked: bigint; deadline: bigint }> {
+    const [status, wallet, creditsLocked, deadline] = await this.clients.publicClient.readContract({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "jobOf",
+      args: [jobKey],
+    });
+    return { status: CHAIN_JOB_STATUS[status] ?? "none", wallet, creditsLocked, deadline };
+  }
+
+  async availableCredits(wallet: Address): Promise<bigint> {
+    const account = await this.clients.publicClient.readContract({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "accountOf",
+      args: [wallet],
+    });
+    return BigInt(account.available);
+  }
+
+  async keyStatus(keyHash: Hex, blockNumber: bigint): Promise<{ wallet: Address; status: ChainKeyStatus }> {
+    const [wallet, status] = await this.clients.publicClient.readContract({
+      address: this.deployment.contracts.apiKeyRegistry,
+      abi: apiKeyRegistryAbi,
+      functionName: "statusOfKey",
+      args: [keyHash],
+      blockNumber,
+    });
+    return { wallet, status: CHAIN_KEY_STATUS[status] ?? "none" };
+  }
+
+  async keyOf(wallet: Address): Promise<{ keyHash: Hex; status: ChainKeyStatus; createdAt: bigint }> {
+    const [keyHash, status, createdAt] = await this.clients.publicClient.readContract({
+      address: this.deployment.contracts.apiKeyRegistry,
+      abi: apiKeyRegistryAbi,
+      functionName: "keyOf",
+      args: [wallet],
+    });
+    return { keyHash, status: CHAIN_KEY_STATUS[status] ?? "none", createdAt };
+  }
+
+  blockNumber(): Promise<bigint> {
+    return this.clients.publicClient.getBlockNumber({ cacheTime: 0 });
+  }
+
+  async latestBlockTimestamp(): Promise<bigint> {
+    return (await this.clients.publicClient.getBlock({ blockTag: "latest" })).timestamp;
+  }
+
+  /** The JobOpened facts of a mined openJob. */
+  openedJobOf(receipt: TransactionReceipt): OpenedJob | undefined {
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
+      try {
+        const event = decodeEventLog({ abi: creditEscrowAbi, data: log.data, topics: log.topics });
+        if (event.eventName === "JobOpened") {
+          return { balanceAfter: event.args.balanceAfter, creditsLocked: event.args.creditsLocked, deadline: event.args.deadline };
+        }
+      } catch {
+        // Another event of the escrow.
+      }
+    }
+    return undefined;
+  }
+
+  /** The JobSettled facts for `jobKey` in a mined settle/settleBatch. */
+  settledJobOf(receipt: TransactionReceipt, jobKey: Hex): { creditsCharged: bigint; balanceAfter: bigint } | undefined {
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
+      try {
+        const event = decodeEventLog({ abi: creditEscrowAbi, data: log.data, topics: log.topics });
+        if (event.eventName === "JobSettled" && event.args.jobId.toLowerCase() === jobKey.toLowerCase()) {
+          return { creditsCharged: event.args.creditsCharged, balanceAfter: event.args.balanceAfter };
+        }
+      } catch {
+        // Another event.
+      }
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,121 @@
+import type { Hex, TransactionReceipt } from "viem";
+import type { Logger } from "pino";
+import type { Receipt } from "./receiptTypes.js";
+
+export interface SettlementPort {
+  settle(receipt: Receipt, signature: Hex): Promise<Hex>;
+  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex>;
+  waitMined(hash: Hex): Promise<TransactionReceipt>;
+}
+
+export interface SettlementTicket {
+  /** Resolves with the settlement transaction hash as soon as it is sent (not mined). */
+  submitted: Promise<Hex>;
+  /** Resolves with the mined receipt of the transaction that settled this job. */
+  mined: Promise<{ hash: Hex; receipt: TransactionReceipt }>;
+}
+
+interface Pending {
+  receipt: Receipt;
+  signature: Hex;
+  submitted: Deferred<Hex>;
+  mined: Deferred<{ hash: Hex; receipt: TransactionReceipt }>;
+}
+
+/**
+ * Collects receipts for `windowMs` (or until `max`) and settles them in one `settleBatch`, or with `settle`
+ * when only one is waiting. The batch is all-or-nothing on chain, so a batch that would revert (estimate) or did
+ * revert (mined) is retried job by job: one bad receipt never holds up the others.
+ */
+export class SettlementBatcher {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly port: SettlementPort,
+    private readonly options: { windowMs: number; max: number; logger: Logger },
+  ) {}
+
+  enqueue(receipt: Receipt, signature: Hex): SettlementTicket {
+    const item: Pending = { receipt, signature, submitted: deferred(), mined: deferred() };
+    // Nobody may be awaiting `mined` yet (non-streaming waits for `submitted` only); never an unhandled rejection.
+    item.mined.promise.catch(() => undefined);
+    item.submitted.promise.catch(() => undefined);
+    this.queue.push(item);
+    if (this.queue.length >= this.options.max) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
+    return { submitted: item.submitted.promise, mined: item.mined.promise };
+  }
+
+  /** Sends everything queued now. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.max);
+      const run = this.settleGroup(batch).finally(() => this.inFlight.delete(run));
+      this.inFlight.add(run);
+    }
+  }
+
+  /** Flushes and waits for every settlement in flight (graceful shutdown). */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async settleGroup(batch: Pending[]): Promise<void> {
+    if (batch.length === 1) {
+      await this.settleOne(batch[0]!);
+      return;
+    }
+    let hash: Hex;
+    try {
+      hash = await this.port.settleBatch(
+        batch.map((item) => item.receipt),
+        batch.map((item) => item.signature),
+      );
+    } catch (error) {
+      this.options.logger.warn({ err: error, size: batch.length }, "settleBatch refused; settling one by one");
+      await Promise.all(batch.map((item) => this.settleOne(item)));
+      return;
+    }
+    for (const item of batch) item.submitted.resolve(hash);
+    try {
+      const receipt = await this.port.waitMined(hash);
+      for (const item of batch) item.mined.resolve({ hash, receipt });
+    } catch (error) {
+      this.options.logger.warn({ err: error, hash }, "settleBatch reverted; settling one by one");
+      await Promise.all(batch.map((item) => this.settleOne(item, true)));
+    }
+  }
+
+  private async settleOne(item: Pending, alreadySubmitted = false): Promise<void> {
+    try {
+      const hash = await this.port.settle(item.receipt, item.signature);
+      if (!alreadySubmitted) item.submitted.resolve(hash);
+      const receipt = await this.port.waitMined(hash);
+      item.mined.resolve({ hash, receipt });
+    } catch (error) {
+      item.submitted.reject(error);
+      item.mined.reject(error);
+    }
+  }
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}

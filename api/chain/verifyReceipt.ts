@@ -1,0 +1,47 @@
+import { isAddressEqual, type Address, type Hex } from "viem";
+import { outputHashOf, recoverReceiptSigner } from "../../contracts/client/index.js";
+import { receiptArg, type Receipt } from "./receiptTypes.js";
+
+export interface ReceiptExpectation {
+  jobKey: Hex;
+  /** The text the gateway relayed to the client (or the delivered prefix after a cancel). */
+  text: string;
+  worker: Address;
+  chainId: number;
+  escrow: Address;
+  /** Upper bound on completion tokens: the job's effective max_tokens. */
+  maxCompletionTokens: number;
+  /** Tokens the gateway relayed (one protocol `token` event each); the receipt must not claim more. */
+  relayedTokens: number;
+  contextWindow: number;
+}
+
+export type ReceiptCheck = { ok: true } | { ok: false; reason: string };
+
+/**
+ * The gateway's check before settling (ARCHITECTURE "Receipt"): right job, the hash of exactly what was
+ * relayed, signed by the worker that served it, token counts within what was asked and relayed.
+ */
+export async function verifyReceipt(receipt: Receipt, signature: Hex, expected: ReceiptExpectation): Promise<ReceiptCheck> {
+  if (receipt.jobId.toLowerCase() !== expected.jobKey.toLowerCase()) return { ok: false, reason: "receipt is for another job" };
+  const relayedHash = outputHashOf(expected.text);
+  if (receipt.outputHash.toLowerCase() !== relayedHash.toLowerCase()) {
+    return { ok: false, reason: `output hash ${receipt.outputHash} differs from the relayed text's ${relayedHash}` };
+  }
+  if (receipt.completionTokens > expected.maxCompletionTokens) {
+    return { ok: false, reason: `receipt claims ${receipt.completionTokens} tokens, max_tokens was ${expected.maxCompletionTokens}` };
+  }
+  if (receipt.completionTokens > expected.relayedTokens) {
+    return { ok: false, reason: `receipt claims ${receipt.completionTokens} tokens, ${expected.relayedTokens} were relayed` };
+  }
+  if (expected.text !== "" && receipt.completionTokens === 0) return { ok: false, reason: "receipt claims no tokens for a non-empty output" };
+  if (receipt.promptTokens > expected.contextWindow) return { ok: false, reason: "receipt prompt tokens exceed the context window" };
+  let signer: Address;
+  try {
+    signer = await recoverReceiptSigner({ chainId: expected.chainId, escrow: expected.escrow }, receiptArg(receipt), signature);
+  } catch {
+    return { ok: false, reason: "signature does not recover" };
+  }
+  if (!isAddressEqual(signer, expected.worker)) return { ok: false, reason: `receipt signed by ${signer}, not by ${expected.worker}` };
+  return { ok: true };
+}

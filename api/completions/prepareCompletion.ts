@@ -1,0 +1,66 @@
+import type { Hex } from "viem";
+import { ApiError } from "../errors/ApiError.js";
+import type { GatewayDeps } from "../deps.js";
+import type { ModelInfo } from "../index/modelDirectory.js";
+import { countPromptTokens } from "./countPromptTokens.js";
+import { effectiveMaxTokens, escrowFor } from "./pricing.js";
+import type { ChatCompletionRequest } from "./requestSchema.js";
+
+/** Seconds a client should wait before retrying when no worker hosts the model. */
+export const NO_WORKERS_RETRY_AFTER_SECONDS = 5;
+
+export interface PreparedCompletion {
+  request: ChatCompletionRequest;
+  model: ModelInfo;
+  wallet: Hex;
+  keyHash: Hex;
+  promptTokens: number;
+  maxTokens: number;
+  creditsToLock: number;
+  /** Available credits read from the chain before the lock. */
+  creditsAvailable: number;
+}
+
+export function noWorkersError(model: string): ApiError {
+  return new ApiError("no_workers_available", {
+    message: `No worker currently hosts '${model}'. Retry in ${NO_WORKERS_RETRY_AFTER_SECONDS} seconds.`,
+    details: { model, retry_after: NO_WORKERS_RETRY_AFTER_SECONDS },
+    headers: { "retry-after": String(NO_WORKERS_RETRY_AFTER_SECONDS) },
+  });
+}
+
+/**
+ * Everything checked before any credit moves (ARCHITECTURE "Validate"): the model, a healthy worker, the
+ * context window, and a balance that covers the escrow estimate.
+ */
+export async function prepareCompletion(
+  deps: GatewayDeps,
+  auth: { wallet: Hex; keyHash: Hex },
+  request: ChatCompletionRequest,
+): Promise<PreparedCompletion> {
+  const model = await deps.models.get(request.model);
+  if (!model) throw new ApiError("model_not_found", { param: "model", message: `The model '${request.model}' does not exist.` });
+
+  const candidates = await deps.workers.candidatesFresh(model.id);
+  if (candidates.length === 0) throw noWorkersError(model.id);
+
+  const promptTokens = countPromptTokens(request.messages);
+  // At least one token of room must remain for the reply.
+  if (promptTokens >= model.contextWindow) {
+    throw new ApiError("context_length_exceeded", {
+      param: "messages",
+      message: `The messages have ${promptTokens} tokens; the context window of '${model.id}' is ${model.contextWindow}.`,
+    });
+  }
+  const maxTokens = effectiveMaxTokens(request.maxTokens, deps.config.DEFAULT_MAX_TOKENS, model.contextWindow, promptTokens);
+  const creditsToLock = Number(escrowFor(model, maxTokens));
+  const creditsAvailable = Number(await deps.chain.availableCredits(auth.wallet));
+  if (creditsAvailable < creditsToLock) {
+    throw new ApiError("insufficient_credits", {
+      message: `This request needs ${creditsToLock} credits in escrow (model '${model.id}', up to ${maxTokens} output tokens); ${creditsAvailable} are available.`,
+      details: { credits_remaining: creditsAvailable, credits_required: creditsToLock, tier: model.tier },
+      headers: { "x-service-credits-remaining": String(creditsAvailable) },
+    });
+  }
+  return { request, model, wallet: auth.wallet, keyHash: auth.keyHash, promptTokens, maxTokens, creditsToLock, creditsAvailable };
+}

@@ -1,0 +1,117 @@
+import { z } from "zod";
+import { ApiError } from "../errors/ApiError.js";
+import { parseOrThrow } from "../http/validate.js";
+
+/**
+ * Request parameters the service does not offer (spec, "What the service does" rule 8). Each is refused with
+ * `invalid_request` naming it, instead of being silently ignored, so a client never believes a tool call ran.
+ */
+const UNSUPPORTED_PARAMS = [
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "functions",
+  "function_call",
+  "logit_bias",
+  "top_logprobs",
+  "audio",
+  "modalities",
+  "prediction",
+  "web_search_options",
+] as const;
+
+const messageSchema = z.object({
+  role: z.enum(["system", "user", "assistant"], { message: "role must be one of system, user, assistant" }),
+  content: z.string({ message: "content must be a string (array/image content parts are not supported)" }),
+  name: z.string().max(256).optional(),
+});
+
+export function chatRequestSchema(maxMessages: number) {
+  return z.object({
+    model: z.string({ message: "model is required" }).min(1, "model is required"),
+    messages: z
+      .array(messageSchema, { message: "messages must be an array of {role, content}" })
+      .min(1, "messages must not be empty")
+      .max(maxMessages, `at most ${maxMessages} messages`),
+    stream: z.boolean().optional().default(false),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+    max_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
+    /** The newer OpenAI name for max_tokens; accepted as an alias. */
+    max_completion_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    frequency_penalty: z.number().min(-2).max(2).nullish(),
+    presence_penalty: z.number().min(-2).max(2).nullish(),
+    stop: z
+      .union([z.string().min(1), z.array(z.string().min(1)).max(4, "at most 4 stop sequences")])
+      .nullish(),
+    seed: z.number().int().nullish(),
+    user: z.string().max(512).nullish(),
+    n: z.literal(1, { message: "only n = 1 is supported" }).nullish(),
+    logprobs: z.literal(false, { message: "logprobs are not supported" }).nullish(),
+    response_format: z
+      .object({ type: z.literal("text", { message: "only response_format {type: 'text'} is supported" }) })
+      .nullish(),
+  });
+}
+
+export type ChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
+
+/** The request as the gateway uses it: validated, aliases folded, unsupported features refused. */
+export interface ChatCompletionRequest {
+  model: string;
+  messages: { role: "system" | "user" | "assistant"; content: string }[];
+  stream: boolean;
+  includeUsage: boolean;
+  /** As the client sent it (undefined when absent); the effective value is computed against the context. */
+  maxTokens: number | undefined;
+  temperature: number | undefined;
+  topP: number | undefined;
+  frequencyPenalty: number | undefined;
+  presencePenalty: number | undefined;
+  stop: string[] | undefined;
+  seed: number | undefined;
+}
+
+/** Validates a chat completion body (spec, POST /v1/chat/completions); throws `invalid_request` naming `param`. */
+export function parseChatRequest(body: unknown, maxMessages: number): ChatCompletionRequest {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError("invalid_request", { message: "The body must be a JSON object.", param: null });
+  }
+  const record = body as Record<string, unknown>;
+  for (const param of UNSUPPORTED_PARAMS) {
+    const value = record[param];
+    if (value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0)) {
+      throw new ApiError("invalid_request", {
+        message: `'${param}' is not supported: tool/function calling, logprobs and multimodal features are not offered.`,
+        param,
+      });
+    }
+  }
+  const parsed = parseOrThrow(chatRequestSchema(maxMessages), body);
+  if (parsed.stream_options && !parsed.stream) {
+    throw new ApiError("invalid_request", {
+      message: "'stream_options' is only allowed when 'stream' is true.",
+      param: "stream_options",
+    });
+  }
+  if (parsed.max_tokens != null && parsed.max_completion_tokens != null && parsed.max_tokens !== parsed.max_completion_tokens) {
+    throw new ApiError("invalid_request", {
+      message: "'max_tokens' and 'max_completion_tokens' disagree; send one of them.",
+      param: "max_completion_tokens",
+    });
+  }
+  return {
+    model: parsed.model,
+    messages: parsed.messages.map(({ role, content }) => ({ role, content })),
+    stream: parsed.stream,
+    includeUsage: parsed.stream_options?.include_usage === true,
+    maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens ?? undefined,
+    temperature: parsed.temperature ?? undefined,
+    topP: parsed.top_p ?? undefined,
+    frequencyPenalty: parsed.frequency_penalty ?? undefined,
+    presencePenalty: parsed.presence_penalty ?? undefined,
+    stop: parsed.stop == null ? undefined : typeof parsed.stop === "string" ? [parsed.stop] : parsed.stop,
+    seed: parsed.seed ?? undefined,
+  };
+}

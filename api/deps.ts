@@ -1,0 +1,41 @@
+import type { Logger } from "pino";
+import type pg from "pg";
+import type { Deployment } from "../contracts/client/index.js";
+import type { EscrowChain } from "./chain/escrowChain.js";
+import type { SettlementBatcher } from "./chain/settlementBatcher.js";
+import type { GatewayConfig } from "./config.js";
+import type { KeyDirectory } from "./http/middleware/authenticate.js";
+import type { IndexReader } from "./index/indexReader.js";
+import type { ModelDirectory } from "./index/modelDirectory.js";
+import type { IdempotencyStore } from "./jobs/idempotencyStore.js";
+import type { JobStore } from "./jobs/jobStore.js";
+import type { LatencyStats } from "./routing/latencyStats.js";
+import type { WorkerClient } from "./routing/workerClient.js";
+import type { WorkerPool } from "./routing/workerPool.js";
+
+/**
+ * Waits until the chain will accept `refund` for a job whose deadline is `deadline` (unix seconds). Production
+ * waits for wall-clock time to pass it; tests plug in `evm_increaseTime` so they need not wait 120 s.
+ */
+export type WaitForChainDeadline = (deadline: bigint) => Promise<void>;
+
+/** Everything the routes and background tasks use, built once in main.ts. */
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  pool: pg.Pool;
+  deployment: Deployment;
+  chain: EscrowChain;
+  batcher: SettlementBatcher;
+  keys: KeyDirectory;
+  index: IndexReader;
+  models: ModelDirectory;
+  workers: WorkerPool;
+  workerClient: WorkerClient;
+  latency: LatencyStats;
+  jobs: JobStore;
+  idempotency: IdempotencyStore;
+  waitForChainDeadline: WaitForChainDeadline;
+  /** Jobs this process is running right now (the sweeper leaves them alone). */
+  activeJobs: Set<string>;
+}

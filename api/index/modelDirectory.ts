@@ -1,0 +1,72 @@
+import type { Hex } from "viem";
+import { isTierName, type TierName } from "../../contracts/client/index.js";
+import type { IndexReader, IndexedModel } from "./indexReader.js";
+
+export interface ModelInfo {
+  id: string;
+  modelKey: Hex;
+  tier: TierName;
+  creditsPerRequest: number;
+  creditsPer1kTokens: number;
+  contextWindow: number;
+  parameters: string;
+  ownedBy: string;
+  /** Unix seconds the model was listed. */
+  created: number;
+}
+
+/**
+ * The catalog as indexed, cached briefly: every completion needs its model and the index is one HTTP hop away.
+ * A listing or retirement shows within `ttlMs`.
+ */
+export class ModelDirectory {
+  private cache: { at: number; models: Map<string, ModelInfo> } | undefined;
+  private loading: Promise<Map<string, ModelInfo>> | undefined;
+
+  constructor(
+    private readonly index: IndexReader,
+    private readonly ttlMs = 1_000,
+  ) {}
+
+  async all(): Promise<ModelInfo[]> {
+    return [...(await this.load()).values()];
+  }
+
+  async get(modelId: string): Promise<ModelInfo | undefined> {
+    const models = await this.load();
+    const found = models.get(modelId);
+    if (found) return found;
+    // A model listed a moment ago: ask the index directly before saying it does not exist.
+    const row = await this.index.modelById(modelId);
+    return row ? toModelInfo(row) : undefined;
+  }
+
+  private async load(): Promise<Map<string, ModelInfo>> {
+    if (this.cache && Date.now() - this.cache.at < this.ttlMs) return this.cache.models;
+    this.loading ??= this.index
+      .listedModels()
+      .then((rows) => {
+        const models = new Map(rows.map((row) => [row.modelId, toModelInfo(row)]));
+        this.cache = { at: Date.now(), models };
+        return models;
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
+    return this.loading;
+  }
+}
+
+function toModelInfo(row: IndexedModel): ModelInfo {
+  return {
+    id: row.modelId,
+    modelKey: row.modelKey,
+    tier: isTierName(row.tier) ? row.tier : "standard",
+    creditsPerRequest: row.creditsPerRequest,
+    creditsPer1kTokens: row.creditsPer1kTokens,
+    contextWindow: row.contextWindow,
+    parameters: row.parameters,
+    ownedBy: row.ownedBy,
+    created: Number(row.createdAt),
+  };
+}
