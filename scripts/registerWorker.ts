@@ -19,14 +19,8 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { z } from "zod";
-import {
-  LOCAL_ACCOUNT_INDEX,
-  loadDeployment,
-  localAccount,
-  modelKeyOf,
-  stakeTokenAbi,
-  workerRegistryAbi,
-} from "../contracts/client/index.js";
+import { mintStake } from "./deploy/fundLocal.js";
+import { loadDeployment, modelKeyOf, stakeTokenAbi, workerRegistryAbi } from "../contracts/client/index.js";
 
 const LOCAL_CHAIN_ID = 31337;
 
@@ -74,17 +68,7 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
     (await publicClient.readContract({ address: registry, abi: workerRegistryAbi, functionName: "minStake" }));
 
   if (deployments.chainId === LOCAL_CHAIN_ID) {
-    const owner = localAccount(LOCAL_ACCOUNT_INDEX.admin);
-    const minter = createWalletClient({ account: owner, chain, transport });
-    await waitMined(
-      publicClient,
-      await minter.writeContract({
-        address: stakeToken,
-        abi: stakeTokenAbi,
-        functionName: "mint",
-        args: [account.address, stake],
-      }),
-    );
+    await mintStake({ rpcUrl: params.rpcUrl, deployment: deployments }, account.address, stake);
   }
   await waitMined(
     publicClient,

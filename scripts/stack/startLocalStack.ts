@@ -182,7 +182,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     for (const worker of workers) stops.push(worker.stop);
     progress(`${workers.length} workers registered`);
 
-    const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, options.demoUsdg ?? 100n);
+    const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, { usdg: options.demoUsdg ?? 100n });
     progress(`demo wallet ${demo.wallet} funded with ${demo.credits} credits`);
 
     const gateway: RunningGateway = await startGateway({
