@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
-import { recoverReceiptSigner } from "./receipt/recoverReceiptSigner.js";
-import type { Receipt } from "./receipt/receiptTypes.js";
+import { recoverJsonReceiptSigner } from "./testing/recoverJsonReceiptSigner.js";
+import type { ReceiptJson } from "./issueReceipt.js";
 import { authHeaders, doneLine, jobPayload, runJob, TEST_ESCROW, tokenTexts } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
 const workerAddress = privateKeyToAccount(TEST_WORKER_PRIVATE_KEY).address;
-const escrow = { chainId: TEST_ESCROW.chain_id, verifyingContract: TEST_ESCROW.address } as const;
+const escrow = { chainId: TEST_ESCROW.chain_id, escrow: TEST_ESCROW.address } as const;
 
 function sha256Hex(text: string): string {
   return `0x${createHash("sha256").update(text, "utf8").digest("hex")}`;
@@ -92,7 +92,7 @@ describe("SIM_FAULT=fail_after_first_token", () => {
       headers: authHeaders(),
       body: JSON.stringify({ delivered_tokens: 1 }),
     });
-    const answer = (await response.json()) as { receipt: Receipt; text: string };
+    const answer = (await response.json()) as { receipt: ReceiptJson; text: string };
     expect(answer.text).toBe(tokenTexts(lines).join(""));
     expect(answer.receipt.completionTokens).toBe(1);
   });
@@ -111,6 +111,6 @@ describe("SIM_FAULT=wrong_hash", () => {
   it("signs the wrong hash with its real key, so the fraud is attributable", async () => {
     const { lines } = await runJob(worker().url, jobPayload());
     const done = doneLine(lines);
-    expect(await recoverReceiptSigner(escrow, done.receipt, done.signature)).toBe(workerAddress);
+    expect(await recoverJsonReceiptSigner(escrow, done.receipt, done.signature)).toBe(workerAddress);
   });
 });

@@ -1,12 +1,14 @@
 import type { Hex, LocalAccount } from "viem";
+import { outputHashOf, receiptToJson, signReceipt } from "../contracts/client/receipt.js";
+import type { ReceiptDomainParams } from "../contracts/client/receipt.js";
 import type { FaultMode } from "./config.js";
-import { outputHashOf } from "./receipt/outputHashOf.js";
-import type { EscrowDomain, Receipt } from "./receipt/receiptTypes.js";
-import { signReceipt } from "./receipt/signReceipt.js";
+
+/** A receipt as it travels in the protocol's JSON (numbers only). */
+export type ReceiptJson = ReturnType<typeof receiptToJson>;
 
 export type IssueReceiptParams = {
   jobIdBytes32: Hex;
-  escrow: EscrowDomain;
+  escrow: ReceiptDomainParams;
   text: string;
   promptTokens: number;
   completionTokens: number;
@@ -18,14 +20,14 @@ export async function issueReceipt(
   account: LocalAccount,
   fault: FaultMode,
   params: IssueReceiptParams,
-): Promise<{ receipt: Receipt; signature: Hex }> {
+): Promise<{ receipt: ReceiptJson; signature: Hex }> {
   const hashedText = fault === "wrong_hash" ? `${params.text} [not what was sent]` : params.text;
-  const receipt: Receipt = {
+  const receipt = {
     jobId: params.jobIdBytes32,
     outputHash: outputHashOf(hashedText),
     promptTokens: params.promptTokens,
     completionTokens: params.completionTokens,
-    finalTokenAt: params.finalTokenAt,
+    finalTokenAt: BigInt(params.finalTokenAt),
   };
-  return { receipt, signature: await signReceipt(account, params.escrow, receipt) };
+  return { receipt: receiptToJson(receipt), signature: await signReceipt(account, params.escrow, receipt) };
 }

@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import type { EscrowDomain } from "./receipt/receiptTypes.js";
+import type { ReceiptDomainParams } from "../contracts/client/receipt.js";
 
 export type JobState = "running" | "done" | "failed" | "cancelled" | "disconnected";
 
@@ -7,7 +7,7 @@ export type JobState = "running" | "done" | "failed" | "cancelled" | "disconnect
 export type JobRecord = {
   jobId: string;
   jobIdBytes32: Hex;
-  escrow: EscrowDomain;
+  escrow: ReceiptDomainParams;
   model: string;
   promptTokens: number;
   /** Token texts in emission order, and the unix second each was emitted. */

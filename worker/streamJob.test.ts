@@ -5,14 +5,14 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
-import { recoverReceiptSigner } from "./receipt/recoverReceiptSigner.js";
+import { recoverJsonReceiptSigner } from "./testing/recoverJsonReceiptSigner.js";
 import { doneLine, jobPayload, runJob, TEST_ESCROW, tokenTexts } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
 const PORT = 8661;
 const workerAddress = privateKeyToAccount(TEST_WORKER_PRIVATE_KEY).address;
-const escrow = { chainId: TEST_ESCROW.chain_id, verifyingContract: TEST_ESCROW.address } as const;
+const escrow = { chainId: TEST_ESCROW.chain_id, escrow: TEST_ESCROW.address } as const;
 let worker: WorkerProcess;
 
 function sha256Hex(text: string): string {
@@ -67,14 +67,14 @@ describe("POST /v1/jobs stream", () => {
   it("signs the receipt with the worker key for the escrow named in the payload", async () => {
     const { lines } = await runJob(worker.url, jobPayload());
     const done = doneLine(lines);
-    expect(await recoverReceiptSigner(escrow, done.receipt, done.signature)).toBe(workerAddress);
+    expect(await recoverJsonReceiptSigner(escrow, done.receipt, done.signature)).toBe(workerAddress);
   });
 
   it("error: a receipt checked against another escrow recovers to a different address", async () => {
     const { lines } = await runJob(worker.url, jobPayload());
     const done = doneLine(lines);
-    const otherEscrow = { chainId: 1, verifyingContract: escrow.verifyingContract };
-    expect(await recoverReceiptSigner(otherEscrow, done.receipt, done.signature)).not.toBe(workerAddress);
+    const otherEscrow = { chainId: 1, escrow: escrow.escrow };
+    expect(await recoverJsonReceiptSigner(otherEscrow, done.receipt, done.signature)).not.toBe(workerAddress);
   });
 
   it("puts sha256 of exactly the streamed text in the receipt", async () => {

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Hex } from "viem";
-import { recoverReceiptSigner } from "../receipt/recoverReceiptSigner.js";
-import type { Receipt } from "../receipt/receiptTypes.js";
+import { recoverJsonReceiptSigner } from "../testing/recoverJsonReceiptSigner.js";
+import type { ReceiptJson } from "../issueReceipt.js";
 import {
   authHeaders,
   doneLine,
@@ -19,10 +19,10 @@ import type { WorkerProcess } from "../testing/startWorkerProcess.js";
 
 const PORT = 8662;
 const workerAddress = privateKeyToAccount(TEST_WORKER_PRIVATE_KEY).address;
-const escrow = { chainId: TEST_ESCROW.chain_id, verifyingContract: TEST_ESCROW.address } as const;
+const escrow = { chainId: TEST_ESCROW.chain_id, escrow: TEST_ESCROW.address } as const;
 let worker: WorkerProcess;
 
-type CancelAnswer = { receipt: Receipt; signature: Hex; text: string };
+type CancelAnswer = { receipt: ReceiptJson; signature: Hex; text: string };
 
 function sha256Hex(text: string): string {
   return `0x${createHash("sha256").update(text, "utf8").digest("hex")}`;
@@ -86,7 +86,7 @@ describe("POST /v1/jobs/{job_id}/cancel", () => {
     expect(answer.text).toBe(delivered);
     expect(answer.receipt.completionTokens).toBe(3);
     expect(answer.receipt.outputHash).toBe(sha256Hex(delivered));
-    expect(await recoverReceiptSigner(escrow, answer.receipt, answer.signature)).toBe(workerAddress);
+    expect(await recoverJsonReceiptSigner(escrow, answer.receipt, answer.signature)).toBe(workerAddress);
   });
 
   it("ends the job's stream with a cancelled error line", async () => {

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { Hex } from "viem";
 import type { GenerationRequest } from "../backends/types.js";
-import { jobIdToBytes32 } from "../jobIdToBytes32.js";
+import { jobIdToBytes32 } from "../../contracts/client/jobId.js";
 import { jobPayloadSchema } from "../jobPayload.js";
 import type { JobPayload } from "../jobPayload.js";
 import type { JobRecord } from "../jobRegistry.js";
@@ -25,6 +25,14 @@ function generationRequestOf(payload: JobPayload): GenerationRequest {
   };
 }
 
+function bytes32Of(jobId: string): Hex {
+  try {
+    return jobIdToBytes32(jobId);
+  } catch {
+    throw new WorkerError("invalid_request", "job_id is not a valid job id", { param: "job_id" });
+  }
+}
+
 /** Holds the request open without a byte of answer until the gateway gives up (fault `never_answer`). */
 function neverAnswer(context: WorkerContext, record: JobRecord, res: Response): Promise<void> {
   return new Promise((resolve) => {
@@ -45,7 +53,7 @@ export function postJob(context: WorkerContext) {
     if (!parsed.success) throw invalidRequest(parsed.error);
     const payload = parsed.data;
 
-    const expectedBytes32 = jobIdToBytes32(payload.job_id);
+    const expectedBytes32 = bytes32Of(payload.job_id);
     if (payload.job_id_bytes32.toLowerCase() !== expectedBytes32) {
       throw new WorkerError("invalid_request", "job_id_bytes32 does not encode job_id", {
         param: "job_id_bytes32",
@@ -70,8 +78,8 @@ export function postJob(context: WorkerContext) {
 
     const record: JobRecord = {
       jobId: payload.job_id,
-      jobIdBytes32: expectedBytes32 as Hex,
-      escrow: { chainId: payload.escrow.chain_id, verifyingContract: payload.escrow.address as Hex },
+      jobIdBytes32: expectedBytes32,
+      escrow: { chainId: payload.escrow.chain_id, escrow: payload.escrow.address as Hex },
       model: payload.model,
       promptTokens: backend.countPromptTokens(payload.messages),
       tokens: [],

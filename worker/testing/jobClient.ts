@@ -1,6 +1,6 @@
 import { ulid } from "ulid";
 import type { Hex } from "viem";
-import { jobIdToBytes32 } from "../jobIdToBytes32.js";
+import { jobIdToBytes32 } from "../../contracts/client/jobId.js";
 import { TEST_GATEWAY_TOKEN } from "./startWorkerProcess.js";
 
 /** The escrow the receipts in tests are signed for (Hardhat's first deployment address on chain 31337). */
