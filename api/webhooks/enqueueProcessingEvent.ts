@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { eventIdFor } from "./eventId.js";
+import { processingData } from "./ingestProcessingJobs.js";
 import { inTransaction, recordEvent } from "./recordEvent.js";
 
 /** What the gateway knows when a worker acknowledges a job (state `processing`). */
@@ -15,8 +16,9 @@ export interface ProcessingJob {
 }
 
 /**
- * Announces `job.processing` (the one event the chain does not see). The gateway calls it when the worker's ack
- * arrives; the event id derives from the job id, so calling it twice (a retry, a second replica) sends once.
+ * Announces `job.processing` (the one event the chain does not see) at once. Optional: the dispatcher also polls
+ * `gateway_job.processing_at` (ingestProcessingJobs.ts); calling this when the worker's ack arrives only saves
+ * the poll interval; the event id derives from the job id, so calling it twice (a retry, a second replica) sends once.
  * Pass the gateway's own transaction client to make it atomic with its state change, or the pool.
  */
 export async function enqueueProcessingEvent(db: pg.Pool | pg.PoolClient, job: ProcessingJob): Promise<number> {
@@ -26,13 +28,7 @@ export async function enqueueProcessingEvent(db: pg.Pool | pg.PoolClient, job: P
     wallet: job.wallet.toLowerCase(),
     createdAt: job.startedAt,
     source: job.jobId,
-    data: {
-      job_id: job.jobId,
-      model: job.model,
-      tier: job.tier,
-      worker_address: job.workerAddress.toLowerCase(),
-      started_at: job.startedAt.toISOString(),
-    },
+    data: processingData(job.jobId, job.model, job.tier, job.workerAddress, job.startedAt),
   };
   if ("release" in db) return recordEvent(db, event);
   return inTransaction(db, (client) => recordEvent(client, event));

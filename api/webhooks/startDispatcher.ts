@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { IndexReader } from "./chainEventFeed.js";
 import { ingestChainEvents } from "./ingestChainEvents.js";
+import { ingestProcessingJobs } from "./ingestProcessingJobs.js";
 import { DELIVERY_CHANNEL } from "./recordEvent.js";
 import { runDueDeliveries } from "./runDeliveries.js";
 import { createSender } from "./sendDelivery.js";
@@ -32,6 +33,8 @@ export interface DispatcherDeps {
   deliveryIntervalMs?: number;
   /** Deliveries claimed (and attempted concurrently) per round. Default 32. */
   batchSize?: number;
+  /** Poll the gateway's `gateway_job` table for job.processing (default true; the table is migration 001). */
+  pollGatewayJobs?: boolean;
   /** Name of this dispatcher in leases. Default a random id. */
   owner?: string;
 }
@@ -70,7 +73,8 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     while (!stopping) {
       try {
         const result = await ingestChainEvents(deps.pool, deps.index);
-        if (result.deliveries > 0) deliverySignal.wake();
+        const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
+        if (result.deliveries + processing > 0) deliverySignal.wake();
         if (result.chainEvents > 0) continue; // more may be waiting
       } catch (error) {
         logger.warn({ err: error }, "webhook ingestion failed; retrying");
