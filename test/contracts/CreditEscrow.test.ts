@@ -14,7 +14,6 @@ import {
   ONE_STABLECOIN,
   OPEN_JOB_ID,
   OPEN_JOB_LOCKED,
-  OPEN_JOB_MAX_TOKENS,
   PARAMS,
   RESERVE_FUNDING,
   SETTLED_CHARGE,
@@ -762,7 +761,12 @@ describe("CreditEscrow", function () {
       const charge = OPEN_JOB_LOCKED * UNIT_PER_CREDIT;
       await expect(
         d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)),
-      ).to.changeTokenBalances(ethers, d.stablecoin, [d.worker1, d.treasury], [(charge * 8n) / 10n, (charge * 2n) / 10n]);
+      ).to.changeTokenBalances(
+        ethers,
+        d.stablecoin,
+        [d.worker1, d.treasury],
+        [(charge * 8n) / 10n, (charge * 2n) / 10n],
+      );
     });
 
     it("reverts with EnforcedPause while paused", async function () {
@@ -824,16 +828,68 @@ describe("CreditEscrow", function () {
       const tx = d.escrow.connect(d.gateway).settleBatch(d.receipts, d.signatures);
       await expect(tx)
         .to.emit(d.escrow, "JobSettled")
-        .withArgs(d.ids[0], d.wallet.address, d.worker1.address, anyValue, 9, 700, anyValue, 44n, 6n, anyValue, anyValue, anyValue);
+        .withArgs(
+          d.ids[0],
+          d.wallet.address,
+          d.worker1.address,
+          anyValue,
+          9,
+          700,
+          anyValue,
+          44n,
+          6n,
+          anyValue,
+          anyValue,
+          anyValue,
+        );
       await expect(tx)
         .to.emit(d.escrow, "JobSettled")
-        .withArgs(d.ids[1], d.wallet.address, d.worker1.address, anyValue, 9, 1_500, anyValue, 3n, 1n, anyValue, anyValue, anyValue);
+        .withArgs(
+          d.ids[1],
+          d.wallet.address,
+          d.worker1.address,
+          anyValue,
+          9,
+          1_500,
+          anyValue,
+          3n,
+          1n,
+          anyValue,
+          anyValue,
+          anyValue,
+        );
       await expect(tx)
         .to.emit(d.escrow, "JobSettled")
-        .withArgs(d.ids[2], d.wallet2.address, d.worker2.address, anyValue, 9, 600, anyValue, 42n, 0n, anyValue, anyValue, anyValue);
+        .withArgs(
+          d.ids[2],
+          d.wallet2.address,
+          d.worker2.address,
+          anyValue,
+          9,
+          600,
+          anyValue,
+          42n,
+          0n,
+          anyValue,
+          anyValue,
+          anyValue,
+        );
       await expect(tx)
         .to.emit(d.escrow, "JobSettled")
-        .withArgs(d.ids[3], d.wallet2.address, d.worker3.address, anyValue, 9, 200, anyValue, 18n, 0n, anyValue, anyValue, anyValue);
+        .withArgs(
+          d.ids[3],
+          d.wallet2.address,
+          d.worker3.address,
+          anyValue,
+          9,
+          200,
+          anyValue,
+          18n,
+          0n,
+          anyValue,
+          anyValue,
+          anyValue,
+        );
     });
 
     it("pays each worker the sum of its jobs and the treasury the total fee", async function () {
@@ -885,9 +941,7 @@ describe("CreditEscrow", function () {
     it("reverts with JobNotInStatus when a job appears twice in the batch", async function () {
       const d = await loadFixture(batchFixture);
       await expect(
-        d.escrow
-          .connect(d.gateway)
-          .settleBatch([d.receipts[0]!, d.receipts[0]!], [d.signatures[0]!, d.signatures[0]!]),
+        d.escrow.connect(d.gateway).settleBatch([d.receipts[0]!, d.receipts[0]!], [d.signatures[0]!, d.signatures[0]!]),
       )
         .to.be.revertedWithCustomError(d.escrow, "JobNotInStatus")
         .withArgs(d.ids[0], JobStatus.Settled, JobStatus.Open);

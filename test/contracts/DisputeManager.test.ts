@@ -137,9 +137,10 @@ describe("DisputeManager", function () {
     it("accepts a dispute at the last second of the 60 s window", async function () {
       const d = await loadFixture(deployWithSettledJob);
       await time.setNextBlockTimestamp(d.settlement.finalTokenAt + PARAMS.disputeWindow);
-      await expect(
-        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH),
-      ).to.emit(d.disputeManager, "DisputeOpened");
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH)).to.emit(
+        d.disputeManager,
+        "DisputeOpened",
+      );
     });
 
     it("reverts with DisputeWindowExpired more than 60 s after the final token", async function () {
@@ -153,9 +154,7 @@ describe("DisputeManager", function () {
 
     it("reverts with HashesMatch when the client received exactly the proven output", async function () {
       const d = await loadFixture(deployWithSettledJob);
-      await expect(
-        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, d.settlement.outputHash),
-      )
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, d.settlement.outputHash))
         .to.be.revertedWithCustomError(d.disputeManager, "HashesMatch")
         .withArgs(OPEN_JOB_ID, d.settlement.outputHash);
     });
@@ -208,9 +207,10 @@ describe("DisputeManager", function () {
     it("still opens while the escrow is paused", async function () {
       const d = await loadFixture(deployWithSettledJob);
       await d.escrow.connect(d.admin).pause();
-      await expect(
-        d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH),
-      ).to.emit(d.disputeManager, "DisputeOpened");
+      await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH)).to.emit(
+        d.disputeManager,
+        "DisputeOpened",
+      );
     });
 
     it("reverts with AccessControlUnauthorizedAccount for a caller without GATEWAY_ROLE", async function () {

@@ -76,7 +76,11 @@ describe("ModelCatalog", function () {
       expect(model.index).to.equal(2n);
       expect(model.tier).to.equal(BigInt(Tier.Lite));
       expect(model.retired).to.equal(false);
-      expect([model.creditsPerRequest, model.creditsPer1kTokens, model.contextWindow]).to.deep.equal([2n, 1n, 128_000n]);
+      expect([model.creditsPerRequest, model.creditsPer1kTokens, model.contextWindow]).to.deep.equal([
+        2n,
+        1n,
+        128_000n,
+      ]);
       expect([model.parameters, model.ownedBy]).to.deep.equal(["3B", "meta"]);
       expect(model.createdAt).to.be.greaterThan(0n);
     });
@@ -128,6 +132,17 @@ describe("ModelCatalog", function () {
       });
     }
 
+    it("reverts with CatalogFull once the 65,535 compact indexes are used", async function () {
+      const { modelCatalog, admin } = await loadFixture(deployContracts);
+      // Adding 65,535 models takes minutes; write the length of the private `_keyAt` array instead
+      // (storage slot 3: AccessControl's `_roles`, then `_pricing`, `_labels`, `_keyAt`).
+      await networkHelpers.setStorageAt(await modelCatalog.getAddress(), 3, 65_535);
+      expect(await modelCatalog.modelCount()).to.equal(65_535n);
+      await expect(
+        modelCatalog.connect(admin).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)),
+      ).to.be.revertedWithCustomError(modelCatalog, "CatalogFull");
+    });
+
     it("reverts with AccessControlUnauthorizedAccount for a caller without GOVERNANCE_ROLE", async function () {
       const { modelCatalog, outsider } = await loadFixture(deployContracts);
       await expect(modelCatalog.connect(outsider).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)))
@@ -137,7 +152,15 @@ describe("ModelCatalog", function () {
   });
 
   describe("updateModel", function () {
-    const repriced = { ...modelParams(MODEL_MAX), tier: Tier.Pro, creditsPerRequest: 18, creditsPer1kTokens: 9, contextWindow: 64_000, parameters: "70B-q", ownedBy: "meta-ai" };
+    const repriced = {
+      ...modelParams(MODEL_MAX),
+      tier: Tier.Pro,
+      creditsPerRequest: 18,
+      creditsPer1kTokens: 9,
+      contextWindow: 64_000,
+      parameters: "70B-q",
+      ownedBy: "meta-ai",
+    };
 
     it("changes tier, prices, window and labels and emits ModelUpdated", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
@@ -251,12 +274,16 @@ describe("ModelCatalog", function () {
 
     it("pricingAt reverts with ModelUnknown for index 0", async function () {
       const { modelCatalog } = await loadFixture(withModels);
-      await expect(modelCatalog.pricingAt(0)).to.be.revertedWithCustomError(modelCatalog, "ModelUnknown").withArgs(ZeroHash);
+      await expect(modelCatalog.pricingAt(0))
+        .to.be.revertedWithCustomError(modelCatalog, "ModelUnknown")
+        .withArgs(ZeroHash);
     });
 
     it("pricingAt reverts with ModelUnknown past the last index", async function () {
       const { modelCatalog } = await loadFixture(withModels);
-      await expect(modelCatalog.pricingAt(3)).to.be.revertedWithCustomError(modelCatalog, "ModelUnknown").withArgs(ZeroHash);
+      await expect(modelCatalog.pricingAt(3))
+        .to.be.revertedWithCustomError(modelCatalog, "ModelUnknown")
+        .withArgs(ZeroHash);
     });
 
     it("getModel reverts with ModelUnknown for an unknown key", async function () {

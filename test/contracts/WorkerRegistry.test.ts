@@ -116,9 +116,12 @@ describe("WorkerRegistry", function () {
 
     it("pulls the stake into the registry", async function () {
       const { workerRegistry, stakeToken, stranger } = await loadFixture(withCandidate);
-      await expect(
-        workerRegistry.connect(stranger).register(ENDPOINT, [MAX_KEY], 1_500n * SVC),
-      ).to.changeTokenBalances(ethers, stakeToken, [stranger, workerRegistry], [-1_500n * SVC, 1_500n * SVC]);
+      await expect(workerRegistry.connect(stranger).register(ENDPOINT, [MAX_KEY], 1_500n * SVC)).to.changeTokenBalances(
+        ethers,
+        stakeToken,
+        [stranger, workerRegistry],
+        [-1_500n * SVC, 1_500n * SVC],
+      );
     });
 
     it("stores the worker record", async function () {
@@ -200,10 +203,9 @@ describe("WorkerRegistry", function () {
 
     it("reverts with ModelListInvalid for an empty model list", async function () {
       const { workerRegistry, stranger } = await loadFixture(withCandidate);
-      await expect(workerRegistry.connect(stranger).register(ENDPOINT, [], PARAMS.minStake)).to.be.revertedWithCustomError(
-        workerRegistry,
-        "ModelListInvalid",
-      );
+      await expect(
+        workerRegistry.connect(stranger).register(ENDPOINT, [], PARAMS.minStake),
+      ).to.be.revertedWithCustomError(workerRegistry, "ModelListInvalid");
     });
 
     it("reverts with ModelListInvalid for a model listed twice", async function () {
@@ -216,10 +218,9 @@ describe("WorkerRegistry", function () {
     it("reverts with ModelListInvalid for more than 32 models", async function () {
       const { workerRegistry, stranger } = await loadFixture(withCandidate);
       const keys = Array.from({ length: 33 }, (_, i) => modelKey(`m-${i}`));
-      await expect(workerRegistry.connect(stranger).register(ENDPOINT, keys, PARAMS.minStake)).to.be.revertedWithCustomError(
-        workerRegistry,
-        "ModelListInvalid",
-      );
+      await expect(
+        workerRegistry.connect(stranger).register(ENDPOINT, keys, PARAMS.minStake),
+      ).to.be.revertedWithCustomError(workerRegistry, "ModelListInvalid");
     });
   });
 
@@ -407,9 +408,9 @@ describe("WorkerRegistry", function () {
     it("takes 50% of the stake, emits WorkerSlashed with the reason and returns the amount", async function () {
       const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
       const half = PARAMS.minStake / 2n;
-      expect(await workerRegistry.connect(admin).slash.staticCall(stranger.address, OPEN_JOB_ID, FRAUD_REASON)).to.equal(
-        half,
-      );
+      expect(
+        await workerRegistry.connect(admin).slash.staticCall(stranger.address, OPEN_JOB_ID, FRAUD_REASON),
+      ).to.equal(half);
       await expect(workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON))
         .to.emit(workerRegistry, "WorkerSlashed")
         .withArgs(stranger.address, OPEN_JOB_ID, half, PARAMS.minStake - half, FRAUD_REASON);

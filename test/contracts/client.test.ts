@@ -62,7 +62,11 @@ const { loadFixture, time } = networkHelpers;
 
 const MAX_PRICES = { creditsPerRequest: MODEL_MAX.creditsPerRequest, creditsPer1kTokens: MODEL_MAX.creditsPer1kTokens };
 
-async function clientReceipt(d: WithOpenJob, completionTokens: number, text = "hello from the worker"): Promise<Receipt> {
+async function clientReceipt(
+  d: WithOpenJob,
+  completionTokens: number,
+  text = "hello from the worker",
+): Promise<Receipt> {
   return {
     jobId: OPEN_JOB_ID as Hex,
     outputHash: outputHashOf(text),

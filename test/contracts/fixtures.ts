@@ -26,7 +26,15 @@ export const SVC = 10n ** 18n;
 /** Tier enum order in contracts/types/Tier.sol. */
 export const Tier = { Lite: 0, Standard: 1, Pro: 2, Max: 3 } as const;
 /** JobStatus enum order in contracts/types/JobStatus.sol. */
-export const JobStatus = { None: 0, Open: 1, Settled: 2, Failed: 3, Refunded: 4, Disputed: 5, DisputeUpheld: 6 } as const;
+export const JobStatus = {
+  None: 0,
+  Open: 1,
+  Settled: 2,
+  Failed: 3,
+  Refunded: 4,
+  Disputed: 5,
+  DisputeUpheld: 6,
+} as const;
 /** IApiKeyRegistry.KeyStatus. */
 export const KeyStatus = { None: 0, Active: 1, Revoked: 2, Suspended: 3 } as const;
 /** IWorkerRegistry.WorkerStatus. */
@@ -249,12 +257,19 @@ export async function deployContracts(connection: NetworkConnection) {
 export type Deployed = Awaited<ReturnType<typeof deployContracts>>;
 
 /** Registers `worker` with the minimum stake (minted first) hosting `models`. */
-export async function registerWorker(d: Deployed, worker: HardhatEthersSigner, models: ModelSpec[], stake = PARAMS.minStake) {
+export async function registerWorker(
+  d: Deployed,
+  worker: HardhatEthersSigner,
+  models: ModelSpec[],
+  stake = PARAMS.minStake,
+) {
   await d.stakeToken.connect(d.admin).mint(worker.address, stake);
   await d.stakeToken.connect(worker).approve(await d.workerRegistry.getAddress(), stake);
-  await d.workerRegistry
-    .connect(worker)
-    .register(`https://worker-${worker.address.slice(2, 8).toLowerCase()}.example`, models.map((m) => modelKey(m.id)), stake);
+  await d.workerRegistry.connect(worker).register(
+    `https://worker-${worker.address.slice(2, 8).toLowerCase()}.example`,
+    models.map((m) => modelKey(m.id)),
+    stake,
+  );
 }
 
 /** Mints `amount` stablecoin to `wallet` and deposits it into the escrow. */
@@ -291,7 +306,11 @@ export type Protocol = Awaited<ReturnType<typeof deployProtocol>>;
 /** The job every "open job" test starts from: max model, 1,000 max tokens -> 50 credits locked. */
 export const OPEN_JOB_ID = jobId(1);
 export const OPEN_JOB_MAX_TOKENS = 1_000;
-export const OPEN_JOB_LOCKED = expectedPrice(MODEL_MAX.creditsPerRequest, MODEL_MAX.creditsPer1kTokens, OPEN_JOB_MAX_TOKENS);
+export const OPEN_JOB_LOCKED = expectedPrice(
+  MODEL_MAX.creditsPerRequest,
+  MODEL_MAX.creditsPer1kTokens,
+  OPEN_JOB_MAX_TOKENS,
+);
 
 export async function deployWithOpenJob(connection: NetworkConnection) {
   const d = await deployProtocol(connection);
