@@ -36,7 +36,10 @@ function bytes32Of(jobId: string): Hex {
 /** Holds the request open without a byte of answer until the gateway gives up (fault `never_answer`). */
 function neverAnswer(context: WorkerContext, record: JobRecord, res: Response): Promise<void> {
   return new Promise((resolve) => {
+    let finished = false;
     const finish = () => {
+      if (finished) return;
+      finished = true;
       context.registry.release(record);
       if (!res.destroyed) res.destroy();
       resolve();
