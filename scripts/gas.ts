@@ -1,0 +1,212 @@
+// Gas used by the escrow's hot paths, as one JSON object (`npm run gas`). Targets (docs/DESIGN.md):
+// openJob <= 60k, single settlement <= 90k, batched settlement <= 30k per job. Reported, not asserted.
+// Measured on Hardhat's in-process chain in steady state: the wallet, worker and treasury already hold
+// balances, so no figure includes a first-time zero-to-nonzero balance write that real traffic rarely pays.
+import { network } from "hardhat";
+import type { ContractTransactionResponse, Signer } from "ethers";
+import {
+  keyHashOf,
+  modelKeyOf,
+  outputHashOf,
+  receiptTypes,
+  RECEIPT_DOMAIN_NAME,
+  RECEIPT_DOMAIN_VERSION,
+} from "../contracts/client/index.js";
+
+const BATCH_SIZE = 10;
+const USDG = 10n ** 6n;
+const SVC = 10n ** 18n;
+const MODEL_ID = "llama-3.3-70b-instruct";
+const MAX_TIER = 3;
+const MAX_TOKENS = 1024;
+const COMPLETION_TOKENS = 600;
+const JOB_TIMEOUT = 120n;
+const DISPUTE_WINDOW = 60n;
+const ARBITRATION_WINDOW = 86_400n;
+const UNBONDING_DELAY = 259_200n;
+const MIN_STAKE = 1_000n * SVC;
+const SLASH_BPS = 5_000;
+const FEE_BPS = 1_000;
+
+const { ethers, networkHelpers } = await network.create();
+const signers = await ethers.getSigners();
+const [admin, gateway, arbiter, treasury, worker, wallet, permitWallet] = [0, 1, 2, 3, 4, 12, 13].map(
+  (i) => signers[i]!,
+);
+
+async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<number> {
+  const receipt = await (await tx).wait();
+  if (!receipt) throw new Error("no receipt");
+  return Number(receipt.gasUsed);
+}
+
+// Deploy and wire as scripts/deploy/deployContracts.ts does.
+const stablecoin = await ethers.deployContract("Stablecoin", [admin.address]);
+const stakeToken = await ethers.deployContract("StakeToken", [admin.address]);
+const keys = await ethers.deployContract("ApiKeyRegistry", [admin.address, arbiter.address]);
+const catalog = await ethers.deployContract("ModelCatalog", [admin.address, admin.address]);
+const workers = await ethers.deployContract("WorkerRegistry", [
+  admin.address,
+  await stakeToken.getAddress(),
+  await catalog.getAddress(),
+  treasury.address,
+  MIN_STAKE,
+  SLASH_BPS,
+  UNBONDING_DELAY,
+  DISPUTE_WINDOW,
+  ARBITRATION_WINDOW,
+]);
+const escrow = await ethers.deployContract("CreditEscrow", [
+  admin.address,
+  await stablecoin.getAddress(),
+  await keys.getAddress(),
+  await catalog.getAddress(),
+  await workers.getAddress(),
+  treasury.address,
+  FEE_BPS,
+  JOB_TIMEOUT,
+  DISPUTE_WINDOW,
+]);
+const disputes = await ethers.deployContract("DisputeManager", [
+  admin.address,
+  await escrow.getAddress(),
+  await workers.getAddress(),
+  ARBITRATION_WINDOW,
+]);
+const escrowAddress = await escrow.getAddress();
+await escrow.grantRole(await escrow.GATEWAY_ROLE(), gateway.address);
+await escrow.grantRole(await escrow.DISPUTE_ROLE(), await disputes.getAddress());
+await workers.grantRole(await workers.SLASHER_ROLE(), await disputes.getAddress());
+await disputes.grantRole(await disputes.GATEWAY_ROLE(), gateway.address);
+await disputes.grantRole(await disputes.ARBITER_ROLE(), arbiter.address);
+await catalog.addModel(MODEL_ID, {
+  tier: MAX_TIER,
+  creditsPerRequest: 40,
+  creditsPer1kTokens: 20,
+  contextWindow: 128_000,
+  parameters: "70B",
+  ownedBy: "meta",
+});
+const modelKey = modelKeyOf(MODEL_ID);
+
+// Worker with stake, wallet with stablecoin, reserve funded.
+await stakeToken.mint(worker.address, MIN_STAKE);
+await stakeToken.connect(worker).approve(await workers.getAddress(), MIN_STAKE);
+await workers.connect(worker).register("http://127.0.0.1:9000", [modelKey], MIN_STAKE);
+await stablecoin.mint(wallet.address, 1_000n * USDG);
+await stablecoin.mint(permitWallet.address, 10n * USDG);
+await stablecoin.mint(admin.address, 100n * USDG);
+await stablecoin.connect(wallet).approve(escrowAddress, ethers.MaxUint256);
+await stablecoin.approve(escrowAddress, ethers.MaxUint256);
+await escrow.fundReserve(100n * USDG);
+
+const gas: Record<string, number> = {};
+gas.depositFirst = await gasOf(escrow.connect(wallet).deposit(10n * USDG));
+gas.deposit = await gasOf(escrow.connect(wallet).deposit(500n * USDG));
+
+// EIP-2612 permit signed off chain, deposit in one transaction.
+const permitAmount = 5n * USDG;
+const permitDeadline = BigInt((await ethers.provider.getBlock("latest"))!.timestamp) + 3600n;
+const { chainId } = await ethers.provider.getNetwork();
+const permitSig = ethers.Signature.from(
+  await permitWallet.signTypedData(
+    { name: await stablecoin.name(), version: "1", chainId, verifyingContract: await stablecoin.getAddress() },
+    {
+      Permit: [
+        { name: "owner", type: "address" },
+        { name: "spender", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    {
+      owner: permitWallet.address,
+      spender: escrowAddress,
+      value: permitAmount,
+      nonce: await stablecoin.nonces(permitWallet.address),
+      deadline: permitDeadline,
+    },
+  ),
+);
+gas.depositWithPermit = await gasOf(
+  escrow.connect(permitWallet).depositWithPermit(permitAmount, permitDeadline, permitSig.v, permitSig.r, permitSig.s),
+);
+
+const apiKey = "svc_live_GasScriptGasScriptGasScriptGa";
+const keyHash = keyHashOf(apiKey);
+gas.registerKey = await gasOf(keys.connect(wallet).registerKey(keyHash));
+
+let jobCounter = 0n;
+const nextJobId = () => ethers.toBeHex(++jobCounter + 0x0193_0000_0000_0000_0000_0000_0000_0000n, 32);
+const openJob = (jobId: string) => escrow.connect(gateway).openJob(jobId, keyHash, modelKey, MAX_TOKENS);
+
+const domain = {
+  name: RECEIPT_DOMAIN_NAME,
+  version: RECEIPT_DOMAIN_VERSION,
+  chainId,
+  verifyingContract: escrowAddress,
+};
+const types = { Receipt: [...receiptTypes.Receipt] };
+async function signedReceipt(jobId: string, signer: Signer, text = `output of ${jobId}`) {
+  const now = BigInt((await ethers.provider.getBlock("latest"))!.timestamp);
+  const receipt = {
+    jobId,
+    outputHash: outputHashOf(text),
+    promptTokens: 42,
+    completionTokens: COMPLETION_TOKENS,
+    finalTokenAt: now,
+  };
+  return { receipt, signature: await signer.signTypedData(domain, types, receipt) };
+}
+
+// Prime: one settled job, so worker and treasury hold stablecoin (steady state).
+const primeJob = nextJobId();
+await openJob(primeJob);
+const prime = await signedReceipt(primeJob, worker);
+await escrow.connect(gateway).settle(prime.receipt, prime.signature);
+
+const singleJob = nextJobId();
+gas.openJob = await gasOf(openJob(singleJob));
+const single = await signedReceipt(singleJob, worker);
+gas.settle = await gasOf(escrow.connect(gateway).settle(single.receipt, single.signature));
+
+const batchIds = Array.from({ length: BATCH_SIZE }, nextJobId);
+for (const jobId of batchIds) await openJob(jobId);
+const batch = await Promise.all(batchIds.map((jobId) => signedReceipt(jobId, worker)));
+const batchGas = await gasOf(
+  escrow.connect(gateway).settleBatch(
+    batch.map((b) => b.receipt),
+    batch.map((b) => b.signature),
+  ),
+);
+gas.settleBatch10 = batchGas;
+gas.settleBatchPerJob = Math.round(batchGas / BATCH_SIZE);
+
+const refundJob = nextJobId();
+await openJob(refundJob);
+await networkHelpers.time.increase(JOB_TIMEOUT + 1n);
+gas.refund = await gasOf(escrow.connect(admin).refund(refundJob));
+
+const disputedJob = nextJobId();
+await openJob(disputedJob);
+const disputed = await signedReceipt(disputedJob, worker, "what the worker claims");
+const settledTx = await (await escrow.connect(gateway).settle(disputed.receipt, disputed.signature)).wait();
+const settledEvent = escrow.interface.parseLog(
+  settledTx!.logs.find(
+    (log) => log.address === escrowAddress && escrow.interface.parseLog(log)?.name === "JobSettled",
+  )!,
+)!;
+const settlement = {
+  wallet: settledEvent.args.wallet as string,
+  worker: settledEvent.args.worker as string,
+  outputHash: settledEvent.args.outputHash as string,
+  creditsCharged: settledEvent.args.creditsCharged as bigint,
+  finalTokenAt: settledEvent.args.finalTokenAt as bigint,
+};
+gas.openDispute = await gasOf(
+  disputes.connect(gateway).openDispute(disputedJob, settlement, outputHashOf("what the client received")),
+);
+gas.resolveDispute = await gasOf(disputes.connect(arbiter).resolveDispute(disputedJob, true));
+
+console.log(JSON.stringify(gas));
