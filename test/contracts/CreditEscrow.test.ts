@@ -733,7 +733,7 @@ describe("CreditEscrow", function () {
         );
     });
 
-    it("prices the job with the catalog prices current at settlement (per the model index)", async function () {
+    it("pays whichever eligible worker signed the receipt (here worker2, also hosting the model)", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = await receiptFor(d, 100);
       await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt)))
