@@ -34,10 +34,13 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
   const testClient = createTestClient({ chain: hardhat, mode: "hardhat", transport: http(rpcUrl) });
   const roles = localAccounts();
   const c = deployment.contracts;
+  /** Wall-clock time each transaction was mined (Hardhat automines inside eth_sendTransaction). */
+  const minedAt = new Map<string, number>();
 
   async function send(account: LocalAccount, address: Address, abi: Abi, functionName: string, args: unknown[]) {
     const wallet = createWalletClient({ chain: hardhat, transport: http(rpcUrl), account });
     const hash = await (wallet.writeContract as (p: unknown) => Promise<Hex>)({ address, abi, functionName, args });
+    minedAt.set(hash.toLowerCase(), Date.now());
     const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 20 });
     if (receipt.status !== "success") throw new Error(`${functionName} reverted (${hash})`);
     return receipt;
@@ -46,6 +49,7 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
   const actions = {
     publicClient,
     roles,
+    minedAt,
     /** A test wallet (HD index ≥ 13, past the roles of docs/DESIGN.md) with gas money. */
     async wallet(index: number): Promise<LocalAccount> {
       const account = localAccount(index);

@@ -6,23 +6,45 @@ import { createPool } from "../../../api/db/createPool.js";
 import { migrate } from "../../../api/db/migrate.js";
 import { deployContracts } from "../../../scripts/deploy/deployContracts.js";
 import { repoRoot } from "../../../scripts/stack/repoRoot.js";
-import { startChain, type RunningChain } from "../../../scripts/stack/startChain.js";
+import { startChain } from "../../../scripts/stack/startChain.js";
 import { startIndexer, type RunningIndexer } from "../../../scripts/stack/startIndexer.js";
 import { startPostgres, type RunningPostgres } from "../../../scripts/stack/startPostgres.js";
 import { waitForIndexedBlock } from "../../../scripts/stack/waitForIndexedBlock.js";
 import { CHAIN_PORT, INDEXER_PORT, POSTGRES_PORT } from "./ports.js";
 
-export interface WebhookStack {
-  chain: RunningChain;
-  postgres: RunningPostgres;
-  deployment: Deployment;
+/** What the test files get from the global setup (serialisable). */
+export interface WebhookStackInfo {
+  rpcUrl: string;
+  databaseUrl: string;
   indexerUrl: string;
+  deploymentsFile: string;
   stateDir: string;
-  /** A gateway schema of its own (migrations applied), so each test starts from an empty webhook state. */
-  freshGatewaySchema(name: string): Promise<{ schema: string; pool: pg.Pool }>;
-  indexed(blockNumber: bigint): Promise<void>;
+}
+
+export interface WebhookStack extends WebhookStackInfo {
   stop(): Promise<void>;
 }
+
+/**
+ * A gateway schema of its own for one test (dropped first, migrations applied), so each test starts from an
+ * empty webhook state while sharing the chain, the database server and the indexer.
+ */
+export async function freshGatewaySchema(databaseUrl: string, name: string): Promise<{ schema: string; pool: pg.Pool }> {
+  const schema = `webhooks_${name}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+  const pool = createPool(databaseUrl, schema);
+  await migrate(pool, schema);
+  return { schema, pool };
+}
+
+export function loadStackDeployment(info: WebhookStackInfo): Deployment {
+  return loadDeployment(info.deploymentsFile);
+}
+
+export const indexed = (info: WebhookStackInfo, blockNumber: bigint) => waitForIndexedBlock(info.indexerUrl, blockNumber);
 
 /** Real components: Hardhat node, contracts deployed, embedded PostgreSQL, the Ponder indexer. */
 export async function startWebhookStack(): Promise<WebhookStack> {
@@ -32,12 +54,10 @@ export async function startWebhookStack(): Promise<WebhookStack> {
   const chain = await startChain({ port: CHAIN_PORT, logFile });
   let postgres: RunningPostgres | undefined;
   let indexer: RunningIndexer | undefined;
-  const pools: pg.Pool[] = [];
   try {
     postgres = await startPostgres({ stateDir, port: POSTGRES_PORT });
     const deploymentsFile = path.join(stateDir, "deployments.json");
     await deployContracts({ rpcUrl: chain.rpcUrl, outFile: deploymentsFile });
-    const deployment = loadDeployment(deploymentsFile);
     indexer = await startIndexer({
       databaseUrl: postgres.databaseUrl,
       databaseSchema: "indexer_webhooks",
@@ -50,25 +70,12 @@ export async function startWebhookStack(): Promise<WebhookStack> {
     const { indexerUrl } = indexer;
     const databaseUrl = postgres.databaseUrl;
     return {
-      chain,
-      postgres,
-      deployment,
+      rpcUrl: chain.rpcUrl,
+      databaseUrl,
       indexerUrl,
+      deploymentsFile,
       stateDir,
-      async freshGatewaySchema(name) {
-        const schema = `webhooks_${name}`;
-        const admin = new pg.Client({ connectionString: databaseUrl });
-        await admin.connect();
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await admin.end();
-        const pool = createPool(databaseUrl, schema);
-        pools.push(pool);
-        await migrate(pool, schema);
-        return { schema, pool };
-      },
-      indexed: (blockNumber) => waitForIndexedBlock(indexerUrl, blockNumber),
       async stop() {
-        await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
         await indexer?.stop();
         await postgres?.stop();
         await chain.stop();
