@@ -59,15 +59,16 @@ async function main(): Promise<void> {
 
   const stateDir = path.resolve(repoRoot, env.STACK_STATE_DIR);
   const started = Date.now();
-  let stack: LocalStack | undefined;
+  // Set once the start has finished; the signal handler may run before that.
+  const running: { stack?: LocalStack } = {};
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping the stack…`);
     // Mid-start there is no handle yet: the start finishes its current step, then stops (see below).
-    if (!stack) return;
-    await stack.stop();
+    if (!running.stack) return;
+    await running.stack.stop();
     console.log("stopped.");
     process.exit(0);
   };
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
   process.on("SIGHUP", () => void shutdown("SIGHUP"));
 
   console.log(`Starting the local stack (state in ${path.relative(repoRoot, stateDir) || "."}, logs in its logs/)…`);
-  stack = await startLocalStack({
+  const stack = await startLocalStack({
     stateDir,
     ports: stackPorts(env.STACK_PORT_BASE, overrides),
     workerCount: env.STACK_WORKERS,
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     echo: truthy(env.STACK_ECHO),
     onProgress: (message) => console.log(`  · ${message}`),
   });
+  running.stack = stack;
   if (stopping) {
     await stack.stop();
     console.log("stopped.");

@@ -1,0 +1,124 @@
+import { createHash } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { expectErrorBody, rawRequest, waitForJobStatus, type Job } from "../support/api.js";
+import { contracts, disputeManagerAbi, publicClient } from "../support/chain.js";
+import { createClientWallet, type ClientWallet } from "../support/wallets.js";
+import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+
+const HONEST_MODEL = "llama-3.2-3b-instruct";
+
+function sha256Of(text: string): string {
+  return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
+}
+
+type DisputeAnswer = {
+  job_id: string;
+  dispute_opened: boolean;
+  your_hash: string;
+  worker_hash: string;
+  dispute_tx?: string;
+  arbitration_window_hours?: number;
+};
+
+describe("POST /v1/jobs/{job_id}/dispute", () => {
+  let client: ClientWallet;
+  let cheatingModel: string;
+
+  beforeAll(async () => {
+    client = await createClientWallet({ usdg: 5n });
+    cheatingModel = uniqueModelId("wrong-hash");
+    await addCatalogModel(cheatingModel, { tier: "lite" });
+    await startExtraWorker({ models: [cheatingModel], fault: "wrong_hash" }, client.apiKey);
+  });
+
+  /** A settled job of `model` and the text the client received. */
+  async function settledJob(model: string): Promise<{ job: Job; text: string }> {
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: { model, messages: [{ role: "user", content: "Is this what you sent?" }] },
+    });
+    expect(response.status, response.body).toBe(200);
+    const text = response.json<{ choices: { message: { content: string } }[] }>().choices[0]!.message.content;
+    const job = await waitForJobStatus(client.apiKey, String(response.headers["x-service-job-id"]), "settled");
+    return { job, text };
+  }
+
+  function dispute(jobId: string, receivedOutputHash: string) {
+    return rawRequest("POST", `/v1/jobs/${jobId}/dispute`, {
+      apiKey: client.apiKey,
+      body: { received_output_hash: receivedOutputHash },
+    });
+  }
+
+  it("opens a dispute on chain when the worker's proof hash differs from what the client received", async () => {
+    const { job, text } = await settledJob(cheatingModel);
+    const answer = await dispute(job.id, sha256Of(text));
+
+    expect(answer.status, answer.body).toBe(200);
+    const body = answer.json<DisputeAnswer>();
+    expect(body.job_id).toBe(job.id);
+    expect(body.dispute_opened).toBe(true);
+    expect(body.your_hash).toBe(sha256Of(text));
+    expect(body.worker_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(body.worker_hash).not.toBe(body.your_hash);
+    expect(body.worker_hash).toBe(job.on_chain!.proof_hash);
+    expect(body.arbitration_window_hours).toBe(24);
+    expect(body.dispute_tx).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const receipt = await publicClient().waitForTransactionReceipt({ hash: body.dispute_tx as `0x${string}` });
+    const opened = await publicClient().getContractEvents({
+      address: contracts().disputeManager,
+      abi: disputeManagerAbi,
+      eventName: "DisputeOpened",
+      fromBlock: receipt.blockNumber,
+      toBlock: receipt.blockNumber,
+      args: { jobId: jobIdToBytes32(job.id) },
+    });
+    expect(opened).toHaveLength(1);
+    expect(opened[0]!.args.clientHash).toBe(`0x${body.your_hash.slice("sha256:".length)}`);
+    const block = await publicClient().getBlock({ blockNumber: receipt.blockNumber });
+    expect(opened[0]!.args.deadline! - block.timestamp).toBe(24n * 3600n);
+
+    await waitForJobStatus(client.apiKey, job.id, "disputed");
+  });
+
+  it("opens no dispute when the received hash matches the proof", async () => {
+    const { job, text } = await settledJob(HONEST_MODEL);
+    expect(job.on_chain!.proof_hash).toBe(sha256Of(text));
+    const answer = await dispute(job.id, sha256Of(text));
+
+    expect(answer.status, answer.body).toBe(200);
+    const body = answer.json<DisputeAnswer>();
+    expect(body.job_id).toBe(job.id);
+    expect(body.dispute_opened).toBe(false);
+    expect(body.dispute_tx ?? null).toBeNull();
+    const after = (await rawRequest("GET", `/v1/jobs/${job.id}`, { apiKey: client.apiKey })).json<Job>();
+    expect(after.status).toBe("settled");
+  });
+
+  it("error: invalid_request for a hash not of the form sha256:<hex>", async () => {
+    const { job } = await settledJob(HONEST_MODEL);
+    const answer = await dispute(job.id, "md5:abc");
+    expectErrorBody(answer, 400, "invalid_request", { param: "received_output_hash" });
+  });
+
+  it("error: 404 for a job of another key", async () => {
+    const { job, text } = await settledJob(HONEST_MODEL);
+    const other = await createClientWallet({ usdg: 0n });
+    const answer = await rawRequest("POST", `/v1/jobs/${job.id}/dispute`, {
+      apiKey: other.apiKey,
+      body: { received_output_hash: sha256Of(text) },
+    });
+    expect(answer.status, answer.body).toBe(404);
+  });
+
+  it("error: dispute_window_expired (422) more than 60 seconds after the final output token", async () => {
+    const { job, text } = await settledJob(cheatingModel);
+    // The window is measured from the final token (the receipt's finalTokenAt, ≤ completed_at).
+    const windowEnd = Date.parse(job.completed_at!) + 61_000;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, windowEnd - Date.now())));
+    const answer = await dispute(job.id, sha256Of(text));
+    expectErrorBody(answer, 422, "dispute_window_expired");
+  }, 120_000);
+});

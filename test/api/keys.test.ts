@@ -1,0 +1,78 @@
+import { describe, expect, it } from "vitest";
+import { apiKeyRegistryAbi, contracts, mined, operatorAccount, walletClient } from "../support/chain.js";
+import { chatBody, expectErrorBody, rawRequest } from "../support/api.js";
+import { waitUntil } from "../support/waitUntil.js";
+import { createClientWallet } from "../support/wallets.js";
+
+const MODEL = "llama-3.2-3b-instruct";
+
+describe("keys revoked or suspended on chain", () => {
+  it("error: invalid_api_key (401) on the very next request after the wallet revokes its key", async () => {
+    const client = await createClientWallet({ usdg: 1n });
+    const before = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
+    expect(before.status, before.body).toBe(200);
+
+    await mined(
+      await walletClient(client.account).writeContract({
+        address: contracts().apiKeyRegistry,
+        abi: apiKeyRegistryAbi,
+        functionName: "revokeKey",
+      }),
+    );
+
+    // No waiting for the index: revocation is instant for all later requests (spec, Authentication 7).
+    const completion = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: chatBody(MODEL),
+    });
+    expectErrorBody(completion, 401, "invalid_api_key", { param: null });
+    expect(completion.headers["x-service-job-id"]).toBeUndefined();
+    const account = await rawRequest("GET", "/v1/account", { apiKey: client.apiKey });
+    expectErrorBody(account, 401, "invalid_api_key", { param: null });
+  });
+
+  it("error: key_suspended (403) once an operator suspends the wallet", async () => {
+    const client = await createClientWallet({ usdg: 1n });
+    await mined(
+      await walletClient(operatorAccount).writeContract({
+        address: contracts().apiKeyRegistry,
+        abi: apiKeyRegistryAbi,
+        functionName: "suspend",
+        args: [client.wallet],
+      }),
+    );
+    let response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
+    await waitUntil("the suspension to reach the gateway", async () => {
+      response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
+      return response.status === 403;
+    });
+    expectErrorBody(response, 403, "key_suspended", { param: null });
+  });
+
+  it("a suspended key works again after the operator lifts the suspension", async () => {
+    const client = await createClientWallet({ usdg: 1n });
+    const registry = { address: contracts().apiKeyRegistry, abi: apiKeyRegistryAbi } as const;
+    await mined(
+      await walletClient(operatorAccount).writeContract({
+        ...registry,
+        functionName: "suspend",
+        args: [client.wallet],
+      }),
+    );
+    await waitUntil("suspended", async () => {
+      return (await rawRequest("GET", "/v1/account", { apiKey: client.apiKey })).status === 403;
+    });
+    await mined(
+      await walletClient(operatorAccount).writeContract({
+        ...registry,
+        functionName: "unsuspend",
+        args: [client.wallet],
+      }),
+    );
+    await waitUntil("reinstated", async () => {
+      return (await rawRequest("GET", "/v1/account", { apiKey: client.apiKey })).status === 200;
+    });
+    const response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
+    expect(response.status, response.body).toBe(200);
+  });
+});

@@ -1,0 +1,71 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { chatBody, expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
+import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
+import { TEST_JOB_TIMEOUT_MS } from "../support/testStackOptions.js";
+import { createClientWallet, type ClientWallet } from "../support/wallets.js";
+import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+
+describe("job_timeout (504)", () => {
+  let client: ClientWallet;
+  let modelId: string;
+
+  beforeAll(async () => {
+    client = await createClientWallet({ usdg: 1n });
+    modelId = uniqueModelId("never-answer");
+    await addCatalogModel(modelId, { tier: "standard" });
+    await startExtraWorker({ models: [modelId], fault: "never_answer" }, client.apiKey);
+  });
+
+  it("error: a job no worker completes in time is refunded and answered with job_id, credits_refunded, refund_tx", async () => {
+    const before = await accountOf(client.wallet);
+    const started = Date.now();
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: chatBody(modelId, { max_tokens: 100 }),
+    });
+    const elapsed = Date.now() - started;
+
+    const error = expectErrorBody(response, 504, "job_timeout", { type: "timeout_error" });
+    expect(elapsed).toBeGreaterThanOrEqual(TEST_JOB_TIMEOUT_MS - 500);
+    const jobId = error.details?.job_id as string;
+    expect(jobId).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(response.headers["x-service-job-id"]).toBe(jobId);
+    // Standard tier, 100 tokens: the escrow was the per-request price, 8 credits.
+    expect(error.details?.credits_refunded).toBe(8);
+    const refundTx = error.details?.refund_tx as `0x${string}`;
+    expect(refundTx).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const receipt = await publicClient().waitForTransactionReceipt({ hash: refundTx });
+    expect(receipt.status).toBe("success");
+    const [failed, refunded] = await Promise.all(
+      (["JobFailed", "JobRefunded"] as const).map((eventName) =>
+        publicClient().getContractEvents({
+          address: contracts().creditEscrow,
+          abi: creditEscrowAbi,
+          eventName,
+          fromBlock: receipt.blockNumber,
+          toBlock: receipt.blockNumber,
+          args: { jobId: jobIdToBytes32(jobId) },
+        }),
+      ),
+    );
+    expect(failed!.length + refunded!.length).toBe(1);
+
+    const after = await accountOf(client.wallet);
+    expect(after.available).toBe(before.available);
+    expect(after.locked).toBe(0n);
+  });
+
+  it("shows the timed-out job as refunded", async () => {
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: chatBody(modelId, { max_tokens: 50 }),
+    });
+    expect(response.status).toBe(504);
+    const jobId = String(response.headers["x-service-job-id"]);
+    const job = await waitForJobStatus(client.apiKey, jobId, "refunded");
+    expect(job.credits_charged).toBe(0);
+    expect(job.on_chain).toBeUndefined();
+  });
+});
