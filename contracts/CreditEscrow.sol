@@ -59,15 +59,16 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     /// @inheritdoc ICreditEscrow
     uint64 public immutable disputeWindow;
 
-    /// @dev Treasury and fee share one word: settlement reads both with one SLOAD.
-    struct FeeConfig {
+    /// @dev Treasury, fee and the pause flag share one word: settlement reads all three with one SLOAD.
+    struct Config {
         address treasury;
         uint16 feeBps;
+        bool paused;
     }
 
     mapping(address wallet => Account) private _accounts;
     mapping(bytes32 jobId => uint256 record) private _jobs;
-    FeeConfig private _feeConfig;
+    Config private _config;
     uint256 private _reserve;
 
     /// @dev The facts of one settlement while it is booked.
@@ -119,7 +120,7 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         workerRegistry = workerRegistry_;
         jobTimeout = jobTimeout_;
         disputeWindow = disputeWindow_;
-        _feeConfig = FeeConfig({treasury: treasury_, feeBps: feeBps_});
+        _config = Config({treasury: treasury_, feeBps: feeBps_, paused: false});
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
@@ -185,26 +186,20 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @inheritdoc ICreditEscrow
-    function settle(Receipt calldata receipt, bytes calldata signature)
-        external
-        onlyRole(GATEWAY_ROLE)
-        whenNotPaused
-    {
-        FeeConfig memory config = _feeConfig;
+    function settle(Receipt calldata receipt, bytes calldata signature) external onlyRole(GATEWAY_ROLE) {
+        Config memory config = _config;
+        if (config.paused) revert EnforcedPause();
         Payout memory payout = _settle(receipt, signature, config.feeBps);
         if (payout.workerAmount != 0) stablecoin.safeTransfer(payout.worker, payout.workerAmount);
         if (payout.feeAmount != 0) stablecoin.safeTransfer(config.treasury, payout.feeAmount);
     }
 
     /// @inheritdoc ICreditEscrow
-    function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures)
-        external
-        onlyRole(GATEWAY_ROLE)
-        whenNotPaused
-    {
+    function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures) external onlyRole(GATEWAY_ROLE) {
+        Config memory config = _config;
+        if (config.paused) revert EnforcedPause();
         uint256 count = receipts.length;
         if (count == 0 || count != signatures.length) revert BatchInvalid();
-        FeeConfig memory config = _feeConfig;
 
         // Per-worker totals; batches are small, so a linear scan beats a storage-backed map.
         address[] memory workers = new address[](count);
@@ -288,14 +283,14 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     /// @inheritdoc ICreditEscrow
     function setTreasury(address treasury_) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (treasury_ == address(0)) revert ZeroAddress();
-        _feeConfig.treasury = treasury_;
+        _config.treasury = treasury_;
         emit TreasuryUpdated(treasury_);
     }
 
     /// @inheritdoc ICreditEscrow
     function setProtocolFee(uint16 feeBps_) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (feeBps_ > MAX_FEE_BPS) revert FeeTooHigh(feeBps_, MAX_FEE_BPS);
-        _feeConfig.feeBps = feeBps_;
+        _config.feeBps = feeBps_;
         emit ProtocolFeeUpdated(feeBps_);
     }
 
@@ -310,6 +305,12 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     // ---------------------------------------------------------------- views
+
+    /// @inheritdoc Pausable
+    /// @dev The flag lives in `_config` (next to treasury and fee), not in Pausable's own slot.
+    function paused() public view override returns (bool) {
+        return _config.paused;
+    }
 
     /// @inheritdoc ICreditEscrow
     function accountOf(address wallet) external view returns (Account memory) {
@@ -355,12 +356,12 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @notice Where the protocol fee goes.
     function treasury() external view returns (address) {
-        return _feeConfig.treasury;
+        return _config.treasury;
     }
 
     /// @notice The protocol fee, basis points of each charge.
     function feeBps() external view returns (uint16) {
-        return _feeConfig.feeBps;
+        return _config.feeBps;
     }
 
     /// @notice The EIP-712 domain separator receipts are signed under.
@@ -369,6 +370,18 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     // ---------------------------------------------------------------- internals
+
+    /// @dev Pausable's hook, storing the flag in the packed config word.
+    function _pause() internal override whenNotPaused {
+        _config.paused = true;
+        emit Paused(_msgSender());
+    }
+
+    /// @dev Pausable's hook, storing the flag in the packed config word.
+    function _unpause() internal override whenPaused {
+        _config.paused = false;
+        emit Unpaused(_msgSender());
+    }
 
     function _deposit(address wallet, uint256 amount) private {
         if (amount < MIN_DEPOSIT) revert DepositTooSmall(amount, MIN_DEPOSIT);

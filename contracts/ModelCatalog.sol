@@ -35,8 +35,9 @@ contract ModelCatalog is IModelCatalog, AccessControl {
 
     mapping(bytes32 modelKey => PricingWord) private _pricing;
     mapping(bytes32 modelKey => Labels) private _labels;
-    /// @dev `_keyAt[i]` is the key of the model with index `i + 1`.
-    bytes32[] private _keyAt;
+    /// @dev Compact index (1-based) -> model key; a mapping, not an array, so `pricingAt` skips a length read.
+    mapping(uint16 index => bytes32 modelKey) private _keyAt;
+    uint16 private _count;
 
     /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
     /// @param governance Holder of `GOVERNANCE_ROLE`.
@@ -56,11 +57,15 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         modelKey = keccak256(bytes(modelId));
         if (_pricing[modelKey].index != 0) revert ModelAlreadyExists(modelKey, modelId);
         _requireValidParams(modelKey, params);
-        if (_keyAt.length >= MAX_MODELS) revert CatalogFull();
+        if (_count >= MAX_MODELS) revert CatalogFull();
 
-        _keyAt.push(modelKey);
-        // Bounded by MAX_MODELS just above, so the index fits a uint16.
-        uint16 index = uint16(_keyAt.length);
+        // Bounded by MAX_MODELS just above, so the increment cannot overflow.
+        uint16 index;
+        unchecked {
+            index = _count + 1;
+        }
+        _count = index;
+        _keyAt[index] = modelKey;
         _pricing[modelKey] = PricingWord({
             index: index,
             tier: params.tier,
@@ -116,11 +121,8 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         view
         returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens)
     {
-        if (index == 0 || index > _keyAt.length) revert ModelUnknown(bytes32(0));
-        // index >= 1 was checked just above.
-        unchecked {
-            modelKey = _keyAt[index - 1];
-        }
+        modelKey = _keyAt[index];
+        if (modelKey == bytes32(0)) revert ModelUnknown(bytes32(0));
         PricingWord memory word = _pricing[modelKey];
         return (modelKey, word.tier, word.creditsPerRequest, word.creditsPer1kTokens);
     }
@@ -146,7 +148,7 @@ contract ModelCatalog is IModelCatalog, AccessControl {
 
     /// @inheritdoc IModelCatalog
     function modelCount() external view returns (uint256) {
-        return _keyAt.length;
+        return _count;
     }
 
     /// @notice Whether `modelKey` is listed and not retired (never reverts).
