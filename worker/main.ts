@@ -40,12 +40,14 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   context.draining = true;
   logger.info({ signal, inflight: context.registry.inflight() }, "draining");
-  server.close();
+  // Keep listening while jobs finish: probes then see 503 draining and new jobs get worker_draining,
+  // which the gateway reads as "route elsewhere", rather than a refused connection.
   const deadline = Date.now() + SHUTDOWN_GRACE_MS;
   while (context.registry.inflight() > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   for (const record of context.registry.running()) record.controller.abort(new Error("the worker is shutting down"));
+  server.close();
   server.closeAllConnections();
   logger.info("stopped");
   process.exit(0);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
-import { authHeaders, jobPayload } from "./testing/jobClient.js";
+import { authHeaders, jobPayload, readJobLines } from "./testing/jobClient.js";
+import type { TimedLine } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
@@ -96,5 +97,33 @@ describe("POST /v1/jobs validation", () => {
     const response = await postJob(jobPayload({ model: "gemma-3-27b-it" }), authHeaders());
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: { code: "model_not_served" } });
+  });
+});
+
+// Last in this file: it stops the shared worker.
+describe("shutdown on SIGTERM", () => {
+  it("finishes the running job, answers 503 to probes and new jobs meanwhile, then exits 0", async () => {
+    const response = await postJob(jobPayload(), authHeaders());
+    if (!response.body) throw new Error("no body");
+    const lines = readJobLines(response.body);
+    const seen: TimedLine[] = [];
+    while (!seen.some(({ line }) => line.type === "token")) {
+      const next = await lines.next();
+      if (next.done) throw new Error("the stream ended early");
+      seen.push(next.value);
+    }
+
+    worker.terminate();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const readiness = await fetch(`${worker.url}/readyz`);
+    expect(readiness.status).toBe(503);
+    expect(await readiness.json()).toMatchObject({ ready: false, reason: "draining" });
+    const refused = await postJob(jobPayload(), authHeaders());
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: "worker_draining" } });
+
+    for (let next = await lines.next(); !next.done; next = await lines.next()) seen.push(next.value);
+    expect(seen.at(-1)?.line.type).toBe("done");
+    expect(await worker.exitCode).toBe(0);
   });
 });

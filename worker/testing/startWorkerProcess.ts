@@ -11,6 +11,9 @@ export const TEST_GATEWAY_TOKEN = "test-gateway-token-0123456789";
 export type WorkerProcess = {
   url: string;
   logs(): string;
+  /** Sends SIGTERM without waiting; `exitCode` resolves when the process is gone. */
+  terminate(): void;
+  exitCode: Promise<number | null>;
   /** Sends SIGTERM and waits for the process to exit. */
   stop(): Promise<void>;
 };
@@ -60,6 +63,11 @@ export async function startWorkerProcess(port: number, env: Record<string, strin
   return {
     url,
     logs: () => output,
+    terminate: () => child.kill("SIGTERM"),
+    exitCode: exited.then(
+      () => child.exitCode,
+      () => child.exitCode,
+    ),
     async stop() {
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");
