@@ -76,9 +76,20 @@ export async function recordAttempt(
     if (!row) return "lost_lease";
     const attemptNumber = row.total_attempts + 1;
     await client.query(
-      `INSERT INTO webhook_attempt (delivery_id, attempt_number, started_at, duration_ms, status_code, response_snippet, error, ok)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [delivery.id, attemptNumber, startedAt, outcome.durationMs, outcome.statusCode, outcome.responseSnippet, outcome.error, outcome.ok],
+      `INSERT INTO webhook_attempt
+         (delivery_id, attempt_number, started_at, duration_ms, status_code, response_snippet, error, ok, dispatcher)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        delivery.id,
+        attemptNumber,
+        startedAt,
+        outcome.durationMs,
+        outcome.statusCode,
+        outcome.responseSnippet,
+        outcome.error,
+        outcome.ok,
+        options.owner,
+      ],
     );
     const series = row.series_attempts + 1;
     if (outcome.ok) {
