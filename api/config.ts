@@ -54,6 +54,15 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** PEM file of an extra CA trusted for webhook receivers (added to Node's roots); tests and private PKIs. */
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
+  /** How often viem polls the node for receipts and blocks; low on local chains. */
+  RPC_POLLING_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /** Worker /healthz probe period and timeout. */
+  WORKER_PROBE_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
+  WORKER_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(1_500),
+  /** Period of the sweeper that settles or refunds jobs left open (crash recovery, expired escrows). */
+  SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
+  /** How long shutdown waits for running jobs before leaving them to recovery. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

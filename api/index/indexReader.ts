@@ -45,7 +45,10 @@ export class IndexReader {
   }
 
   /** Jobs of a key, newest first, strictly between the cursors. */
-  async jobsForKey(keyHash: Hex, options: { before?: string; after?: string; model?: string; limit: number }): Promise<IndexedJob[]> {
+  async jobsForKey(
+    keyHash: Hex,
+    options: { before?: string; after?: string; model?: string; limit: number; order?: "asc" | "desc" },
+  ): Promise<IndexedJob[]> {
     const conditions = [eq(schema.job.keyHash, keyHash.toLowerCase() as Hex)];
     if (options.before) conditions.push(lt(schema.job.id, options.before));
     if (options.after) conditions.push(gt(schema.job.id, options.after));
@@ -54,7 +57,7 @@ export class IndexReader {
       .select()
       .from(schema.job)
       .where(and(...conditions))
-      .orderBy(desc(schema.job.id))
+      .orderBy(options.order === "asc" ? asc(schema.job.id) : desc(schema.job.id))
       .limit(options.limit);
   }
 

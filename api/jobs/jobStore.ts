@@ -114,8 +114,12 @@ export class JobStore {
   }
 
   /** Jobs of a key, newest first, strictly between the cursors. */
-  async listForKey(keyHash: Hex, options: { before?: string; after?: string; model?: string; limit: number }): Promise<GatewayJobRow[]> {
-    const where = ["key_hash = $1"];
+  async listForKey(
+    keyHash: Hex,
+    options: { before?: string; after?: string; model?: string; limit: number; order?: "asc" | "desc" },
+  ): Promise<GatewayJobRow[]> {
+    // Rows whose escrow was never sent (openJob refused) are not jobs.
+    const where = ["key_hash = $1", "escrow_tx IS NOT NULL"];
     const values: unknown[] = [keyHash.toLowerCase()];
     if (options.before) {
       values.push(options.before);
@@ -131,7 +135,7 @@ export class JobStore {
     }
     values.push(options.limit);
     const result = await this.pool.query<GatewayJobRow>(
-      `SELECT * FROM gateway_job WHERE ${where.join(" AND ")} ORDER BY job_id DESC LIMIT $${values.length}`,
+      `SELECT * FROM gateway_job WHERE ${where.join(" AND ")} ORDER BY job_id ${options.order === "asc" ? "ASC" : "DESC"} LIMIT $${values.length}`,
       values,
     );
     return result.rows;

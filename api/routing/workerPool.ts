@@ -19,6 +19,8 @@ interface WorkerState {
   inflight: number;
 }
 
+const FRESH_REFRESH_MIN_INTERVAL_MS = 1_000;
+
 export interface WorkerPoolOptions {
   probeIntervalMs: number;
   probeTimeoutMs: number;
@@ -34,6 +36,7 @@ export class WorkerPool {
   private workers = new Map<string, WorkerState>();
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
+  private lastRefreshAt = 0;
 
   constructor(
     private readonly index: IndexReader,
@@ -61,6 +64,7 @@ export class WorkerPool {
   }
 
   private async refreshOnce(): Promise<void> {
+    this.lastRefreshAt = Date.now();
     let registered;
     try {
       registered = await this.index.activeWorkers();
@@ -124,7 +128,8 @@ export class WorkerPool {
   /** Candidates, probing once more first when none is known healthy (fresh start, worker just came back). */
   async candidatesFresh(modelId: string): Promise<WorkerCandidate[]> {
     const now = this.candidates(modelId);
-    if (now.length > 0) return now;
+    // At most one extra round per second, however many requests ask for an unhosted model.
+    if (now.length > 0 || Date.now() - this.lastRefreshAt < FRESH_REFRESH_MIN_INTERVAL_MS) return now;
     await this.refresh();
     return this.candidates(modelId);
   }

@@ -1,0 +1,29 @@
+import type { Response } from "express";
+import { SSE_DONE, sseEvent } from "./sseFraming.js";
+
+/** Opens an SSE response: no buffering anywhere between a token and the socket. */
+export function startSse(res: Response, headers: Record<string, string>): void {
+  res.status(200);
+  res.setHeader("content-type", "text/event-stream; charset=utf-8");
+  res.setHeader("cache-control", "no-cache, no-transform");
+  res.setHeader("connection", "keep-alive");
+  // Proxies (nginx) must not buffer the stream either.
+  res.setHeader("x-accel-buffering", "no");
+  // The settlement transaction is known only after the last token: it travels as an HTTP trailer.
+  res.setHeader("trailer", "x-service-settlement-tx");
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.socket?.setNoDelay(true);
+  res.flushHeaders();
+}
+
+export function writeSse(res: Response, payload: unknown): void {
+  if (!res.writableEnded && !res.destroyed) res.write(sseEvent(payload));
+}
+
+/** Ends the stream with `[DONE]`, then the settlement trailer when there is one. */
+export function endSse(res: Response, settlementTx: string | undefined): void {
+  if (res.writableEnded || res.destroyed) return;
+  res.write(SSE_DONE);
+  if (settlementTx) res.addTrailers({ "x-service-settlement-tx": settlementTx });
+  res.end();
+}

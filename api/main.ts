@@ -1,0 +1,209 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
+import { Router } from "express";
+import { pino, type Logger } from "pino";
+import { pinoHttp } from "pino-http";
+import type { Hex } from "viem";
+import { loadDeployment } from "../contracts/client/index.js";
+import { createChainClients } from "./chain/createChainClients.js";
+import { EscrowChain } from "./chain/escrowChain.js";
+import { KeyStatusCache } from "./chain/keyStatusCache.js";
+import { SettlementBatcher } from "./chain/settlementBatcher.js";
+import { TransactionSender } from "./chain/transactionSender.js";
+import { loadConfig, type GatewayConfig } from "./config.js";
+import { createPool } from "./db/createPool.js";
+import { migrate } from "./db/migrate.js";
+import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
+import { createApp } from "./http/createApp.js";
+import { authenticate } from "./http/middleware/authenticate.js";
+import { burstLimit } from "./http/rateLimit.js";
+import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
+import { IndexReader } from "./index/indexReader.js";
+import { ModelDirectory } from "./index/modelDirectory.js";
+import { IdempotencyStore } from "./jobs/idempotencyStore.js";
+import { JobStore } from "./jobs/jobStore.js";
+import { sweepJobs } from "./jobs/sweepJobs.js";
+import { accountRouter } from "./routes/account.js";
+import { chatCompletionsRouter } from "./routes/chatCompletions.js";
+import { disputeRouter } from "./routes/dispute.js";
+import { healthRouter } from "./routes/health.js";
+import { jobsRouter } from "./routes/jobs.js";
+import { modelsRouter } from "./routes/models.js";
+import { LatencyStats } from "./routing/latencyStats.js";
+import { WorkerClient } from "./routing/workerClient.js";
+import { WorkerPool } from "./routing/workerPool.js";
+
+export interface StartGatewayOptions {
+  logger?: Logger;
+  /** Replaces the wait for the chain's job deadline before a timeout refund (tests: `evm_increaseTime`). */
+  waitForChainDeadline?: WaitForChainDeadline;
+  /** Extra routers mounted before /v1 (e.g. the webhooks routes, the web app backend). They may use `deps`. */
+  extraRouters?: (deps: GatewayDeps) => Router[];
+}
+
+export interface RunningGateway {
+  /** `http://host:port` the gateway listens on (API_PORT 0 picks a free port). */
+  url: string;
+  port: number;
+  deps: GatewayDeps;
+  /** Stops accepting, lets running jobs finish (up to SHUTDOWN_GRACE_MS), flushes settlements, closes the pool. */
+  close: () => Promise<void>;
+}
+
+/** Waits for wall-clock time to pass the deadline; the next mined block then carries a later timestamp. */
+const waitForWallClock: WaitForChainDeadline = async (deadline) => {
+  const waitMs = (Number(deadline) + 1) * 1000 - Date.now();
+  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+};
+
+export function createLogger(config: GatewayConfig): Logger {
+  return pino({
+    level: config.LOG_LEVEL,
+    base: { service: "gateway" },
+    // Keys and secrets never reach a log line.
+    redact: {
+      paths: ["req.headers.authorization", 'req.headers["idempotency-key"]', "req.headers.cookie", "*.apiKey", "*.secret", "*.privateKey"],
+      censor: "[redacted]",
+    },
+  });
+}
+
+/** Builds every dependency, migrates, recovers open jobs, and listens. */
+export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  const logger = options.logger ?? createLogger(config);
+  const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA);
+  const applied = await migrate(pool, config.API_DB_SCHEMA);
+  if (applied.length > 0) logger.info({ applied }, "migrations applied");
+
+  const deployment = loadDeployment(config.DEPLOYMENTS_FILE);
+  const clients = createChainClients(config.RPC_URL, deployment.chainId, config.GATEWAY_PRIVATE_KEY as Hex, config.RPC_POLLING_INTERVAL_MS);
+  const sender = new TransactionSender(clients);
+  const chain = new EscrowChain(clients, deployment, sender);
+  const batcher = new SettlementBatcher(
+    {
+      settle: (receipt, signature) => chain.settle(receipt, signature),
+      settleBatch: (receipts, signatures) => chain.settleBatch(receipts, signatures),
+      waitMined: (hash) => sender.waitMined(hash),
+    },
+    { windowMs: config.SETTLEMENT_BATCH_WINDOW_MS, max: config.SETTLEMENT_BATCH_MAX, logger },
+  );
+  const index = new IndexReader(config.INDEXER_URL);
+  const latency = new LatencyStats();
+  const workerClient = new WorkerClient(config.WORKER_GATEWAY_TOKEN);
+  const workers = new WorkerPool(index, workerClient, latency, logger, {
+    probeIntervalMs: config.WORKER_PROBE_INTERVAL_MS,
+    probeTimeoutMs: config.WORKER_PROBE_TIMEOUT_MS,
+    maxRecentFailures: 3,
+  });
+  const deps: GatewayDeps = {
+    config,
+    logger,
+    pool,
+    deployment,
+    chain,
+    batcher,
+    keys: new ChainKeyDirectory(new KeyStatusCache(chain), index, logger),
+    index,
+    models: new ModelDirectory(index),
+    workers,
+    workerClient,
+    latency,
+    jobs: new JobStore(pool),
+    idempotency: new IdempotencyStore(pool),
+    waitForChainDeadline: options.waitForChainDeadline ?? waitForWallClock,
+    activeJobs: new Set(),
+  };
+
+  await workers.refresh();
+  workers.start();
+
+  const v1 = Router();
+  v1.use("/v1", authenticate(deps.keys));
+  for (const router of [chatCompletionsRouter(deps), jobsRouter(deps), disputeRouter(deps), modelsRouter(deps), accountRouter(deps)]) {
+    v1.use(router);
+  }
+  const logging = Router();
+  logging.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => String(req.headers["x-request-id"] ?? ""),
+      customProps: (req) => ({ request_id: req.headers["x-request-id"] }),
+      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" },
+    }),
+  );
+  const app = createApp({
+    docsUrl: config.DOCS_URL,
+    bodyLimit: config.BODY_LIMIT,
+    logger,
+    rateLimit: burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS }),
+    routers: [logging, healthRouter(deps), ...(options.extraRouters?.(deps) ?? []), v1],
+  });
+
+  // Recovery: jobs a previous run left open are settled or refunded before new work arrives.
+  await sweepJobs(deps).catch((error: unknown) => logger.error({ err: error }, "recovery sweep failed"));
+  let sweeping: Promise<void> | undefined;
+  const sweepTimer = setInterval(() => {
+    sweeping ??= sweepJobs(deps)
+      .catch((error: unknown) => logger.error({ err: error }, "sweep failed"))
+      .finally(() => {
+        sweeping = undefined;
+      });
+  }, config.SWEEP_INTERVAL_MS);
+  sweepTimer.unref();
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.API_PORT, config.API_HOST, () => resolve(listening));
+    listening.once("error", reject);
+  });
+  // Streams may legitimately stay open up to the job timeout.
+  server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
+  server.keepAliveTimeout = 65_000;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.API_HOST}:${port}`;
+  logger.info({ url, chain_id: deployment.chainId, escrow: deployment.contracts.creditEscrow }, "gateway listening");
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      logger.info("gateway shutting down");
+      clearInterval(sweepTimer);
+      workers.stop();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const until = Date.now() + config.SHUTDOWN_GRACE_MS;
+      while (deps.activeJobs.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
+      await batcher.drain();
+      await sweeping;
+      server.closeAllConnections();
+      await closed;
+      await pool.end();
+    })());
+  return { url, port, deps, close };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config);
+  const gateway = await startGateway(config, { logger });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      logger.info({ signal }, "signal received");
+      gateway.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,183 @@
+import { Router, type Request, type Response } from "express";
+import type { Hex } from "viem";
+import { completionIdOf, chunkObject, completionObject, usageChunkObject, usageOf, type CompletionMeta } from "../completions/completionObjects.js";
+import { openEscrow } from "../completions/openEscrow.js";
+import { prepareCompletion } from "../completions/prepareCompletion.js";
+import { jobHeaders, relayCompletion, type RelayOutcome } from "../completions/relayCompletion.js";
+import { parseChatRequest } from "../completions/requestSchema.js";
+import { endSse, startSse, writeSse } from "../completions/writeSse.js";
+import type { GatewayDeps } from "../deps.js";
+import { ApiError, errorBody } from "../errors/ApiError.js";
+import { authOf } from "../http/middleware/authenticate.js";
+import { failJob } from "../jobs/closeJob.js";
+import { bodyHashOf, type StoredResponse } from "../jobs/idempotencyStore.js";
+
+/** How long a whole completion waits for its settlement transaction to be sent, for the header. */
+const SETTLEMENT_HEADER_WAIT_MS = 10_000;
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** POST /v1/chat/completions (spec): validate, escrow, route, relay (JSON or SSE), settle. */
+export function chatCompletionsRouter(deps: GatewayDeps): Router {
+  const router = Router();
+  router.post("/v1/chat/completions", async (req, res) => {
+    const auth = authOf(res);
+    const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
+    const idempotencyKey = idempotencyKeyOf(req);
+    if (idempotencyKey !== undefined) {
+      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(req.body));
+      if (claim.kind === "reused") throw new ApiError("idempotency_key_reused");
+      if (claim.kind === "in_progress") throw new ApiError("idempotency_key_in_progress");
+      if (claim.kind === "replay") {
+        replay(res, claim.response);
+        return;
+      }
+    }
+    let stored: StoredResponse | undefined;
+    try {
+      stored = await runCompletion(deps, req, res, auth, request);
+    } finally {
+      if (idempotencyKey !== undefined) {
+        if (stored) await deps.idempotency.complete(auth.keyHash, idempotencyKey, stored.headers["x-service-job-id"] ?? "", stored);
+        else await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
+      }
+    }
+  });
+  return router;
+}
+
+function idempotencyKeyOf(req: Request): string | undefined {
+  const value = req.headers["idempotency-key"];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
+    throw new ApiError("invalid_request", { param: "Idempotency-Key", message: "Idempotency-Key must be 1-255 printable ASCII characters." });
+  }
+  return value;
+}
+
+/** Runs one completion and answers it; returns what an idempotent retry should replay (completed jobs only). */
+async function runCompletion(
+  deps: GatewayDeps,
+  req: Request,
+  res: Response,
+  auth: { wallet: Hex; keyHash: Hex },
+  request: ReturnType<typeof parseChatRequest>,
+): Promise<StoredResponse | undefined> {
+  const prepared = await prepareCompletion(deps, auth, request);
+  const opened = await openEscrow(deps, prepared);
+  deps.activeJobs.add(opened.jobId);
+  deps.logger.info({ job_id: opened.jobId, model: prepared.model.id, stream: request.stream, request_id: req.headers["x-request-id"] }, "job opened");
+
+  const clientGone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) clientGone.abort();
+  });
+  const meta: CompletionMeta = {
+    id: completionIdOf(opened.jobId),
+    created: Math.floor(opened.startedAt / 1000),
+    model: prepared.model.id,
+    systemFingerprint: "unknown",
+  };
+  let servingWorker: Hex | undefined;
+  let streamStarted = false;
+  let firstChunk = true;
+
+  try {
+    const outcome: RelayOutcome = await relayCompletion(deps, prepared, opened, {
+      clientGone: clientGone.signal,
+      deliversIncrementally: request.stream,
+      onServing(worker, backend) {
+        servingWorker = worker;
+        meta.systemFingerprint = backend;
+        if (request.stream && !clientGone.signal.aborted) {
+          // Worst case until settlement: the lock is gone, the unused part comes back when the job settles.
+          startSse(res, { ...jobHeaders(opened, worker, opened.balanceAfterLock), "x-service-backend": backend });
+          streamStarted = true;
+        }
+      },
+      onToken(text) {
+        if (!request.stream || clientGone.signal.aborted) return;
+        writeSse(res, chunkObject(meta, firstChunk ? { role: "assistant", content: text } : { content: text }, null));
+        firstChunk = false;
+      },
+    });
+
+    if (outcome.kind === "client_gone") return undefined;
+    if (outcome.kind === "error") {
+      if (!streamStarted) throw outcome.error;
+      writeSse(res, errorBody(outcome.error, deps.config.DOCS_URL));
+      endSse(res, undefined);
+      return undefined;
+    }
+
+    const usage = usageOf(outcome.promptTokens, outcome.completionTokens);
+    const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
+    if (request.stream) {
+      if (firstChunk) writeSse(res, chunkObject(meta, { role: "assistant", content: "" }, null));
+      writeSse(res, chunkObject(meta, {}, outcome.finishReason));
+      if (request.includeUsage) writeSse(res, usageChunkObject(meta, usage));
+      const settlementTx = await settlementTxOf(outcome.ticket.submitted);
+      endSse(res, settlementTx);
+      const headers = { ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining), ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}) };
+      return { status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage };
+    }
+    const settlementTx = await settlementTxOf(outcome.ticket.submitted);
+    const headers = {
+      ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
+      ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
+      "x-service-backend": outcome.backend,
+    };
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.status(200).json(completion);
+    return { status: 200, headers, body: completion, stream: false, includeUsage: false };
+  } catch (error) {
+    if (streamStarted) {
+      deps.logger.error({ err: error, job_id: opened.jobId }, "error after the stream started");
+      writeSse(res, errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL));
+      endSse(res, undefined);
+      return undefined;
+    }
+    if (error instanceof ApiError) throw error;
+    // Unexpected: return the escrow now rather than at the deadline.
+    await failJob(deps, opened, `internal error: ${(error as Error).message}`);
+    throw error;
+  } finally {
+    deps.activeJobs.delete(opened.jobId);
+    void servingWorker;
+  }
+}
+
+async function settlementTxOf(submitted: Promise<Hex>): Promise<Hex | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), SETTLEMENT_HEADER_WAIT_MS);
+  });
+  try {
+    return await Promise.race([submitted.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Answers an idempotent retry with the first response; a stream is replayed as one content chunk. */
+function replay(res: Response, stored: StoredResponse): void {
+  res.setHeader("idempotent-replayed", "true");
+  if (!stored.stream) {
+    for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
+    res.status(stored.status).json(stored.body);
+    return;
+  }
+  const completion = stored.body as ReturnType<typeof completionObject>;
+  const meta: CompletionMeta = {
+    id: completion.id,
+    created: completion.created,
+    model: completion.model,
+    systemFingerprint: completion.system_fingerprint,
+  };
+  const { "x-service-settlement-tx": settlementTx, ...headers } = stored.headers;
+  startSse(res, headers);
+  const choice = completion.choices[0];
+  writeSse(res, chunkObject(meta, { role: "assistant", content: choice?.message.content ?? "" }, null));
+  writeSse(res, chunkObject(meta, {}, choice?.finish_reason ?? "stop"));
+  if (stored.includeUsage) writeSse(res, usageChunkObject(meta, completion.usage));
+  endSse(res, settlementTx);
+}

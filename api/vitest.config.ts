@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["api/**/*.test.ts"],
+    exclude: ["api/webhooks/**", "node_modules/**"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
