@@ -1,14 +1,14 @@
 import { createConfig } from "ponder";
+import { loadDeployment } from "../contracts/client/deployment.js";
 import { apiKeyRegistryAbi } from "./abis/ApiKeyRegistry.js";
 import { creditEscrowAbi } from "./abis/CreditEscrow.js";
 import { disputeManagerAbi } from "./abis/DisputeManager.js";
 import { modelCatalogAbi } from "./abis/ModelCatalog.js";
 import { workerRegistryAbi } from "./abis/WorkerRegistry.js";
-import { readDeployments } from "./config/readDeployments.js";
 import { readIndexerEnv } from "./config/readIndexerEnv.js";
 
 const env = readIndexerEnv();
-const deployments = readDeployments(env.DEPLOYMENTS_FILE);
+const deployments = loadDeployment(env.DEPLOYMENTS_FILE);
 const { contracts, startBlock } = deployments;
 
 // Local development chains (Hardhat, Anvil) reuse their chain id after every restart, so Ponder's RPC cache

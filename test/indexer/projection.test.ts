@@ -1,0 +1,698 @@
+import { and, asc, eq, sql } from "@ponder/client";
+import { decodeEventLog, type Hex, type TransactionReceipt } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  apiKeyRegistryAbi,
+  creditEscrowAbi,
+  disputeManagerAbi,
+  modelCatalogAbi,
+  stablecoinAbi,
+  workerRegistryAbi,
+} from "../../contracts/client/abis.js";
+import { bytes32ToJobId, jobIdToBytes32, newJobId } from "../../contracts/client/jobId.js";
+import { keyHashOf, modelKeyOf } from "../../contracts/client/keyHash.js";
+import { localAccount } from "../../contracts/client/localAccounts.js";
+import { outputHashOf } from "../../contracts/client/receipt.js";
+import * as schema from "../../indexer/ponder.schema.js";
+import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
+import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";
+
+// One chain history, driven step by step through every contract function that emits an event; after each
+// step the indexed rows are read back through @ponder/client, as the gateway reads them.
+
+const MODEL_8B = "llama-3.1-8b-instruct"; // standard: 8 credits per request, 4 per 1k tokens
+const MODEL_70B = "llama-3.3-70b-instruct";
+const KEY_8B = modelKeyOf(MODEL_8B);
+const KEY_70B = modelKeyOf(MODEL_70B);
+const SVC = 10n ** 18n;
+const ESCROW_1000_TOKENS = 10n; // 8 + ceil((1000 - 500) * 4 / 1000)
+const CHARGE_100_TOKENS = 8n;
+
+const workerA = localAccount(4);
+const workerB = localAccount(5);
+const customer = localAccount(12);
+const sponsor = localAccount(13);
+const lower = (value: string) => value.toLowerCase() as Hex;
+
+let stack: IndexedStack;
+let chain: ChainDriver;
+/** Every receipt of the run, in order: the chain_event log must match their logs exactly. */
+const receipts: TransactionReceipt[] = [];
+
+async function step(receipt: Promise<TransactionReceipt>): Promise<TransactionReceipt> {
+  const mined = await receipt;
+  receipts.push(mined);
+  await stack.indexed(mined.blockNumber);
+  return mined;
+}
+
+let readCount = 0;
+/**
+ * A condition that is always true but makes each query's text unique. The SQL endpoint caches results per
+ * query text and drops them when Postgres notifies it of the next indexed block, a moment after `/status`
+ * already shows that block; a unique query always reads the database, so "indexed" means "readable".
+ */
+function fresh() {
+  const n = readCount++;
+  return sql`${n}::int >= 0`;
+}
+
+async function accountOf(wallet: Hex) {
+  const [row] = await stack.client.db
+    .select()
+    .from(schema.account)
+    .where(and(eq(schema.account.wallet, lower(wallet)), fresh()));
+  if (!row) throw new Error(`no account row for ${wallet}`);
+  return row;
+}
+
+async function jobOf(jobKey: Hex) {
+  const [row] = await stack.client.db
+    .select()
+    .from(schema.job)
+    .where(and(eq(schema.job.jobKey, jobKey), fresh()));
+  if (!row) throw new Error(`no job row for ${jobKey}`);
+  return row;
+}
+
+async function eventsOfTx(txHash: Hex) {
+  return stack.client.db
+    .select()
+    .from(schema.chainEvent)
+    .where(and(eq(schema.chainEvent.txHash, txHash), fresh()))
+    .orderBy(asc(schema.chainEvent.cursor));
+}
+
+async function workerCountOf(modelKey: Hex) {
+  const [row] = await stack.client.db
+    .select()
+    .from(schema.model)
+    .where(and(eq(schema.model.modelKey, modelKey), fresh()));
+  return row?.workerCount;
+}
+
+/** Opens a job for the customer's current key on the 8B model with max_tokens 1000. */
+async function openJob(keyHash: Hex) {
+  const id = newJobId();
+  const jobKey = jobIdToBytes32(id);
+  const receipt = await step(chain.openJob(jobKey, keyHash, KEY_8B, 1000));
+  return { id, jobKey, receipt };
+}
+
+async function settledJob(keyHash: Hex, output: string) {
+  const opened = await openJob(keyHash);
+  const signed = await chain.signedReceipt(workerA, opened.jobKey, outputHashOf(output), 100);
+  const receipt = await step(
+    chain.send(chain.roles.gateway, stack.deployment.contracts.creditEscrow, creditEscrowAbi, "settle", [
+      signed.receipt,
+      signed.signature,
+    ]),
+  );
+  const settlement = chain.settlementOf(customer.address, workerA.address, signed.receipt, CHARGE_100_TOKENS);
+  return { ...opened, settlement, settleReceipt: receipt };
+}
+
+beforeAll(async () => {
+  stack = await startIndexedStack("projection");
+  chain = chainDriver(stack.chain.rpcUrl, stack.deployment);
+  await chain.mintStablecoin(customer.address, 10_000n);
+  await chain.mintStablecoin(sponsor.address, 10_000n);
+  await chain.mintStablecoin(chain.roles.admin.address, 10_000n);
+  await chain.mintStake(workerA.address, 2_000n);
+  await chain.mintStake(workerB.address, 2_000n);
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("model catalog", () => {
+  it("indexes the launch catalog with tier labels and prices", async () => {
+    const models = await stack.client.db.select().from(schema.model).where(fresh());
+    expect(models).toHaveLength(stack.deployment.models.length);
+    const small = models.find((m) => m.modelId === MODEL_8B);
+    expect(small).toMatchObject({ modelKey: KEY_8B, tier: "standard", creditsPerRequest: 8, creditsPer1kTokens: 4 });
+    expect(small?.workerCount).toBe(0);
+    expect(small?.retired).toBe(false);
+  });
+
+  it("follows addModel, updateModel and retireModel", async () => {
+    const catalog = stack.deployment.contracts.modelCatalog;
+    const params = {
+      tier: 0,
+      creditsPerRequest: 2,
+      creditsPer1kTokens: 1,
+      contextWindow: 4096,
+      parameters: "1B",
+      ownedBy: "test",
+    };
+    await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "addModel", ["test-model", params]));
+    const key = modelKeyOf("test-model");
+    let [row] = await stack.client.db
+      .select()
+      .from(schema.model)
+      .where(and(eq(schema.model.modelKey, key), fresh()));
+    expect(row).toMatchObject({ modelId: "test-model", tier: "lite", creditsPerRequest: 2, retired: false });
+
+    const update = { ...params, tier: 2, creditsPerRequest: 18, creditsPer1kTokens: 9, ownedBy: "tester" };
+    await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "updateModel", ["test-model", update]));
+    [row] = await stack.client.db
+      .select()
+      .from(schema.model)
+      .where(and(eq(schema.model.modelKey, key), fresh()));
+    expect(row).toMatchObject({ tier: "pro", creditsPerRequest: 18, creditsPer1kTokens: 9, ownedBy: "tester" });
+
+    const retired = await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "retireModel", ["test-model"]));
+    [row] = await stack.client.db
+      .select()
+      .from(schema.model)
+      .where(and(eq(schema.model.modelKey, key), fresh()));
+    const block = await chain.publicClient.getBlock({ blockNumber: retired.blockNumber });
+    expect(row).toMatchObject({ retired: true, retiredAt: block.timestamp });
+  });
+});
+
+describe("workers", () => {
+  const registry = () => stack.deployment.contracts.workerRegistry;
+
+  it("register inserts the worker and its models and raises each model's workerCount", async () => {
+    const receipt = await step(chain.registerWorker(workerA, "http://worker-a:1", [KEY_8B, KEY_70B], 1_000n));
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.worker)
+      .where(and(eq(schema.worker.address, lower(workerA.address)), fresh()));
+    expect(row).toMatchObject({ endpoint: "http://worker-a:1", stake: 1_000n * SVC, status: "active", slashCount: 0 });
+    expect(row?.modelKeys).toEqual([KEY_8B, KEY_70B]);
+    const hosted = await stack.client.db
+      .select()
+      .from(schema.workerModel)
+      .where(and(eq(schema.workerModel.worker, lower(workerA.address)), fresh()));
+    expect(hosted.map((h) => h.modelKey).sort()).toEqual([KEY_8B, KEY_70B].sort());
+    expect(await workerCountOf(KEY_8B)).toBe(1);
+    expect(await workerCountOf(KEY_70B)).toBe(1);
+    const [event] = await eventsOfTx(receipt.transactionHash);
+    expect(event).toMatchObject({ name: "WorkerRegistered", txHash: receipt.transactionHash, wallet: null });
+    expect(event?.data).toMatchObject({
+      worker: lower(workerA.address),
+      stakeSvc: 1000,
+      endpoint: "http://worker-a:1",
+    });
+  });
+
+  it("updateModels replaces worker_model rows and moves workerCount", async () => {
+    await step(chain.send(workerA, registry(), workerRegistryAbi, "updateModels", [[KEY_8B]]));
+    const hosted = await stack.client.db
+      .select()
+      .from(schema.workerModel)
+      .where(and(eq(schema.workerModel.worker, lower(workerA.address)), fresh()));
+    expect(hosted.map((h) => h.modelKey)).toEqual([KEY_8B]);
+    expect(await workerCountOf(KEY_8B)).toBe(1);
+    expect(await workerCountOf(KEY_70B)).toBe(0);
+  });
+
+  it("updateEndpoint and increaseStake update the worker row", async () => {
+    await step(chain.send(workerA, registry(), workerRegistryAbi, "updateEndpoint", ["http://worker-a:2"]));
+    await step(chain.increaseStake(workerA, 500n));
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.worker)
+      .where(and(eq(schema.worker.address, lower(workerA.address)), fresh()));
+    expect(row).toMatchObject({ endpoint: "http://worker-a:2", stake: 1_500n * SVC });
+  });
+
+  it("startUnbonding marks the worker unbonding with its unlock time", async () => {
+    await step(chain.registerWorker(workerB, "http://worker-b:1", [KEY_8B], 1_000n));
+    expect(await workerCountOf(KEY_8B)).toBe(2);
+    await step(chain.send(workerB, registry(), workerRegistryAbi, "startUnbonding", []));
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.worker)
+      .where(and(eq(schema.worker.address, lower(workerB.address)), fresh()));
+    const onChain = await chain.publicClient.readContract({
+      address: registry(),
+      abi: workerRegistryAbi,
+      functionName: "getWorker",
+      args: [workerB.address],
+    });
+    expect(row).toMatchObject({ status: "unbonding", unlockAt: onChain.unlockAt });
+  });
+});
+
+describe("credits", () => {
+  it("deposit sets the available balance from the event and counts the credits deposited", async () => {
+    const receipt = await step(chain.deposit(customer, 1_000n));
+    const block = await chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
+    expect(await accountOf(customer.address)).toMatchObject({
+      creditsAvailable: 1_000n,
+      creditsLocked: 0n,
+      creditsDeposited: 1_000n,
+      lastTopUpAt: block.timestamp,
+    });
+    const [event] = await eventsOfTx(receipt.transactionHash);
+    expect(event).toMatchObject({ name: "Deposited", wallet: lower(customer.address) });
+    expect(event?.data).toMatchObject({ credits: "1000", balanceAfter: "1000", amount: "10000000" });
+  });
+
+  it("depositWithPermit credits the signing wallet in one transaction", async () => {
+    const receipt = await step(chain.depositWithPermit(sponsor, 500n));
+    expect(await accountOf(sponsor.address)).toMatchObject({ creditsAvailable: 500n, creditsDeposited: 500n });
+    expect((await eventsOfTx(receipt.transactionHash)).map((e) => e.name)).toEqual(["Deposited"]);
+  });
+
+  it("withdraw lowers the balance and counts the credits withdrawn", async () => {
+    const receipt = await step(
+      chain.send(customer, stack.deployment.contracts.creditEscrow, creditEscrowAbi, "withdraw", [100n]),
+    );
+    expect(await accountOf(customer.address)).toMatchObject({ creditsAvailable: 900n, creditsWithdrawn: 100n });
+    const [event] = await eventsOfTx(receipt.transactionHash);
+    expect(event).toMatchObject({ name: "Withdrawn", wallet: lower(customer.address) });
+    expect(event?.data).toMatchObject({ credits: "100", balanceAfter: "900" });
+  });
+
+  it("fundReserve is logged with the reserve after it", async () => {
+    const receipt = await step(chain.fundReserve(chain.roles.admin, 1_000n));
+    const [event] = await eventsOfTx(receipt.transactionHash);
+    expect(event).toMatchObject({ name: "ReserveFunded", wallet: null });
+    expect(event?.data).toMatchObject({ amount: "10000000", reserveAfter: "10000000" });
+  });
+});
+
+const customerKeys = ["svc_live_k1", "svc_live_k2", "svc_live_k3"].map(keyHashOf) as [Hex, Hex, Hex];
+const sponsorKey = keyHashOf("svc_live_sponsor");
+
+describe("API keys", () => {
+  const registry = () => stack.deployment.contracts.apiKeyRegistry;
+  const keyRow = async (keyHash: Hex) => {
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.apiKey)
+      .where(and(eq(schema.apiKey.keyHash, keyHash), fresh()));
+    return row;
+  };
+
+  it("registerKey records the key and makes it the wallet's active key", async () => {
+    const receipt = await step(chain.send(customer, registry(), apiKeyRegistryAbi, "registerKey", [customerKeys[0]]));
+    const block = await chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
+    expect(await keyRow(customerKeys[0])).toMatchObject({
+      wallet: lower(customer.address),
+      status: "active",
+      createdAt: block.timestamp,
+    });
+    expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[0], keyStatus: "active" });
+  });
+
+  it("rotateKey revokes the old key and activates the new one in one transaction", async () => {
+    const receipt = await step(chain.send(customer, registry(), apiKeyRegistryAbi, "rotateKey", [customerKeys[1]]));
+    expect(await keyRow(customerKeys[0])).toMatchObject({ status: "revoked" });
+    expect((await keyRow(customerKeys[0]))?.revokedAt).not.toBeNull();
+    expect(await keyRow(customerKeys[1])).toMatchObject({ status: "active" });
+    expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[1], keyStatus: "active" });
+    expect((await eventsOfTx(receipt.transactionHash)).map((e) => e.name)).toEqual(["KeyRevoked", "KeyRegistered"]);
+  });
+
+  it("revokeKey leaves the wallet without an active key", async () => {
+    await step(chain.send(customer, registry(), apiKeyRegistryAbi, "revokeKey", []));
+    expect(await keyRow(customerKeys[1])).toMatchObject({ status: "revoked" });
+    expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[1], keyStatus: "revoked" });
+    await step(chain.send(customer, registry(), apiKeyRegistryAbi, "registerKey", [customerKeys[2]]));
+    expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[2], keyStatus: "active" });
+  });
+
+  it("suspend and unsuspend flip the wallet's suspension and its key's status", async () => {
+    await step(chain.send(sponsor, registry(), apiKeyRegistryAbi, "registerKey", [sponsorKey]));
+    const suspended = await step(
+      chain.send(chain.roles.operator, registry(), apiKeyRegistryAbi, "suspend", [sponsor.address]),
+    );
+    expect(await accountOf(sponsor.address)).toMatchObject({ suspended: true, keyStatus: "suspended" });
+    expect(await keyRow(sponsorKey)).toMatchObject({ status: "suspended" });
+    expect((await eventsOfTx(suspended.transactionHash)).map((e) => e.name)).toEqual(["KeySuspended"]);
+
+    const lifted = await step(
+      chain.send(chain.roles.operator, registry(), apiKeyRegistryAbi, "unsuspend", [sponsor.address]),
+    );
+    expect(await accountOf(sponsor.address)).toMatchObject({ suspended: false, keyStatus: "active" });
+    expect(await keyRow(sponsorKey)).toMatchObject({ status: "active" });
+    expect((await eventsOfTx(lifted.transactionHash)).map((e) => e.name)).toEqual(["KeyUnsuspended"]);
+  });
+});
+
+describe("jobs", () => {
+  const escrow = () => stack.deployment.contracts.creditEscrow;
+
+  it("openJob inserts a pending job under its job_<ULID> id and locks the escrow on the account", async () => {
+    const before = await accountOf(customer.address);
+    const { id, jobKey, receipt } = await openJob(customerKeys[2]);
+    const row = await jobOf(jobKey);
+    expect(row).toMatchObject({
+      id,
+      wallet: lower(customer.address),
+      keyHash: customerKeys[2],
+      modelId: MODEL_8B,
+      tier: "standard",
+      status: "pending",
+      creditsLocked: ESCROW_1000_TOKENS,
+      escrowTx: receipt.transactionHash,
+      escrowBlock: receipt.blockNumber,
+      balanceAfter: before.creditsAvailable - ESCROW_1000_TOKENS,
+    });
+    expect(row.id).toBe(bytes32ToJobId(jobKey));
+    expect(await accountOf(customer.address)).toMatchObject({
+      creditsAvailable: before.creditsAvailable - ESCROW_1000_TOKENS,
+      creditsLocked: ESCROW_1000_TOKENS,
+    });
+  });
+
+  it("settle records the settlement, releases the lock and charges the account", async () => {
+    const before = await accountOf(customer.address);
+    const job = await settledJob(customerKeys[2], "hello");
+    const row = await jobOf(job.jobKey);
+    expect(row).toMatchObject({
+      status: "settled",
+      worker: lower(workerA.address),
+      completionTokens: 100,
+      creditsCharged: CHARGE_100_TOKENS,
+      creditsRefunded: ESCROW_1000_TOKENS - CHARGE_100_TOKENS,
+      settlementTx: job.settleReceipt.transactionHash,
+      settlementBlock: job.settleReceipt.blockNumber,
+      outputHash: outputHashOf("hello"),
+    });
+    const after = await accountOf(customer.address);
+    expect(after.creditsAvailable).toBe(before.creditsAvailable - CHARGE_100_TOKENS);
+    expect(after.creditsLocked).toBe(before.creditsLocked);
+    expect(after.creditsCharged).toBe(before.creditsCharged + CHARGE_100_TOKENS);
+
+    const [settled] = (await eventsOfTx(job.settleReceipt.transactionHash)).filter((e) => e.name === "JobSettled");
+    expect(settled).toMatchObject({ jobKey: job.jobKey, wallet: lower(customer.address) });
+    expect(settled?.data).toMatchObject({
+      jobId: job.id,
+      modelId: MODEL_8B,
+      tier: "standard",
+      creditsCharged: "8",
+      settlementTx: job.settleReceipt.transactionHash,
+      blockNumber: job.settleReceipt.blockNumber.toString(),
+      balanceAfter: after.creditsAvailable.toString(),
+      worker: lower(workerA.address),
+    });
+  });
+
+  it("settleBatch settles every job of the batch in one transaction", async () => {
+    const first = await openJob(customerKeys[2]);
+    const second = await openJob(customerKeys[2]);
+    const a = await chain.signedReceipt(workerA, first.jobKey, outputHashOf("one"), 100);
+    const b = await chain.signedReceipt(workerA, second.jobKey, outputHashOf("two"), 600);
+    const receipt = await step(
+      chain.send(chain.roles.gateway, escrow(), creditEscrowAbi, "settleBatch", [
+        [a.receipt, b.receipt],
+        [a.signature, b.signature],
+      ]),
+    );
+    expect(await jobOf(first.jobKey)).toMatchObject({
+      status: "settled",
+      settlementTx: receipt.transactionHash,
+      creditsCharged: 8n,
+    });
+    // 600 tokens: 8 + ceil(100 * 4 / 1000) = 9
+    expect(await jobOf(second.jobKey)).toMatchObject({
+      status: "settled",
+      settlementTx: receipt.transactionHash,
+      creditsCharged: 9n,
+    });
+    expect((await accountOf(customer.address)).creditsLocked).toBe(ESCROW_1000_TOKENS);
+  });
+
+  it("failJob marks the job failed and returns its escrow", async () => {
+    const before = await accountOf(customer.address);
+    const { jobKey } = await openJob(customerKeys[2]);
+    const receipt = await step(chain.send(chain.roles.gateway, escrow(), creditEscrowAbi, "failJob", [jobKey]));
+    expect(await jobOf(jobKey)).toMatchObject({
+      status: "failed",
+      failTx: receipt.transactionHash,
+      creditsRefunded: ESCROW_1000_TOKENS,
+    });
+    expect(await accountOf(customer.address)).toMatchObject({
+      creditsAvailable: before.creditsAvailable,
+      creditsLocked: before.creditsLocked,
+    });
+  });
+
+  it("refund after the job timeout marks the job refunded", async () => {
+    const before = await accountOf(customer.address);
+    const { jobKey } = await openJob(customerKeys[2]);
+    await chain.travel(121);
+    const receipt = await step(chain.send(sponsor, escrow(), creditEscrowAbi, "refund", [jobKey]));
+    expect(await jobOf(jobKey)).toMatchObject({ status: "refunded", refundTx: receipt.transactionHash });
+    expect(await accountOf(customer.address)).toMatchObject({
+      creditsAvailable: before.creditsAvailable,
+      creditsLocked: before.creditsLocked,
+    });
+    const [event] = await eventsOfTx(receipt.transactionHash);
+    expect(event?.data).toMatchObject({
+      caller: lower(sponsor.address),
+      creditsRefunded: ESCROW_1000_TOKENS.toString(),
+    });
+  });
+});
+
+describe("disputes", () => {
+  const manager = () => stack.deployment.contracts.disputeManager;
+  const disputeOf = async (jobKey: Hex) => {
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.dispute)
+      .where(and(eq(schema.dispute.jobKey, jobKey), fresh()));
+    return row;
+  };
+
+  it("openDispute marks the job disputed and records a pending dispute", async () => {
+    const job = await settledJob(customerKeys[2], "rejected case");
+    const receipt = await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("something else")));
+    expect(await jobOf(job.jobKey)).toMatchObject({ status: "disputed", disputeTx: receipt.transactionHash });
+    expect(await disputeOf(job.jobKey)).toMatchObject({
+      jobId: job.id,
+      outcome: "pending",
+      clientHash: outputHashOf("something else"),
+      proofHash: outputHashOf("rejected case"),
+      openedTx: receipt.transactionHash,
+    });
+    const names = (await eventsOfTx(receipt.transactionHash)).map((e) => e.name);
+    expect(names.sort()).toEqual(["DisputeOpened", "JobDisputed"]);
+
+    // Rejected by the arbiter: the settlement stands.
+    const resolved = await step(
+      chain.send(chain.roles.arbiter, manager(), disputeManagerAbi, "resolveDispute", [job.jobKey, false]),
+    );
+    expect(await disputeOf(job.jobKey)).toMatchObject({ outcome: "rejected", resolutionTx: resolved.transactionHash });
+    expect(await jobOf(job.jobKey)).toMatchObject({ status: "settled" });
+  });
+
+  it("closeExpired after the arbitration window closes the dispute as expired, the job settled", async () => {
+    const job = await settledJob(customerKeys[2], "expired case");
+    await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("other")));
+    await chain.travel(stack.deployment.params.arbitrationWindow + 1);
+    const closed = await step(chain.send(sponsor, manager(), disputeManagerAbi, "closeExpired", [job.jobKey]));
+    expect(await disputeOf(job.jobKey)).toMatchObject({
+      outcome: "expired",
+      resolutionTx: closed.transactionHash,
+      creditsRestored: 0n,
+    });
+    expect(await jobOf(job.jobKey)).toMatchObject({ status: "settled" });
+    const [event] = (await eventsOfTx(closed.transactionHash)).filter((e) => e.name === "DisputeResolved");
+    expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id });
+  });
+
+  it("an upheld dispute slashes the worker, restores the charge and shows the job refunded", async () => {
+    const job = await settledJob(customerKeys[2], "fraud case");
+    await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("what the client got")));
+    const before = await accountOf(customer.address);
+    const resolved = await step(
+      chain.send(chain.roles.arbiter, manager(), disputeManagerAbi, "resolveDispute", [job.jobKey, true]),
+    );
+
+    expect(await jobOf(job.jobKey)).toMatchObject({ status: "refunded" });
+    expect(await disputeOf(job.jobKey)).toMatchObject({
+      outcome: "upheld",
+      creditsRestored: CHARGE_100_TOKENS,
+      slashAmount: 750n * SVC,
+      resolutionTx: resolved.transactionHash,
+    });
+    expect(await accountOf(customer.address)).toMatchObject({
+      creditsAvailable: before.creditsAvailable + CHARGE_100_TOKENS,
+      creditsRestored: before.creditsRestored + CHARGE_100_TOKENS,
+    });
+    const [worker] = await stack.client.db
+      .select()
+      .from(schema.worker)
+      .where(and(eq(schema.worker.address, lower(workerA.address)), fresh()));
+    expect(worker).toMatchObject({ stake: 750n * SVC, slashCount: 1, totalSlashed: 750n * SVC });
+
+    const names = (await eventsOfTx(resolved.transactionHash)).map((e) => e.name);
+    expect(names).toEqual(expect.arrayContaining(["WorkerSlashed", "JobDisputeClosed", "DisputeResolved"]));
+    const [slashed] = (await eventsOfTx(resolved.transactionHash)).filter((e) => e.name === "WorkerSlashed");
+    expect(slashed).toMatchObject({ jobKey: job.jobKey, wallet: null });
+    expect(slashed?.data).toMatchObject({
+      worker: lower(workerA.address),
+      slashAmountSvc: 750,
+      reason: "fraudulent_proof",
+      relatedJobId: job.id,
+      slashTx: resolved.transactionHash,
+    });
+  });
+});
+
+describe("worker exit", () => {
+  it("withdraw after the unbonding delay marks the worker exited and unhosts its models", async () => {
+    const before = await workerCountOf(KEY_8B);
+    await chain.travel(stack.deployment.params.unbondingDelay + 1);
+    await step(chain.send(workerB, stack.deployment.contracts.workerRegistry, workerRegistryAbi, "withdraw", []));
+    const [row] = await stack.client.db
+      .select()
+      .from(schema.worker)
+      .where(and(eq(schema.worker.address, lower(workerB.address)), fresh()));
+    expect(row).toMatchObject({ status: "exited", stake: 0n });
+    const hosted = await stack.client.db
+      .select()
+      .from(schema.workerModel)
+      .where(and(and(eq(schema.workerModel.worker, lower(workerB.address))), fresh()));
+    expect(hosted).toHaveLength(0);
+    expect(await workerCountOf(KEY_8B)).toBe((before ?? 0) - 1);
+  });
+});
+
+// The events a webhook can be derived from (docs: indexer/README.md).
+const LOGGED = new Set([
+  "Deposited",
+  "Withdrawn",
+  "ReserveFunded",
+  "JobOpened",
+  "JobSettled",
+  "JobFailed",
+  "JobRefunded",
+  "JobDisputed",
+  "JobDisputeClosed",
+  "DisputeOpened",
+  "DisputeResolved",
+  "WorkerRegistered",
+  "WorkerSlashed",
+  "KeyRegistered",
+  "KeyRevoked",
+  "KeySuspended",
+  "KeyUnsuspended",
+]);
+const ABIS = [creditEscrowAbi, apiKeyRegistryAbi, modelCatalogAbi, workerRegistryAbi, disputeManagerAbi];
+
+function decodedName(log: { data: Hex; topics: [Hex, ...Hex[]] | [] }): string | undefined {
+  for (const abi of ABIS) {
+    try {
+      return decodeEventLog({ abi, data: log.data, topics: log.topics }).eventName;
+    } catch {
+      // Not this contract's event.
+    }
+  }
+  return undefined;
+}
+
+describe("chain_event log", () => {
+  it("holds exactly one row per logged event, in chain order, with the receipts' ids and tx hashes", async () => {
+    const expected = receipts.flatMap((receipt) =>
+      receipt.logs
+        .map((log) => ({ log, name: decodedName(log) }))
+        .filter(({ name }) => name !== undefined && LOGGED.has(name))
+        .map(({ log, name }) => ({
+          id: `${stack.deployment.chainId}:${log.blockNumber}:${log.logIndex}`,
+          name,
+          txHash: receipt.transactionHash,
+        })),
+    );
+    const rows = await stack.client.db
+      .select({ id: schema.chainEvent.id, name: schema.chainEvent.name, txHash: schema.chainEvent.txHash })
+      .from(schema.chainEvent)
+      .where(fresh())
+      .orderBy(asc(schema.chainEvent.cursor));
+    expect(rows).toEqual(expected);
+  });
+
+  it("orders cursors by block number then log index", async () => {
+    const rows = await stack.client.db
+      .select()
+      .from(schema.chainEvent)
+      .where(fresh())
+      .orderBy(asc(schema.chainEvent.cursor));
+    const positions = rows.map((r) => [r.blockNumber, r.logIndex] as const);
+    const sorted = [...positions].sort(([b1, l1], [b2, l2]) => (b1 === b2 ? l1 - l2 : b1 < b2 ? -1 : 1));
+    expect(positions).toEqual(sorted);
+    expect(rows.every((r) => r.cursor.length === 18)).toBe(true);
+  });
+});
+
+/** Rows in a stable order (SQL without ORDER BY has none), compared as their JSON. */
+function sortedRows<row>(rows: row[]): string[] {
+  return rows
+    .map((r) => JSON.stringify(r, (_key, value: unknown) => (typeof value === "bigint" ? `${value}n` : value)))
+    .sort();
+}
+
+describe("restart", () => {
+  it("resumes against the initialised database without duplicating rows", async () => {
+    const snapshot = async () => {
+      const db = stack.client.db;
+      const [accounts, others, events] = await Promise.all([
+        db.select().from(schema.account).where(fresh()),
+        Promise.all(
+          [schema.apiKey, schema.model, schema.worker, schema.workerModel, schema.job, schema.dispute].map(async (t) =>
+            sortedRows(await db.select().from(t).where(fresh())),
+          ),
+        ),
+        db.select().from(schema.chainEvent).where(fresh()).orderBy(asc(schema.chainEvent.cursor)),
+      ]);
+      return { accounts, others, events };
+    };
+    const before = await snapshot();
+    const balanceBefore = (await accountOf(customer.address)).creditsAvailable;
+    await stack.stopIndexer();
+
+    // The chain moves on while the indexer is down.
+    const missed = await chain.deposit(customer, 100n);
+    receipts.push(missed);
+    await stack.startIndexer();
+    await stack.indexed(missed.blockNumber);
+
+    const after = await snapshot();
+    expect(after.accounts).toHaveLength(before.accounts.length);
+    expect(after.others).toEqual(before.others);
+    // Only the deposit made while the indexer was down was added; nothing was replayed twice.
+    expect(after.events.slice(0, before.events.length)).toEqual(before.events);
+    expect(after.events.slice(before.events.length).map((e) => [e.name, e.txHash])).toEqual([
+      ["Deposited", missed.transactionHash],
+    ]);
+    expect((await accountOf(customer.address)).creditsAvailable).toBe(balanceBefore + 100n);
+  });
+});
+
+describe("latency", () => {
+  it("measures the lag from a mined block to its row being readable through @ponder/client", async () => {
+    const escrow = stack.deployment.contracts.creditEscrow;
+    await chain.send(customer, stack.deployment.contracts.stablecoin, stablecoinAbi, "approve", [escrow, 10n ** 12n]);
+    const lags: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const receipt = await chain.send(customer, escrow, creditEscrowAbi, "deposit", [1_000_000n]);
+      // Hardhat automines: the block exists once the receipt is back. Time from there to the row.
+      const mined = performance.now();
+      for (;;) {
+        const rows = await stack.client.db
+          .select({ id: schema.chainEvent.id })
+          .from(schema.chainEvent)
+          .where(and(eq(schema.chainEvent.txHash, receipt.transactionHash), fresh()));
+        if (rows.length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      lags.push(performance.now() - mined);
+    }
+    lags.sort((x, y) => x - y);
+    const median = lags[Math.floor(lags.length / 2)]!;
+    const p90 = lags[Math.floor(lags.length * 0.9)]!;
+    console.log(
+      `indexer lag over ${lags.length} blocks: median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms, max ${lags.at(-1)!.toFixed(0)} ms`,
+    );
+    expect(lags).toHaveLength(40);
+  });
+});
