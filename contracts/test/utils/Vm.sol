@@ -18,6 +18,8 @@ interface Vm {
     function addr(uint256 privateKey) external pure returns (address keyAddr);
     function sign(uint256 privateKey, bytes32 digest) external pure returns (uint8 v, bytes32 r, bytes32 s);
 
+    function toString(bytes calldata value) external pure returns (string memory stringifiedValue);
+
     // Fuzzing
     function assume(bool condition) external pure;
 
