@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["api/**/*.test.ts"],
-    exclude: ["api/webhooks/**", "node_modules/**"],
+    exclude: ["node_modules/**"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

@@ -19,7 +19,13 @@ const envSchema = configSchema
     WEBHOOK_TIMEOUT_MS: true,
     WEBHOOK_CA_FILE: true,
   })
-  .extend({ WEBHOOK_DISPATCHER_NAME: z.string().min(1).optional() });
+  .extend({
+    WEBHOOK_DISPATCHER_NAME: z.string().min(1).optional(),
+    /** Lease of a claimed delivery (ms); default WEBHOOK_TIMEOUT_MS + 30 s. Tests shorten it. */
+    WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
+    /** Deliveries claimed per round; default 32. */
+    WEBHOOK_DISPATCH_BATCH: z.coerce.number().int().min(1).max(500).optional(),
+  });
 
 const parsed = envSchema.safeParse(process.env);
 if (!parsed.success) {
@@ -35,6 +41,8 @@ const dispatcher = startDispatcher(
   dispatcherDepsFrom(config, pool, {
     logger: { info: log("info"), warn: log("warn"), error: log("error") },
     ...(config.WEBHOOK_DISPATCHER_NAME ? { owner: config.WEBHOOK_DISPATCHER_NAME } : {}),
+    ...(config.WEBHOOK_LEASE_MS ? { leaseMs: config.WEBHOOK_LEASE_MS } : {}),
+    ...(config.WEBHOOK_DISPATCH_BATCH ? { batchSize: config.WEBHOOK_DISPATCH_BATCH } : {}),
   }),
 );
 console.log("dispatcher ready");

@@ -31,6 +31,9 @@ export interface DispatcherDeps {
   ingestIntervalMs?: number;
   /** How often due deliveries are looked for when nothing announced one (retries come due this way). Default 500 ms. */
   deliveryIntervalMs?: number;
+  /** How long a claimed delivery is reserved; a crashed dispatcher's claims come back after it. Must exceed
+   *  `timeoutMs`. Default timeoutMs + 30 s. */
+  leaseMs?: number;
   /** Deliveries claimed (and attempted concurrently) per round. Default 32. */
   batchSize?: number;
   /** Poll the gateway's `gateway_job` table for job.processing (default true; the table is migration 001). */
@@ -55,12 +58,13 @@ const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
  * New deliveries are announced with NOTIFY, so an idle dispatcher attempts them at once.
  */
 export function startDispatcher(deps: DispatcherDeps): Dispatcher {
+  if (deps.leaseMs !== undefined && deps.leaseMs <= deps.timeoutMs) throw new Error("leaseMs must exceed timeoutMs");
   const logger = deps.logger ?? silent;
   const owner = deps.owner ?? `dispatcher_${randomUUID()}`;
   const sender = createSender({ policy: deps.policy, timeoutMs: deps.timeoutMs, ...(deps.extraCa ? { extraCa: deps.extraCa } : {}) });
   const runOptions = {
     retryScheduleMs: deps.retryScheduleMs,
-    leaseMs: deps.timeoutMs + 30_000,
+    leaseMs: deps.leaseMs ?? deps.timeoutMs + 30_000,
     owner,
     batchSize: deps.batchSize ?? 32,
   };

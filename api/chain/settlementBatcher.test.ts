@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { pino } from "pino";
+import type { Hex, TransactionReceipt } from "viem";
+import { SettlementBatcher, type SettlementPort } from "./settlementBatcher.js";
+import type { Receipt } from "./receiptTypes.js";
+
+/** Test double of the chain side: records what would be sent; refuses batches/receipts on request. */
+class RecordingSettlementPort implements SettlementPort {
+  readonly sent: string[] = [];
+  refuseBatch = false;
+  revertBatch = false;
+  refuseJob = new Set<string>();
+  private count = 0;
+
+  async settle(receipt: Receipt): Promise<Hex> {
+    if (this.refuseJob.has(receipt.jobId)) throw new Error(`refused ${receipt.jobId}`);
+    this.sent.push(`settle:${receipt.jobId}`);
+    return this.hash();
+  }
+
+  async settleBatch(receipts: readonly Receipt[]): Promise<Hex> {
+    if (this.refuseBatch) throw new Error("batch would revert");
+    this.sent.push(`batch:${receipts.map((r) => r.jobId).join(",")}`);
+    return this.hash(this.revertBatch ? "reverting" : "");
+  }
+
+  async waitMined(hash: Hex): Promise<TransactionReceipt> {
+    if (hash.endsWith("dead")) throw new Error("reverted");
+    return { status: "success", blockNumber: 1n } as TransactionReceipt;
+  }
+
+  private hash(kind = ""): Hex {
+    this.count++;
+    return `0x${String(this.count).padStart(60, "0")}${kind ? "dead" : "beef"}`;
+  }
+}
+
+const logger = pino({ level: "silent" });
+const receipt = (n: number): Receipt => ({ jobId: `0x${n}`, outputHash: "0x00", promptTokens: 1, completionTokens: 1, finalTokenAt: 1 });
+
+describe("SettlementBatcher", () => {
+  it("settles a lone receipt with settle", async () => {
+    const port = new RecordingSettlementPort();
+    const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger });
+    await batcher.enqueue(receipt(1), "0x").mined;
+    expect(port.sent).toEqual(["settle:0x1"]);
+  });
+
+  it("settles receipts arriving within the window in one settleBatch", async () => {
+    const port = new RecordingSettlementPort();
+    const batcher = new SettlementBatcher(port, { windowMs: 20, max: 10, logger });
+    const tickets = [1, 2, 3].map((n) => batcher.enqueue(receipt(n), "0x"));
+    const hashes = await Promise.all(tickets.map((t) => t.submitted));
+    expect(port.sent).toEqual(["batch:0x1,0x2,0x3"]);
+    expect(new Set(hashes).size).toBe(1);
+  });
+
+  it("sends at once when the batch is full", async () => {
+    const port = new RecordingSettlementPort();
+    const batcher = new SettlementBatcher(port, { windowMs: 60_000, max: 2, logger });
+    const tickets = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
+    await Promise.all(tickets.map((t) => t.mined));
+    expect(port.sent).toEqual(["batch:0x1,0x2"]);
+  });
+
+  it("falls back to single settles when the batch would revert, settling the good ones", async () => {
+    const port = new RecordingSettlementPort();
+    port.refuseBatch = true;
+    port.refuseJob.add("0x2");
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const [good, bad] = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
+    await expect(good!.mined).resolves.toBeDefined();
+    await expect(bad!.mined).rejects.toThrow("refused");
+    expect(port.sent).toEqual(["settle:0x1"]);
+  });
+
+  it("falls back to single settles when a sent batch reverts", async () => {
+    const port = new RecordingSettlementPort();
+    port.revertBatch = true;
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const tickets = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
+    await Promise.all(tickets.map((t) => t.mined));
+    expect(port.sent).toEqual(["batch:0x1,0x2", "settle:0x1", "settle:0x2"]);
+  });
+});

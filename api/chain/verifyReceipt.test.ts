@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { privateKeyToAccount } from "viem/accounts";
+import { jobIdToBytes32, outputHashOf, signReceipt } from "../../contracts/client/index.js";
+import { receiptArg, type Receipt } from "./receiptTypes.js";
+import { verifyReceipt } from "./verifyReceipt.js";
+
+const worker = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
+const stranger = privateKeyToAccount("0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a");
+const escrow = "0x5FbDB2315678afecb367f032d93F642f64180aa3" as const;
+const jobKey = jobIdToBytes32("job_01JD0000000000000000000000");
+const text = "Hello there";
+
+const receipt: Receipt = { jobId: jobKey, outputHash: outputHashOf(text), promptTokens: 9, completionTokens: 2, finalTokenAt: 1_700_000_000 };
+const expectation = { jobKey, text, worker: worker.address, chainId: 31337, escrow, maxCompletionTokens: 16, relayedTokens: 2, contextWindow: 32_768 };
+
+async function signedBy(account: typeof worker, value: Receipt) {
+  return signReceipt(account, { chainId: 31337, escrow }, receiptArg(value));
+}
+
+describe("verifyReceipt", () => {
+  it("accepts the worker's receipt for exactly the relayed text", async () => {
+    expect(await verifyReceipt(receipt, await signedBy(worker, receipt), expectation)).toEqual({ ok: true });
+  });
+
+  it("error: a hash of other text is rejected", async () => {
+    const other = { ...receipt, outputHash: outputHashOf("Hello there!") };
+    expect((await verifyReceipt(other, await signedBy(worker, other), expectation)).ok).toBe(false);
+  });
+
+  it("error: a receipt signed by another key is rejected", async () => {
+    expect((await verifyReceipt(receipt, await signedBy(stranger, receipt), expectation)).ok).toBe(false);
+  });
+
+  it("error: a receipt for another job is rejected", async () => {
+    const other = { ...receipt, jobId: jobIdToBytes32("job_01JD0000000000000000000001") };
+    expect((await verifyReceipt(other, await signedBy(worker, other), expectation)).ok).toBe(false);
+  });
+
+  it("error: more completion tokens than were relayed are rejected", async () => {
+    const inflated = { ...receipt, completionTokens: 3 };
+    expect((await verifyReceipt(inflated, await signedBy(worker, inflated), expectation)).ok).toBe(false);
+  });
+
+  it("error: a receipt whose fields were changed after signing is rejected", async () => {
+    const signature = await signedBy(worker, receipt);
+    expect((await verifyReceipt({ ...receipt, promptTokens: 1 }, signature, expectation)).ok).toBe(false);
+  });
+});

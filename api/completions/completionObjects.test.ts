@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { chunkObject, completionIdOf, completionObject, usageChunkObject, usageOf } from "./completionObjects.js";
+import { SSE_DONE, sseEvent } from "./sseFraming.js";
+
+const meta = { id: completionIdOf("job_01JD0000000000000000000000"), created: 1_700_000_000, model: "qwen3-1.7b", systemFingerprint: "simulated" };
+
+describe("completion objects", () => {
+  it("builds the id from chatcmpl- and the job id", () => {
+    expect(meta.id).toBe("chatcmpl-job_01JD0000000000000000000000");
+  });
+
+  it("builds a chat.completion with the assistant message, finish reason and usage", () => {
+    const completion = completionObject(meta, "Hi", "stop", usageOf(3, 1));
+    expect(completion).toMatchObject({
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content: "Hi" }, finish_reason: "stop" }],
+      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      system_fingerprint: "simulated",
+    });
+  });
+
+  it("builds chunks with a delta and a null finish reason until the last", () => {
+    expect(chunkObject(meta, { role: "assistant", content: "Hi" }, null).choices[0]).toEqual({
+      index: 0,
+      delta: { role: "assistant", content: "Hi" },
+      logprobs: null,
+      finish_reason: null,
+    });
+    expect(chunkObject(meta, {}, "length").choices[0]).toMatchObject({ delta: {}, finish_reason: "length" });
+  });
+
+  it("builds the usage chunk with no choices", () => {
+    expect(usageChunkObject(meta, usageOf(1, 2))).toMatchObject({ object: "chat.completion.chunk", choices: [], usage: { total_tokens: 3 } });
+  });
+});
+
+describe("SSE framing", () => {
+  it("frames an event as a data line followed by a blank line", () => {
+    expect(sseEvent({ a: 1 })).toBe('data: {"a":1}\n\n');
+  });
+
+  it("ends the stream with data: [DONE]", () => {
+    expect(SSE_DONE).toBe("data: [DONE]\n\n");
+  });
+});
