@@ -14,22 +14,37 @@ function sha256Hex(text: string): string {
   return `0x${createHash("sha256").update(text, "utf8").digest("hex")}`;
 }
 
-/** One worker process per fault mode, started for the describe block that uses it. */
-function workerWithFault(port: number, fault: string): () => WorkerProcess {
-  let worker: WorkerProcess | undefined;
-  beforeAll(async () => {
-    worker = await startWorkerProcess(port, {
-      WORKER_MODELS: "qwen3-1.7b",
-      SIM_FAULT: fault,
-      SIM_TTFT_MS: "0",
-      SIM_TOKENS_PER_SECOND: "1000",
-    });
-  });
-  afterAll(async () => {
-    await worker?.stop();
-  });
+const FAULT_PORTS = {
+  never_answer: 8663,
+  fail_before_first_token: 8664,
+  fail_after_first_token: 8665,
+  wrong_hash: 8666,
+} as const;
+type Fault = keyof typeof FAULT_PORTS;
+const workers = new Map<Fault, WorkerProcess>();
+
+// One worker process per fault mode, started together to keep the suite quick.
+beforeAll(async () => {
+  await Promise.all(
+    (Object.keys(FAULT_PORTS) as Fault[]).map(async (fault) => {
+      const worker = await startWorkerProcess(FAULT_PORTS[fault], {
+        WORKER_MODELS: "qwen3-1.7b",
+        SIM_FAULT: fault,
+        SIM_TTFT_MS: "0",
+        SIM_TOKENS_PER_SECOND: "1000",
+      });
+      workers.set(fault, worker);
+    }),
+  );
+});
+afterAll(async () => {
+  await Promise.all([...workers.values()].map((worker) => worker.stop()));
+});
+
+function workerWithFault(fault: Fault): () => WorkerProcess {
   return () => {
-    if (!worker) throw new Error("worker not started");
+    const worker = workers.get(fault);
+    if (!worker) throw new Error(`no worker with fault ${fault}`);
     return worker;
   };
 }
@@ -39,7 +54,7 @@ async function inflight(url: string): Promise<number> {
 }
 
 describe("SIM_FAULT=never_answer", () => {
-  const worker = workerWithFault(8663, "never_answer");
+  const worker = workerWithFault("never_answer");
 
   it("accepts the connection but never sends a byte of answer", async () => {
     const request = fetch(`${worker().url}/v1/jobs`, {
@@ -65,7 +80,7 @@ describe("SIM_FAULT=never_answer", () => {
 });
 
 describe("SIM_FAULT=fail_before_first_token", () => {
-  const worker = workerWithFault(8664, "fail_before_first_token");
+  const worker = workerWithFault("fail_before_first_token");
 
   it("acknowledges, then reports backend_error before any token", async () => {
     const { status, lines } = await runJob(worker().url, jobPayload());
@@ -76,7 +91,7 @@ describe("SIM_FAULT=fail_before_first_token", () => {
 });
 
 describe("SIM_FAULT=fail_after_first_token", () => {
-  const worker = workerWithFault(8665, "fail_after_first_token");
+  const worker = workerWithFault("fail_after_first_token");
 
   it("acknowledges, sends one token, then reports backend_error without a receipt", async () => {
     const { lines } = await runJob(worker().url, jobPayload());
@@ -99,7 +114,7 @@ describe("SIM_FAULT=fail_after_first_token", () => {
 });
 
 describe("SIM_FAULT=wrong_hash", () => {
-  const worker = workerWithFault(8666, "wrong_hash");
+  const worker = workerWithFault("wrong_hash");
 
   it("streams normally but signs a hash that is not sha256 of the streamed text", async () => {
     const { lines } = await runJob(worker().url, jobPayload());
