@@ -62,6 +62,12 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
       await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "registerKey", [keyHash]);
       return { apiKey, keyHash };
     },
+    async rotateKey(wallet: LocalAccount): Promise<{ apiKey: string; keyHash: Hex }> {
+      const apiKey = generateApiKey();
+      const keyHash = keyHashOf(apiKey);
+      await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "rotateKey", [keyHash]);
+      return { apiKey, keyHash };
+    },
     async deposit(wallet: LocalAccount, credits: bigint): Promise<TransactionReceipt> {
       const units = credits * UNITS_PER_CREDIT;
       await send(roles.admin, c.stablecoin, stablecoinAbi, "mint", [wallet.address, units]);
