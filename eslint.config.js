@@ -12,6 +12,7 @@ export default tseslint.config(
       ".local/**",
       "**/.ponder/**",
       "indexer/generated/**",
+      "indexer/ponder-env.d.ts",
       "web/dist/**",
       "bench/results/**",
       "test-results/**",

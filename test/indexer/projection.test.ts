@@ -591,6 +591,26 @@ function decodedName(log: { data: Hex; topics: [Hex, ...Hex[]] | [] }): string |
   return undefined;
 }
 
+describe("accounts", () => {
+  it("match the escrow's own accountOf for every wallet", async () => {
+    const rows = await stack.client.db.select().from(schema.account).where(fresh());
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const row of rows) {
+      const onChain = await chain.publicClient.readContract({
+        address: stack.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "accountOf",
+        args: [row.wallet],
+      });
+      expect({ wallet: row.wallet, available: row.creditsAvailable, locked: row.creditsLocked }).toEqual({
+        wallet: row.wallet,
+        available: onChain.available,
+        locked: onChain.locked,
+      });
+    }
+  });
+});
+
 describe("chain_event log", () => {
   it("holds exactly one row per logged event, in chain order, with the receipts' ids and tx hashes", async () => {
     const expected = receipts.flatMap((receipt) =>
