@@ -81,6 +81,16 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         uint256 balanceAfter;
     }
 
+    /// @dev The last catalog and registry answers of a settlement transaction (index 0 = none yet).
+    struct Lookups {
+        uint16 modelIndex;
+        bytes32 modelKey;
+        uint32 creditsPerRequest;
+        uint32 creditsPer1kTokens;
+        address eligibleWorker;
+        bytes32 eligibleModelKey;
+    }
+
     /// @dev What one settlement moves, for the caller to pay out.
     struct Payout {
         address worker;
@@ -189,7 +199,8 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     function settle(Receipt calldata receipt, bytes calldata signature) external onlyRole(GATEWAY_ROLE) {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
-        Payout memory payout = _settle(receipt, signature, config.feeBps);
+        Lookups memory lookups;
+        Payout memory payout = _settle(receipt, signature, config.feeBps, lookups);
         if (payout.workerAmount != 0) stablecoin.safeTransfer(payout.worker, payout.workerAmount);
         if (payout.feeAmount != 0) stablecoin.safeTransfer(config.treasury, payout.feeAmount);
     }
@@ -201,13 +212,15 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         uint256 count = receipts.length;
         if (count == 0 || count != signatures.length) revert BatchInvalid();
 
+        // Catalog and registry answers cannot change within this transaction, so repeats are served from memory.
+        Lookups memory lookups;
         // Per-worker totals; batches are small, so a linear scan beats a storage-backed map.
         address[] memory workers = new address[](count);
         uint256[] memory amounts = new uint256[](count);
         uint256 workerCount;
         uint256 feeTotal;
         for (uint256 i; i < count; ++i) {
-            Payout memory payout = _settle(receipts[i], signatures[i], config.feeBps);
+            Payout memory payout = _settle(receipts[i], signatures[i], config.feeBps, lookups);
             feeTotal += payout.feeAmount;
             uint256 slot;
             while (slot < workerCount && workers[slot] != payout.worker) ++slot;
@@ -424,11 +437,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @dev Verifies one receipt, books it and returns what to pay; the caller transfers.
-    function _settle(Receipt calldata receipt, bytes calldata signature, uint16 feeBps_)
+    function _settle(Receipt calldata receipt, bytes calldata signature, uint16 feeBps_, Lookups memory lookups)
         private
         returns (Payout memory payout)
     {
-        SettledJob memory job = _verifyReceipt(receipt, signature);
+        SettledJob memory job = _verifyReceipt(receipt, signature, lookups);
         Account storage account = _accounts[job.wallet];
         // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of account.locked;
         // available + refunded stays below the wallet's deposits, far below 2^96.
@@ -463,7 +476,7 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @dev Checks that the job is open, the signer may serve its model and the receipt's time is plausible;
     /// prices the receipt, capped at the lock.
-    function _verifyReceipt(Receipt calldata receipt, bytes calldata signature)
+    function _verifyReceipt(Receipt calldata receipt, bytes calldata signature, Lookups memory lookups)
         private
         view
         returns (SettledJob memory job)
@@ -476,14 +489,24 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         if (status != JobStatus.Open) revert JobNotInStatus(jobId, status, JobStatus.Open);
 
         job.worker = ECDSA.recoverCalldata(_hashTypedDataV4(ReceiptHash.hash(receipt)), signature);
-        (bytes32 modelKey,, uint32 creditsPerRequest, uint32 creditsPer1kTokens) = modelCatalog.pricingAt(modelIndex);
-        if (!workerRegistry.canServe(job.worker, modelKey)) revert WorkerNotEligible(jobId, job.worker, modelKey);
+        if (lookups.modelIndex != modelIndex) {
+            (lookups.modelKey,, lookups.creditsPerRequest, lookups.creditsPer1kTokens) =
+                modelCatalog.pricingAt(modelIndex);
+            lookups.modelIndex = modelIndex;
+        }
+        bytes32 modelKey = lookups.modelKey;
+        if (lookups.eligibleWorker != job.worker || lookups.eligibleModelKey != modelKey) {
+            if (!workerRegistry.canServe(job.worker, modelKey)) revert WorkerNotEligible(jobId, job.worker, modelKey);
+            lookups.eligibleWorker = job.worker;
+            lookups.eligibleModelKey = modelKey;
+        }
         uint64 finalTokenAt = receipt.finalTokenAt;
         if (finalTokenAt > deadline || finalTokenAt > block.timestamp + MAX_CLOCK_SKEW) {
             revert ReceiptTimeInvalid(jobId, finalTokenAt, deadline);
         }
 
-        uint256 charged = Pricing.price(creditsPerRequest, creditsPer1kTokens, receipt.completionTokens);
+        uint256 charged =
+            Pricing.price(lookups.creditsPerRequest, lookups.creditsPer1kTokens, receipt.completionTokens);
         job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;
     }
 
