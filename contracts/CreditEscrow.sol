@@ -119,9 +119,12 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         uint64 disputeWindow_
     ) EIP712("CreditEscrow", "1") {
         if (
-            admin == address(0) || address(stablecoin_) == address(0) || address(apiKeyRegistry_) == address(0)
-                || address(modelCatalog_) == address(0) || address(workerRegistry_) == address(0)
-                || treasury_ == address(0)
+            admin == address(0) ||
+            address(stablecoin_) == address(0) ||
+            address(apiKeyRegistry_) == address(0) ||
+            address(modelCatalog_) == address(0) ||
+            address(workerRegistry_) == address(0) ||
+            treasury_ == address(0)
         ) revert ZeroAddress();
         if (feeBps_ > MAX_FEE_BPS) revert FeeTooHigh(feeBps_, MAX_FEE_BPS);
         stablecoin = stablecoin_;
@@ -143,10 +146,7 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @inheritdoc ICreditEscrow
     /// @dev A failed permit is ignored (it may have been front-run); the transfer then needs the allowance.
-    function depositWithPermit(uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
-        external
-        whenNotPaused
-    {
+    function depositWithPermit(uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s) external whenNotPaused {
         try IERC20Permit(address(stablecoin)).permit(msg.sender, address(this), amount, deadline, v, r, s) {} catch {}
         _deposit(msg.sender, amount);
     }
@@ -180,11 +180,12 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     // ---------------------------------------------------------------- jobs
 
     /// @inheritdoc ICreditEscrow
-    function openJob(bytes32 jobId, bytes32 keyHash, bytes32 modelKey, uint32 maxTokens)
-        external
-        onlyRole(GATEWAY_ROLE)
-        whenNotPaused
-    {
+    function openJob(
+        bytes32 jobId,
+        bytes32 keyHash,
+        bytes32 modelKey,
+        uint32 maxTokens
+    ) external onlyRole(GATEWAY_ROLE) whenNotPaused {
         if (_jobs[jobId] != 0) revert JobAlreadyExists(jobId);
         address wallet = apiKeyRegistry.activeWallet(keyHash);
         (uint16 modelIndex, Tier tier, uint256 credits) = _escrowFor(modelKey, maxTokens);
@@ -246,7 +247,7 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     /// @inheritdoc ICreditEscrow
     function refund(bytes32 jobId) external {
         uint256 record = _jobs[jobId];
-        (,, uint32 deadline,, JobStatus status) = record.unpack();
+        (, , uint32 deadline, , JobStatus status) = record.unpack();
         if (status != JobStatus.Open) revert JobNotInStatus(jobId, status, JobStatus.Open);
         if (block.timestamp <= deadline) revert JobNotExpired(jobId, deadline);
         (address wallet, uint256 credits, uint256 balanceAfter) = _release(jobId, JobStatus.Refunded);
@@ -267,11 +268,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @inheritdoc ICreditEscrow
-    function closeDispute(bytes32 jobId, Settlement calldata settlement, bool upheld)
-        external
-        onlyRole(DISPUTE_ROLE)
-        returns (uint256 creditsRestored)
-    {
+    function closeDispute(
+        bytes32 jobId,
+        Settlement calldata settlement,
+        bool upheld
+    ) external onlyRole(DISPUTE_ROLE) returns (uint256 creditsRestored) {
         uint256 record = _requireCommitted(jobId, settlement, JobStatus.Disputed);
         Account storage account = _accounts[settlement.wallet];
         if (upheld) {
@@ -333,16 +334,14 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     /// @inheritdoc ICreditEscrow
     /// @dev Settled and disputed jobs hold a commitment, so only their status is reported. Failed and
     /// refunded jobs keep their wallet and deadline, with zero locked credits.
-    function jobOf(bytes32 jobId)
-        external
-        view
-        returns (JobStatus status, address wallet, uint256 creditsLocked, uint64 deadline)
-    {
+    function jobOf(
+        bytes32 jobId
+    ) external view returns (JobStatus status, address wallet, uint256 creditsLocked, uint64 deadline) {
         uint256 record = _jobs[jobId];
         status = record.statusOf();
         if (status == JobStatus.Open || status == JobStatus.Failed || status == JobStatus.Refunded) {
             uint32 packedDeadline;
-            (wallet, creditsLocked, packedDeadline,,) = record.unpack();
+            (wallet, creditsLocked, packedDeadline, , ) = record.unpack();
             deadline = packedDeadline;
             if (status != JobStatus.Open) creditsLocked = 0;
         }
@@ -354,11 +353,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @inheritdoc ICreditEscrow
-    function priceOf(uint32 creditsPerRequest, uint32 creditsPer1kTokens, uint32 completionTokens)
-        external
-        pure
-        returns (uint256)
-    {
+    function priceOf(
+        uint32 creditsPerRequest,
+        uint32 creditsPer1kTokens,
+        uint32 completionTokens
+    ) external pure returns (uint256) {
         return Pricing.price(creditsPerRequest, creditsPer1kTokens, completionTokens);
     }
 
@@ -410,11 +409,10 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @dev The worst-case price of a job of a listed model, and the model's compact index and tier.
-    function _escrowFor(bytes32 modelKey, uint32 maxTokens)
-        private
-        view
-        returns (uint16 modelIndex, Tier tier, uint256 credits)
-    {
+    function _escrowFor(
+        bytes32 modelKey,
+        uint32 maxTokens
+    ) private view returns (uint16 modelIndex, Tier tier, uint256 credits) {
         if (maxTokens == 0) revert MaxTokensInvalid(maxTokens);
         uint32 creditsPerRequest;
         uint32 creditsPer1kTokens;
@@ -437,10 +435,12 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @dev Verifies one receipt, books it and returns what to pay; the caller transfers.
-    function _settle(Receipt calldata receipt, bytes calldata signature, uint16 feeBps_, Lookups memory lookups)
-        private
-        returns (Payout memory payout)
-    {
+    function _settle(
+        Receipt calldata receipt,
+        bytes calldata signature,
+        uint16 feeBps_,
+        Lookups memory lookups
+    ) private returns (Payout memory payout) {
         SettledJob memory job = _verifyReceipt(receipt, signature, lookups);
         Account storage account = _accounts[job.wallet];
         // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of account.locked;
@@ -476,11 +476,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @dev Checks that the job is open, the signer may serve its model and the receipt's time is plausible;
     /// prices the receipt, capped at the lock.
-    function _verifyReceipt(Receipt calldata receipt, bytes calldata signature, Lookups memory lookups)
-        private
-        view
-        returns (SettledJob memory job)
-    {
+    function _verifyReceipt(
+        Receipt calldata receipt,
+        bytes calldata signature,
+        Lookups memory lookups
+    ) private view returns (SettledJob memory job) {
         bytes32 jobId = receipt.jobId;
         uint32 deadline;
         uint16 modelIndex;
@@ -490,8 +490,9 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
         job.worker = ECDSA.recoverCalldata(_hashTypedDataV4(ReceiptHash.hash(receipt)), signature);
         if (lookups.modelIndex != modelIndex) {
-            (lookups.modelKey,, lookups.creditsPerRequest, lookups.creditsPer1kTokens) =
-                modelCatalog.pricingAt(modelIndex);
+            (lookups.modelKey, , lookups.creditsPerRequest, lookups.creditsPer1kTokens) = modelCatalog.pricingAt(
+                modelIndex
+            );
             lookups.modelIndex = modelIndex;
         }
         bytes32 modelKey = lookups.modelKey;
@@ -505,8 +506,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
             revert ReceiptTimeInvalid(jobId, finalTokenAt, deadline);
         }
 
-        uint256 charged =
-            Pricing.price(lookups.creditsPerRequest, lookups.creditsPer1kTokens, receipt.completionTokens);
+        uint256 charged = Pricing.price(
+            lookups.creditsPerRequest,
+            lookups.creditsPer1kTokens,
+            receipt.completionTokens
+        );
         job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;
     }
 
@@ -528,13 +532,13 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @dev Returns an open job's lock to its wallet and records `status` (failed or refunded).
-    function _release(bytes32 jobId, JobStatus status)
-        private
-        returns (address wallet, uint256 credits, uint256 balanceAfter)
-    {
+    function _release(
+        bytes32 jobId,
+        JobStatus status
+    ) private returns (address wallet, uint256 credits, uint256 balanceAfter) {
         uint256 record = _jobs[jobId];
         JobStatus current;
-        (wallet, credits,,, current) = record.unpack();
+        (wallet, credits, , , current) = record.unpack();
         if (current != JobStatus.Open) revert JobNotInStatus(jobId, current, JobStatus.Open);
         Account storage account = _accounts[wallet];
         // The job's lock is part of account.locked; available + credits stays below total deposits.
@@ -547,11 +551,11 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @dev Loads a committed job, requiring `expected` status and that `settlement` matches its commitment.
-    function _requireCommitted(bytes32 jobId, Settlement calldata settlement, JobStatus expected)
-        private
-        view
-        returns (uint256 record)
-    {
+    function _requireCommitted(
+        bytes32 jobId,
+        Settlement calldata settlement,
+        JobStatus expected
+    ) private view returns (uint256 record) {
         record = _jobs[jobId];
         JobStatus status = record.statusOf();
         if (status != expected) revert JobNotInStatus(jobId, status, expected);

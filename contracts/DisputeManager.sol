@@ -33,12 +33,7 @@ contract DisputeManager is IDisputeManager, AccessControl {
     /// @param workerRegistry_ The worker registry (grants this contract its `SLASHER_ROLE`).
     /// @param arbitrationWindow_ Seconds an arbiter has to decide; with the escrow's dispute window it must
     /// stay below the registry's unbonding delay, so a worker cannot leave before its disputes are decided.
-    constructor(
-        address admin,
-        ICreditEscrow escrow_,
-        IWorkerRegistry workerRegistry_,
-        uint64 arbitrationWindow_
-    ) {
+    constructor(address admin, ICreditEscrow escrow_, IWorkerRegistry workerRegistry_, uint64 arbitrationWindow_) {
         uint64 unbondingDelay = workerRegistry_.unbondingDelay();
         uint64 windows = escrow_.disputeWindow() + arbitrationWindow_;
         if (unbondingDelay <= windows) revert IWorkerRegistry.UnbondingDelayTooShort(unbondingDelay, windows + 1);
@@ -49,10 +44,11 @@ contract DisputeManager is IDisputeManager, AccessControl {
     }
 
     /// @inheritdoc IDisputeManager
-    function openDispute(bytes32 jobId, Settlement calldata settlement, bytes32 clientHash)
-        external
-        onlyRole(GATEWAY_ROLE)
-    {
+    function openDispute(
+        bytes32 jobId,
+        Settlement calldata settlement,
+        bytes32 clientHash
+    ) external onlyRole(GATEWAY_ROLE) {
         Dispute storage dispute = _disputes[jobId];
         if (dispute.outcome != Outcome.None) revert DisputeAlreadyOpened(jobId, dispute.outcome);
         if (clientHash == settlement.outputHash) revert HashesMatch(jobId, settlement.outputHash);

@@ -47,11 +47,10 @@ contract ModelCatalog is IModelCatalog, AccessControl {
     }
 
     /// @inheritdoc IModelCatalog
-    function addModel(string calldata modelId, ModelParams calldata params)
-        external
-        onlyRole(GOVERNANCE_ROLE)
-        returns (bytes32 modelKey)
-    {
+    function addModel(
+        string calldata modelId,
+        ModelParams calldata params
+    ) external onlyRole(GOVERNANCE_ROLE) returns (bytes32 modelKey) {
         uint256 idLength = bytes(modelId).length;
         if (idLength == 0 || idLength > MAX_MODEL_ID_LENGTH) revert ModelIdInvalid(modelId);
         modelKey = keccak256(bytes(modelId));
@@ -103,11 +102,9 @@ contract ModelCatalog is IModelCatalog, AccessControl {
     }
 
     /// @inheritdoc IModelCatalog
-    function listedPricing(bytes32 modelKey)
-        external
-        view
-        returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens)
-    {
+    function listedPricing(
+        bytes32 modelKey
+    ) external view returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens) {
         PricingWord memory word = _pricing[modelKey];
         if (word.index == 0) revert ModelUnknown(modelKey);
         if (word.retired) revert ModelIsRetired(modelKey);
@@ -116,11 +113,9 @@ contract ModelCatalog is IModelCatalog, AccessControl {
 
     /// @inheritdoc IModelCatalog
     /// @dev An index that was never assigned reverts with `ModelUnknown(bytes32(0))`.
-    function pricingAt(uint16 index)
-        external
-        view
-        returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens)
-    {
+    function pricingAt(
+        uint16 index
+    ) external view returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens) {
         modelKey = _keyAt[index];
         if (modelKey == bytes32(0)) revert ModelUnknown(bytes32(0));
         PricingWord memory word = _pricing[modelKey];

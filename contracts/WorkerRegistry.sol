@@ -150,11 +150,11 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     }
 
     /// @inheritdoc IWorkerRegistry
-    function slash(address worker, bytes32 jobId, bytes32 reason)
-        external
-        onlyRole(SLASHER_ROLE)
-        returns (uint256 amount)
-    {
+    function slash(
+        address worker,
+        bytes32 jobId,
+        bytes32 reason
+    ) external onlyRole(SLASHER_ROLE) returns (uint256 amount) {
         WorkerState storage state = _workers[worker];
         uint256 stake = state.stake;
         amount = (stake * slashBps) / BPS;
@@ -181,13 +181,14 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     /// @inheritdoc IWorkerRegistry
     function getWorker(address worker) external view returns (Worker memory) {
         WorkerState memory state = _workers[worker];
-        return Worker({
-            status: state.status,
-            unlockAt: state.unlockAt,
-            stake: state.stake,
-            endpoint: _endpoints[worker],
-            modelKeys: _modelKeys[worker]
-        });
+        return
+            Worker({
+                status: state.status,
+                unlockAt: state.unlockAt,
+                stake: state.stake,
+                endpoint: _endpoints[worker],
+                modelKeys: _modelKeys[worker]
+            });
     }
 
     function _setModels(address worker, bytes32[] calldata modelKeys) private {
@@ -197,8 +198,7 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
         for (uint256 i; i < count; ++i) {
             bytes32 modelKey = modelKeys[i];
             if (_hosts[worker][modelKey]) revert ModelListInvalid();
-            try modelCatalog.listedPricing(modelKey) returns (uint16, Tier, uint32, uint32) {}
-            catch {
+            try modelCatalog.listedPricing(modelKey) returns (uint16, Tier, uint32, uint32) {} catch {
                 revert ModelNotListed(modelKey);
             }
             _hosts[worker][modelKey] = true;

@@ -23,17 +23,25 @@ library JobRecord {
 
     /// @notice Packs an open job.
     /// @dev `creditsLocked` must not exceed `MAX_CREDITS_LOCKED` (the escrow checks it first).
-    function pack(address wallet, uint256 creditsLocked, uint32 deadline, uint16 modelIndex, JobStatus status)
-        internal
-        pure
-        returns (uint256 record)
-    {
-        record = (uint256(uint160(wallet)) << WALLET_SHIFT) | (uint256(uint40(creditsLocked)) << CREDITS_SHIFT)
-            | (uint256(deadline) << DEADLINE_SHIFT) | (uint256(modelIndex) << MODEL_INDEX_SHIFT) | uint256(status);
+    function pack(
+        address wallet,
+        uint256 creditsLocked,
+        uint32 deadline,
+        uint16 modelIndex,
+        JobStatus status
+    ) internal pure returns (uint256 record) {
+        record =
+            (uint256(uint160(wallet)) << WALLET_SHIFT) |
+            (uint256(uint40(creditsLocked)) << CREDITS_SHIFT) |
+            (uint256(deadline) << DEADLINE_SHIFT) |
+            (uint256(modelIndex) << MODEL_INDEX_SHIFT) |
+            uint256(status);
     }
 
     /// @notice Unpacks an open (or failed/refunded) job's word.
-    function unpack(uint256 record)
+    function unpack(
+        uint256 record
+    )
         internal
         pure
         returns (address wallet, uint256 creditsLocked, uint32 deadline, uint16 modelIndex, JobStatus status)

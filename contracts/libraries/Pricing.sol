@@ -16,11 +16,11 @@ library Pricing {
     /// @param creditsPer1kTokens Price per 1,000 tokens beyond the threshold.
     /// @param completionTokens Tokens generated; zero costs nothing.
     /// @return credits The price.
-    function price(uint256 creditsPerRequest, uint256 creditsPer1kTokens, uint256 completionTokens)
-        internal
-        pure
-        returns (uint256 credits)
-    {
+    function price(
+        uint256 creditsPerRequest,
+        uint256 creditsPer1kTokens,
+        uint256 completionTokens
+    ) internal pure returns (uint256 credits) {
         if (completionTokens == 0) return 0;
         if (completionTokens <= LONG_COMPLETION_THRESHOLD) return creditsPerRequest;
         // Callers pass uint32 values, so the product below is < 2^64 and the sum cannot overflow;

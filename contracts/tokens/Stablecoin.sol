@@ -13,11 +13,9 @@ contract Stablecoin is ERC20, ERC20Permit, Ownable {
     uint8 public constant DECIMALS = 6;
 
     /// @param initialOwner The account allowed to mint.
-    constructor(address initialOwner)
-        ERC20("USD Gateway Dollar", "USDG")
-        ERC20Permit("USD Gateway Dollar")
-        Ownable(initialOwner)
-    {}
+    constructor(
+        address initialOwner
+    ) ERC20("USD Gateway Dollar", "USDG") ERC20Permit("USD Gateway Dollar") Ownable(initialOwner) {}
 
     /// @notice Mints `amount` units to `to`. Owner only.
     /// @param to Recipient.
