@@ -133,13 +133,18 @@ describe("ModelCatalog", function () {
     }
 
     it("reverts with CatalogFull once the 65,535 compact indexes are used", async function () {
-      const { modelCatalog, admin } = await loadFixture(deployContracts);
-      // Adding 65,535 models takes minutes; write the length of the private `_keyAt` array instead
-      // (storage slot 3: AccessControl's `_roles`, then `_pricing`, `_labels`, `_keyAt`).
-      await networkHelpers.setStorageAt(await modelCatalog.getAddress(), 3, 65_535);
+      const { modelCatalog, admin } = await loadFixture(withModels);
+      // Adding 65,535 models takes minutes; overwrite the private model counter instead. Its slot is
+      // found rather than hard-coded: the one low slot that holds the count (2) of the fixture's models.
+      const address = await modelCatalog.getAddress();
+      let counterSlot = -1;
+      for (let slot = 0; slot < 16 && counterSlot < 0; slot++) {
+        if (BigInt(await networkHelpers.getStorageAt(address, slot)) === 2n) counterSlot = slot;
+      }
+      await networkHelpers.setStorageAt(address, counterSlot, 65_535);
       expect(await modelCatalog.modelCount()).to.equal(65_535n);
       await expect(
-        modelCatalog.connect(admin).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)),
+        modelCatalog.connect(admin).addModel(MODEL_PRO.id, modelParams(MODEL_PRO)),
       ).to.be.revertedWithCustomError(modelCatalog, "CatalogFull");
     });
 
