@@ -33,8 +33,9 @@ export function disputeRouter(deps: GatewayDeps): Router {
     }
 
     const windowEnd = indexed.finalTokenAt + BigInt(deps.deployment.params.disputeWindow);
-    // The chain decides with its block time; local chains may run ahead of the wall clock (tests).
-    const now = maxBigint(BigInt(Math.floor(Date.now() / 1000)), await deps.chain.latestBlockTimestamp());
+    // The window runs from the worker's final-token time, a wall-clock time; the escrow enforces it again with
+    // its block time for an actual dispute (a reverted DisputeWindowExpired is the same 422).
+    const now = BigInt(Math.floor(Date.now() / 1000));
     if (now > windowEnd) throw new ApiError("dispute_window_expired");
 
     const yourHash = body.received_output_hash;
@@ -99,8 +100,4 @@ function mapDisputeRevert(error: unknown): unknown {
     default:
       return error;
   }
-}
-
-function maxBigint(a: bigint, b: bigint): bigint {
-  return a > b ? a : b;
 }
