@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { eventually } from "./support/eventually.js";
+import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
+
+// How long from a mined block to the first delivery attempt of the event it carries: Hardhat automine →
+// Ponder (100 ms polling) → dispatcher (100 ms polling of the index) → HTTPS POST. Printed, and bounded loosely.
+
+const stack = inject("webhookStack");
+const SAMPLES = 20;
+let fixture: WebhookFixture;
+
+beforeAll(async () => {
+  fixture = await webhookFixture(stack, { name: "latency", walletIndex: 25, receiverPort: 8778 });
+  fixture.startDispatcher();
+});
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+describe("latency", () => {
+  it("measures the median time from a mined block to the first delivery attempt", async () => {
+    const latencies: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const receipt = await fixture.chain.deposit(fixture.wallet, 100n);
+      const tx = receipt.transactionHash.toLowerCase();
+      const minedAt = fixture.chain.minedAt.get(tx);
+      if (minedAt === undefined) throw new Error("no mined time");
+      const startedAt = await eventually(`delivery of ${tx}`, async () => {
+        const { rows } = await fixture.pool.query<{ started_at: Date }>(
+          `SELECT a.started_at FROM webhook_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
+           JOIN webhook_event e ON e.id = d.event_id
+           WHERE a.attempt_number = 1 AND e.event = 'credit.topup' AND e.body::jsonb -> 'data' ->> 'topup_tx' = $1`,
+          [tx],
+        );
+        return rows[0]?.started_at;
+      });
+      latencies.push(startedAt.getTime() - minedAt);
+    }
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const median = (sorted[SAMPLES / 2 - 1]! + sorted[SAMPLES / 2]!) / 2;
+    const p90 = sorted[Math.ceil(SAMPLES * 0.9) - 1]!;
+    console.log(
+      `[webhooks] block → first delivery attempt over ${SAMPLES} deposits: median ${median} ms, p90 ${p90} ms, ` +
+        `min ${sorted[0]} ms, max ${sorted.at(-1)} ms (first sample ${latencies[0]} ms: cold dispatcher)`,
+    );
+    expect(median).toBeLessThan(2_000);
+  });
+});
