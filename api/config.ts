@@ -63,6 +63,8 @@ export const configSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
   /** How long shutdown waits for running jobs before leaving them to recovery. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Run the webhook dispatcher inside the gateway process (off when it runs as its own process). */
+  WEBHOOK_DISPATCHER_ENABLED: boolean.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });

@@ -38,4 +38,6 @@ export interface GatewayDeps {
   waitForChainDeadline: WaitForChainDeadline;
   /** Jobs this process is running right now (the sweeper leaves them alone). */
   activeJobs: Set<string>;
+  /** Called after a job is marked processing (wakes the webhook dispatcher so job.processing goes out at once). */
+  onJobProcessing?: () => void;
 }

@@ -33,6 +33,7 @@ import { modelsRouter } from "./routes/models.js";
 import { LatencyStats } from "./routing/latencyStats.js";
 import { WorkerClient } from "./routing/workerClient.js";
 import { WorkerPool } from "./routing/workerPool.js";
+import { startDispatcherFromConfig, targetPolicyFrom, webhooksRouter } from "./webhooks/index.js";
 
 export interface StartGatewayOptions {
   logger?: Logger;
@@ -117,10 +118,23 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   await workers.refresh();
   workers.start();
+  // Webhook deliveries (api/webhooks): chain events from the index, job.processing from gateway_job.
+  const dispatcher = config.WEBHOOK_DISPATCHER_ENABLED
+    ? startDispatcherFromConfig(config, pool, logger.child({ component: "webhooks" }))
+    : undefined;
+  if (dispatcher) deps.onJobProcessing = () => dispatcher.wake();
 
   const v1 = Router();
   v1.use("/v1", authenticate(deps.keys));
-  for (const router of [chatCompletionsRouter(deps), jobsRouter(deps), disputeRouter(deps), modelsRouter(deps), accountRouter(deps)]) {
+  const routers = [
+    chatCompletionsRouter(deps),
+    jobsRouter(deps),
+    disputeRouter(deps),
+    modelsRouter(deps),
+    accountRouter(deps),
+    webhooksRouter({ pool, policy: targetPolicyFrom(config) }),
+  ];
+  for (const router of routers) {
     v1.use(router);
   }
   const logging = Router();
@@ -176,6 +190,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
       await batcher.drain();
       await sweeping;
+      await dispatcher?.stop();
       server.closeAllConnections();
       await closed;
       await pool.end();

@@ -110,6 +110,7 @@ export async function relayCompletion(deps: GatewayDeps, prepared: PreparedCompl
             worker: candidate.address.toLowerCase(),
             processing_at: new Date(),
           });
+          deps.onJobProcessing?.();
         } else if (event.type === "token") {
           if (tokens === 0) {
             clearTimeout(ackTimer);
