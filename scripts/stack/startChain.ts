@@ -12,7 +12,13 @@ export type StartChainOptions = {
   readyTimeoutMs?: number;
 };
 
-export type RunningChain = { rpcUrl: string; chainId: number; stop: () => Promise<void> };
+export type RunningChain = {
+  rpcUrl: string;
+  /** The same node over WebSocket (Hardhat serves both on one port). */
+  wsUrl: string;
+  chainId: number;
+  stop: () => Promise<void>;
+};
 
 /** Starts `hardhat node` (chain 31337, Hardhat's default accounts) and waits until it answers JSON-RPC. */
 export async function startChain(options: StartChainOptions): Promise<RunningChain> {
@@ -39,7 +45,7 @@ export async function startChain(options: StartChainOptions): Promise<RunningCha
     await handle.stop();
     throw error;
   }
-  return { rpcUrl, chainId, stop: () => handle.stop() };
+  return { rpcUrl, wsUrl: `ws://127.0.0.1:${options.port}`, chainId, stop: () => handle.stop() };
 }
 
 async function rpcChainId(rpcUrl: string): Promise<number> {

@@ -12,6 +12,9 @@ export type StartIndexerOptions = {
    *  schema and the same indexer code resumes from the last indexed block. */
   databaseSchema: string;
   rpcUrl: string;
+  /** Optional WebSocket endpoint: new blocks arrive by subscription instead of polling. Not for a local Hardhat
+   *  node: Ponder then waits for the next new block before indexing anything, so an idle chain never catches up. */
+  wsUrl?: string;
   /** The deployments JSON written by `deployContracts`. */
   deploymentsFile: string;
   port: number;
@@ -45,6 +48,7 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
       DATABASE_URL: options.databaseUrl,
       DATABASE_SCHEMA: options.databaseSchema,
       PONDER_RPC_URL: options.rpcUrl,
+      ...(options.wsUrl ? { PONDER_WS_URL: options.wsUrl } : {}),
       DEPLOYMENTS_FILE: path.resolve(options.deploymentsFile),
       PONDER_LOG_LEVEL: options.logLevel ?? "warn",
       NO_COLOR: "1",
