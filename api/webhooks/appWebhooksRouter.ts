@@ -22,10 +22,18 @@ export interface AppWebhooksRouterDeps {
 }
 
 const listQuery = z.object({
-  webhook_id: z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/).optional(),
+  webhook_id: z
+    .string()
+    .regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/)
+    .optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
 });
-const replayAllBody = z.object({ webhook_id: z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/).optional() });
+const replayAllBody = z.object({
+  webhook_id: z
+    .string()
+    .regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/)
+    .optional(),
+});
 const settingsBody = z.object({ low_credit_threshold: z.number().int().min(0).max(1_000_000_000) });
 
 /**

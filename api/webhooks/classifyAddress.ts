@@ -44,7 +44,9 @@ export function classifyAddress(address: string): AddressVerdict {
   const family = net.isIP(address);
   if (family === 0) return { allowed: false, reason: "not an IP address" };
   if (family === 4) {
-    return blockList.check(address, "ipv4") ? { allowed: false, reason: `non-public IPv4 ${address}` } : { allowed: true };
+    return blockList.check(address, "ipv4")
+      ? { allowed: false, reason: `non-public IPv4 ${address}` }
+      : { allowed: true };
   }
   const embedded = embeddedIPv4(address);
   if (embedded !== null) {
@@ -53,7 +55,9 @@ export function classifyAddress(address: string): AddressVerdict {
     const verdict = classifyAddress(embedded);
     return verdict.allowed ? verdict : { allowed: false, reason: `${address} maps to ${verdict.reason}` };
   }
-  return blockList.check(address, "ipv6") ? { allowed: false, reason: `non-public IPv6 ${address}` } : { allowed: true };
+  return blockList.check(address, "ipv6")
+    ? { allowed: false, reason: `non-public IPv6 ${address}` }
+    : { allowed: true };
 }
 
 /** The IPv4 address inside an IPv4-mapped, IPv4-compatible or NAT64 IPv6 address, else null. */

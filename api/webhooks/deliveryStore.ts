@@ -95,9 +95,10 @@ export async function replayDeliveries(
     );
     const webhookIds = [...new Set(rows.map((row) => row.webhook_id))];
     if (webhookIds.length > 0) {
-      await client.query(`UPDATE webhook SET status = 'active', failed_at = NULL WHERE id = ANY ($1) AND status = 'failed'`, [
-        webhookIds,
-      ]);
+      await client.query(
+        `UPDATE webhook SET status = 'active', failed_at = NULL WHERE id = ANY ($1) AND status = 'failed'`,
+        [webhookIds],
+      );
       await client.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
     }
     return rows.length;

@@ -16,7 +16,9 @@ export type WebhookConfig = Pick<
   | "WEBHOOK_CA_FILE"
 >;
 
-export function targetPolicyFrom(config: Pick<WebhookConfig, "WEBHOOK_ALLOW_HTTP_LOOPBACK" | "WEBHOOK_ALLOW_PRIVATE_TARGETS">): TargetPolicy {
+export function targetPolicyFrom(
+  config: Pick<WebhookConfig, "WEBHOOK_ALLOW_HTTP_LOOPBACK" | "WEBHOOK_ALLOW_PRIVATE_TARGETS">,
+): TargetPolicy {
   return {
     allowHttpLoopback: config.WEBHOOK_ALLOW_HTTP_LOOPBACK,
     allowPrivateTargets: config.WEBHOOK_ALLOW_PRIVATE_TARGETS,

@@ -2,7 +2,12 @@
 export { webhooksRouter, type WebhooksRouterDeps } from "./webhooksRouter.js";
 export { appWebhooksRouter, type AppWebhooksRouterDeps } from "./appWebhooksRouter.js";
 export { startDispatcher, type Dispatcher, type DispatcherDeps, type DispatcherLogger } from "./startDispatcher.js";
-export { dispatcherDepsFrom, startDispatcherFromConfig, targetPolicyFrom, type WebhookConfig } from "./dispatcherFromConfig.js";
+export {
+  dispatcherDepsFrom,
+  startDispatcherFromConfig,
+  targetPolicyFrom,
+  type WebhookConfig,
+} from "./dispatcherFromConfig.js";
 export { enqueueProcessingEvent, type ProcessingJob } from "./enqueueProcessingEvent.js";
 export { ponderIndexReader, type IndexReader, type ChainEventRow } from "./chainEventFeed.js";
 export { EVENT_NAMES, API_VERSION, type EventName } from "./eventNames.js";

@@ -65,7 +65,12 @@ export async function recordAttempt(
   options: DeliveryRunOptions,
 ): Promise<"delivered" | "retry" | "failed" | "lost_lease"> {
   return inTransaction(pool, async (client) => {
-    const current = await client.query<{ series_attempts: number; total_attempts: number; webhook_status: string; deleted: boolean }>(
+    const current = await client.query<{
+      series_attempts: number;
+      total_attempts: number;
+      webhook_status: string;
+      deleted: boolean;
+    }>(
       `SELECT d.series_attempts, d.total_attempts, w.status AS webhook_status, w.deleted_at IS NOT NULL AS deleted
        FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
        WHERE d.id = $1 AND d.lease_owner = $2 AND d.status = 'pending'
@@ -107,9 +112,10 @@ export async function recordAttempt(
            next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
         [delivery.id, series, attemptNumber],
       );
-      await client.query(`UPDATE webhook SET status = 'failed', failed_at = now() WHERE id = $1 AND status = 'active'`, [
-        delivery.webhook_id,
-      ]);
+      await client.query(
+        `UPDATE webhook SET status = 'failed', failed_at = now() WHERE id = $1 AND status = 'active'`,
+        [delivery.webhook_id],
+      );
       await client.query(
         `UPDATE webhook_delivery SET status = 'held', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
          WHERE webhook_id = $1 AND status = 'pending' AND id <> $2`,

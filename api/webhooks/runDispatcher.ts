@@ -29,7 +29,9 @@ const envSchema = configSchema
 
 const parsed = envSchema.safeParse(process.env);
 if (!parsed.success) {
-  console.error(`Invalid dispatcher configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  console.error(
+    `Invalid dispatcher configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`,
+  );
   process.exit(2);
 }
 const config = parsed.data;

@@ -18,7 +18,13 @@ export interface AttemptOutcome {
 }
 
 export interface Sender {
-  send(target: { url: string; secret: string; body: string; eventId: string; attempt: number }): Promise<AttemptOutcome>;
+  send(target: {
+    url: string;
+    secret: string;
+    body: string;
+    eventId: string;
+    attempt: number;
+  }): Promise<AttemptOutcome>;
   close(): void;
 }
 
@@ -40,9 +46,13 @@ function guardedLookup(policy: TargetPolicy): net.LookupFunction {
     dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints ?? 0 }, (err, addresses) => {
       if (err) return callback(err, "", 0);
       const list = addresses;
-      const refused = list.map((a) => ({ a, verdict: checkTargetAddress(a.address, policy) })).find((x) => !x.verdict.allowed);
+      const refused = list
+        .map((a) => ({ a, verdict: checkTargetAddress(a.address, policy) }))
+        .find((x) => !x.verdict.allowed);
       if (refused && !refused.verdict.allowed) {
-        const error = Object.assign(new Error(`refused target ${hostname}: ${refused.verdict.reason}`), { code: "ETARGETREFUSED" });
+        const error = Object.assign(new Error(`refused target ${hostname}: ${refused.verdict.reason}`), {
+          code: "ETARGETREFUSED",
+        });
         return callback(error, "", 0);
       }
       const first = list[0];
@@ -78,7 +88,9 @@ export function createSender(options: SenderOptions): Sender {
     if (net.isIP(host) !== 0) {
       const verdict = checkTargetAddress(host, options.policy);
       if (!verdict.allowed) {
-        return Promise.resolve(done({ ok: false, statusCode: null, responseSnippet: null, error: `refused target: ${verdict.reason}` }));
+        return Promise.resolve(
+          done({ ok: false, statusCode: null, responseSnippet: null, error: `refused target: ${verdict.reason}` }),
+        );
       }
     }
     const isHttps = url.protocol === "https:";
@@ -109,7 +121,12 @@ export function createSender(options: SenderOptions): Sender {
         request.destroy(new Error("timeout"));
       }, options.timeoutMs);
       request.on("error", (error: NodeJS.ErrnoException) => {
-        finish({ ok: false, statusCode: null, responseSnippet: null, error: error.code ? `${error.code}: ${error.message}` : error.message });
+        finish({
+          ok: false,
+          statusCode: null,
+          responseSnippet: null,
+          error: error.code ? `${error.code}: ${error.message}` : error.message,
+        });
       });
       request.on("response", (response) => {
         const chunks: Buffer[] = [];

@@ -61,7 +61,11 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   if (deps.leaseMs !== undefined && deps.leaseMs <= deps.timeoutMs) throw new Error("leaseMs must exceed timeoutMs");
   const logger = deps.logger ?? silent;
   const owner = deps.owner ?? `dispatcher_${randomUUID()}`;
-  const sender = createSender({ policy: deps.policy, timeoutMs: deps.timeoutMs, ...(deps.extraCa ? { extraCa: deps.extraCa } : {}) });
+  const sender = createSender({
+    policy: deps.policy,
+    timeoutMs: deps.timeoutMs,
+    ...(deps.extraCa ? { extraCa: deps.extraCa } : {}),
+  });
   const runOptions = {
     retryScheduleMs: deps.retryScheduleMs,
     leaseMs: deps.leaseMs ?? deps.timeoutMs + 30_000,

@@ -11,7 +11,10 @@ export interface TargetPolicy {
 
 export function isLoopbackHost(hostname: string): boolean {
   // A trailing dot is the same (fully qualified) name.
-  const host = hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const host = hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost")) return true;
   if (net.isIP(host) === 4) return host.startsWith("127.");
   if (net.isIP(host) === 6) return host === "::1" || host === "0:0:0:0:0:0:0:1";

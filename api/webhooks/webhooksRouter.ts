@@ -23,12 +23,21 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
   router.post("/v1/webhooks", async (req, res) => {
     const body = parseOrThrow(createWebhookBody, req.body ?? {});
     const problem = webhookUrlProblem(body.url, deps.policy);
-    if (problem) throw new ApiError("invalid_request", { message: `Invalid value for 'url': ${problem}`, param: "url" });
+    if (problem)
+      throw new ApiError("invalid_request", { message: `Invalid value for 'url': ${problem}`, param: "url" });
     const generated = body.secret === undefined;
     const secret = body.secret ?? generateSecret();
-    const webhook = await insertWebhook(deps.pool, { wallet: authOf(res).wallet, url: body.url, events: body.events, secret });
+    const webhook = await insertWebhook(deps.pool, {
+      wallet: authOf(res).wallet,
+      url: body.url,
+      events: body.events,
+      secret,
+    });
     // A generated secret is shown once, here; a secret the client chose is never echoed.
-    res.status(201).location(`/v1/webhooks/${webhook.id}`).json(generated ? { ...webhook, secret } : webhook);
+    res
+      .status(201)
+      .location(`/v1/webhooks/${webhook.id}`)
+      .json(generated ? { ...webhook, secret } : webhook);
   });
 
   router.get("/v1/webhooks", async (_req, res) => {

@@ -60,7 +60,9 @@ describe("durability", () => {
     await eventually("some deliveries made", () => (f.receiver.requests.length >= 8 ? true : undefined));
     await first.kill();
     processes.splice(processes.indexOf(first), 1);
-    const acknowledged = (await deliveriesOf(f.pool, f.webhookId)).filter((d) => d.status === "delivered").map((d) => d.event_id);
+    const acknowledged = (await deliveriesOf(f.pool, f.webhookId))
+      .filter((d) => d.status === "delivered")
+      .map((d) => d.event_id);
     const receivedBeforeRestart = f.receiver.requests.length;
     expect(acknowledged.length).toBeGreaterThan(0);
     expect(acknowledged.length).toBeLessThan(events);
@@ -93,7 +95,10 @@ describe("durability", () => {
     f.receiver.setBehaviour(() => ({ status: 200, delayMs: 30 }));
     await depositMany(f, events);
 
-    await Promise.all([spawn(f, "pair-a", { WEBHOOK_DISPATCH_BATCH: "2" }), spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" })]);
+    await Promise.all([
+      spawn(f, "pair-a", { WEBHOOK_DISPATCH_BATCH: "2" }),
+      spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" }),
+    ]);
     await eventually(
       "all delivered",
       async () => {

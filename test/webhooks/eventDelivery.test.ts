@@ -84,11 +84,27 @@ beforeAll(async () => {
   const job1 = await chain.openJob(keyHash, STANDARD, 100); // 142
   facts["job1"] = job1;
   const jobs = new JobStore(pool);
-  await jobs.insert({ jobId: job1.jobId, jobKey: job1.jobKey, wallet: wallet.address, keyHash, model: STANDARD, tier: "standard", stream: false, maxTokens: 100, creditsLocked: 8, promptTokens: 12 });
-  await jobs.transition(job1.jobId, ["pending"], "processing", { worker: worker.address.toLowerCase(), processing_at: new Date() });
+  await jobs.insert({
+    jobId: job1.jobId,
+    jobKey: job1.jobKey,
+    wallet: wallet.address,
+    keyHash,
+    model: STANDARD,
+    tier: "standard",
+    stream: false,
+    maxTokens: 100,
+    creditsLocked: 8,
+    promptTokens: 12,
+  });
+  await jobs.transition(job1.jobId, ["pending"], "processing", {
+    worker: worker.address.toLowerCase(),
+    processing_at: new Date(),
+  });
   const settled = await chain.settle(worker, job1.jobKey, 50, "the worker's answer"); // charge 8 → 142
   facts["settled"] = settled;
-  facts["disputeTx"] = (await chain.openDispute(job1.jobKey, settled.settlement, "what the client received")).transactionHash;
+  facts["disputeTx"] = (
+    await chain.openDispute(job1.jobKey, settled.settlement, "what the client received")
+  ).transactionHash;
   await chain.fundReserve(1_000n);
   facts["slashTx"] = (await chain.resolveDispute(job1.jobKey, true)).transactionHash; // +8 restored → 150
   const job2 = await chain.openJob(keyHash, STANDARD, 100); // 142
@@ -115,13 +131,22 @@ afterAll(async () => {
 describe("event delivery", () => {
   it("delivers credit.topup when credits are deposited", async () => {
     const [topup] = await waitFor("credit.topup");
-    expect(topup?.data).toMatchObject({ credits_added: 150, usdg_value: 1.5, credits_remaining: 150, payer: wallet.address.toLowerCase() });
+    expect(topup?.data).toMatchObject({
+      credits_added: 150,
+      usdg_value: 1.5,
+      credits_remaining: 150,
+      payer: wallet.address.toLowerCase(),
+    });
     expect(topup?.data["topup_tx"]).toMatch(/^0x[0-9a-f]{64}$/);
   });
 
   it("delivers worker.registered with the worker's address, stake and model ids", async () => {
     const [registered] = await waitFor("worker.registered");
-    expect(registered?.data).toMatchObject({ worker_address: worker.address.toLowerCase(), stake_svc: 1000, models: [STANDARD, MAX] });
+    expect(registered?.data).toMatchObject({
+      worker_address: worker.address.toLowerCase(),
+      stake_svc: 1000,
+      models: [STANDARD, MAX],
+    });
   });
 
   it("delivers job.submitted when the escrow is locked", async () => {
@@ -142,7 +167,12 @@ describe("event delivery", () => {
   it("delivers job.processing from the gateway's job table", async () => {
     const [processing] = await waitFor("job.processing");
     const job1 = facts["job1"] as { jobId: string };
-    expect(processing?.data).toMatchObject({ job_id: job1.jobId, model: STANDARD, tier: "standard", worker_address: worker.address.toLowerCase() });
+    expect(processing?.data).toMatchObject({
+      job_id: job1.jobId,
+      model: STANDARD,
+      tier: "standard",
+      worker_address: worker.address.toLowerCase(),
+    });
     expect(Date.parse(String(processing?.data["started_at"]))).not.toBeNaN();
   });
 
@@ -168,7 +198,11 @@ describe("event delivery", () => {
   it("delivers job.disputed with both hashes and the arbitration deadline", async () => {
     const [disputed] = await waitFor("job.disputed");
     const job1 = facts["job1"] as { jobId: string };
-    expect(disputed?.data).toMatchObject({ job_id: job1.jobId, worker_address: worker.address.toLowerCase(), dispute_tx: facts["disputeTx"] });
+    expect(disputed?.data).toMatchObject({
+      job_id: job1.jobId,
+      worker_address: worker.address.toLowerCase(),
+      dispute_tx: facts["disputeTx"],
+    });
     expect(disputed?.data["your_hash"]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(disputed?.data["worker_hash"]).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(disputed?.data["your_hash"]).not.toBe(disputed?.data["worker_hash"]);
@@ -189,13 +223,25 @@ describe("event delivery", () => {
   it("delivers job.failed when the gateway fails a job", async () => {
     const failed = await waitFor("job.failed");
     const job2 = facts["job2"] as { jobId: string };
-    expect(failed[0]?.data).toMatchObject({ job_id: job2.jobId, credits_returned: 8, usdg_value: 0.08, fail_tx: facts["failTx"], credits_remaining: 150 });
+    expect(failed[0]?.data).toMatchObject({
+      job_id: job2.jobId,
+      credits_returned: 8,
+      usdg_value: 0.08,
+      fail_tx: facts["failTx"],
+      credits_remaining: 150,
+    });
   });
 
   it("delivers job.timeout when a job is refunded after its deadline", async () => {
     const [timeout] = await waitFor("job.timeout");
     const job3 = facts["job3"] as { jobId: string };
-    expect(timeout?.data).toMatchObject({ job_id: job3.jobId, credits_refunded: 8, usdg_value: 0.08, refund_tx: facts["refundTx"], credits_remaining: 150 });
+    expect(timeout?.data).toMatchObject({
+      job_id: job3.jobId,
+      credits_refunded: 8,
+      usdg_value: 0.08,
+      refund_tx: facts["refundTx"],
+      credits_remaining: 150,
+    });
   });
 
   it("delivers credit.low once per crossing below the threshold, re-armed when the balance recovers", async () => {

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { eventually, sleep } from "./support/eventually.js";
-import { attemptsOf, deliveriesOf, webhookFixture, webhookStatus, TEST_SCHEDULE_MS, type WebhookFixture } from "./support/webhookFixture.js";
+import {
+  attemptsOf,
+  deliveriesOf,
+  webhookFixture,
+  webhookStatus,
+  TEST_SCHEDULE_MS,
+  type WebhookFixture,
+} from "./support/webhookFixture.js";
 import { startWebhookApi } from "./support/webhookApi.js";
 
 // Delivery outcomes and the retry schedule (spec, Delivery and retries), with a compressed schedule
@@ -18,11 +25,15 @@ describe("retries", () => {
   it("retries a receiver that fails four times and records the fifth attempt as delivered", async () => {
     fixture = await webhookFixture(stack, { name: "retry_success", walletIndex: 14, receiverPort: 8771 });
     const { receiver, pool, webhookId } = fixture;
-    receiver.setBehaviour(({ index }) => (index < 4 ? { status: 500, body: `boom ${index}` } : { status: 200, body: "ok" }));
+    receiver.setBehaviour(({ index }) =>
+      index < 4 ? { status: 500, body: `boom ${index}` } : { status: 200, body: "ok" },
+    );
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("delivered", async () => ((await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined));
+    await eventually("delivered", async () =>
+      (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
+    );
     const attempts = await attemptsOf(pool, webhookId);
     expect(attempts.map((a) => [a.attempt_number, a.status_code, a.ok])).toEqual([
       [1, 500, false],
@@ -50,7 +61,9 @@ describe("retries", () => {
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("webhook failed", async () => ((await webhookStatus(pool, webhookId)) === "failed" ? true : undefined));
+    await eventually("webhook failed", async () =>
+      (await webhookStatus(pool, webhookId)) === "failed" ? true : undefined,
+    );
     await sleep(1_000);
     expect(receiver.requests).toHaveLength(5);
     expect((await deliveriesOf(pool, webhookId)).map((d) => d.status)).toEqual(["failed"]);
@@ -59,7 +72,9 @@ describe("retries", () => {
 
     // A later event for the failed webhook is held, not attempted.
     await fixture.chain.deposit(fixture.wallet, 100n);
-    await eventually("second delivery held", async () => ((await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined));
+    await eventually("second delivery held", async () =>
+      (await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined,
+    );
     await sleep(500);
     expect(receiver.requests).toHaveLength(5);
   });
@@ -71,7 +86,9 @@ describe("retries", () => {
     fixture.startDispatcher({ timeoutMs: 500 });
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("delivered", async () => ((await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined));
+    await eventually("delivered", async () =>
+      (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
+    );
     const attempts = await attemptsOf(pool, webhookId);
     expect(attempts).toHaveLength(2);
     expect(attempts[0]).toMatchObject({ ok: false, status_code: null, error: "timeout after 500 ms" });
@@ -86,15 +103,29 @@ describe("retries", () => {
     receiver.setBehaviour(() => ({ status: 500, body: "nope" }));
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
-    await eventually("webhook failed", async () => ((await webhookStatus(pool, webhookId)) === "failed" ? true : undefined));
+    await eventually("webhook failed", async () =>
+      (await webhookStatus(pool, webhookId)) === "failed" ? true : undefined,
+    );
     await fixture.chain.deposit(fixture.wallet, 100n); // held
-    await eventually("held", async () => ((await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined));
+    await eventually("held", async () =>
+      (await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined,
+    );
 
-    const api = await startWebhookApi({ pool, keys: { lookup: async () => null }, policy: { allowPrivateTargets: true, allowHttpLoopback: false }, port: 8764 });
+    const api = await startWebhookApi({
+      pool,
+      keys: { lookup: async () => null },
+      policy: { allowPrivateTargets: true, allowHttpLoopback: false },
+      port: 8764,
+    });
     try {
       const asOwner = { "x-test-wallet": wallet.address, "content-type": "application/json" };
       const list = (await (await fetch(`${api.baseUrl}/app/webhooks/deliveries`, { headers: asOwner })).json()) as {
-        data: Array<{ id: string; status: string; attempts: Array<{ status_code: number; response_snippet: string }>; event: { event: string } }>;
+        data: Array<{
+          id: string;
+          status: string;
+          attempts: Array<{ status_code: number; response_snippet: string }>;
+          event: { event: string };
+        }>;
       };
       expect(list.data.map((d) => d.status)).toEqual(["held", "failed"]);
       expect(list.data[1]!.attempts).toHaveLength(5);
@@ -103,18 +134,40 @@ describe("retries", () => {
 
       // Another wallet sees none of it and cannot replay it.
       const stranger = { "x-test-wallet": "0x000000000000000000000000000000000000dead" };
-      expect(((await (await fetch(`${api.baseUrl}/app/webhooks/deliveries`, { headers: stranger })).json()) as { data: unknown[] }).data).toEqual([]);
-      expect((await fetch(`${api.baseUrl}/app/webhooks/deliveries/${list.data[1]!.id}/replay`, { method: "POST", headers: stranger })).status).toBe(404);
+      expect(
+        (
+          (await (await fetch(`${api.baseUrl}/app/webhooks/deliveries`, { headers: stranger })).json()) as {
+            data: unknown[];
+          }
+        ).data,
+      ).toEqual([]);
+      expect(
+        (
+          await fetch(`${api.baseUrl}/app/webhooks/deliveries/${list.data[1]!.id}/replay`, {
+            method: "POST",
+            headers: stranger,
+          })
+        ).status,
+      ).toBe(404);
       expect((await fetch(`${api.baseUrl}/app/webhooks/deliveries`)).status).toBe(401);
 
       receiver.setBehaviour(() => ({ status: 204 }));
-      const replayOne = await fetch(`${api.baseUrl}/app/webhooks/deliveries/${list.data[1]!.id}/replay`, { method: "POST", headers: asOwner });
+      const replayOne = await fetch(`${api.baseUrl}/app/webhooks/deliveries/${list.data[1]!.id}/replay`, {
+        method: "POST",
+        headers: asOwner,
+      });
       expect(await replayOne.json()).toEqual({ object: "replay", replayed: 1 });
       expect(await webhookStatus(pool, webhookId)).toBe("active");
-      await eventually("first delivered", async () => ((await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined));
+      await eventually("first delivered", async () =>
+        (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
+      );
       expect((await deliveriesOf(pool, webhookId))[1]?.status).toBe("held");
 
-      const replayAll = await fetch(`${api.baseUrl}/app/webhooks/deliveries/replay`, { method: "POST", headers: asOwner, body: "{}" });
+      const replayAll = await fetch(`${api.baseUrl}/app/webhooks/deliveries/replay`, {
+        method: "POST",
+        headers: asOwner,
+        body: "{}",
+      });
       expect(await replayAll.json()).toEqual({ object: "replay", replayed: 1 });
       await eventually("all delivered", async () =>
         (await deliveriesOf(pool, webhookId)).every((d) => d.status === "delivered") ? true : undefined,

@@ -24,14 +24,19 @@ let otherKey: string;
 async function call(method: string, path: string, key: string | null, body?: unknown) {
   const response = await fetch(`${api.baseUrl}${path}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body ? { "content-type": "application/json" } : {}),
+    },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 async function waitUntilIndexed(key: string) {
-  await eventually("key indexed", async () => ((await call("GET", "/v1/webhooks", key)).status === 200 ? true : undefined));
+  await eventually("key indexed", async () =>
+    (await call("GET", "/v1/webhooks", key)).status === 200 ? true : undefined,
+  );
 }
 
 beforeAll(async () => {
@@ -57,9 +62,17 @@ afterAll(async () => {
 
 describe("POST /v1/webhooks", () => {
   it("creates a webhook (201) and returns a generated whsec_ secret once", async () => {
-    const created = await call("POST", "/v1/webhooks", ownerKey, { url: "https://hooks.example.com/a", events: ["job.completed"] });
+    const created = await call("POST", "/v1/webhooks", ownerKey, {
+      url: "https://hooks.example.com/a",
+      events: ["job.completed"],
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ object: "webhook", url: "https://hooks.example.com/a", events: ["job.completed"], status: "active" });
+    expect(created.body).toMatchObject({
+      object: "webhook",
+      url: "https://hooks.example.com/a",
+      events: ["job.completed"],
+      status: "active",
+    });
     expect(created.body["id"]).toMatch(/^wh_[0-9A-Z]{26}$/);
     expect(created.body["secret"]).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
     expect(Date.parse(String(created.body["created_at"]))).not.toBeNaN();
@@ -101,7 +114,10 @@ describe("POST /v1/webhooks", () => {
   });
 
   it("error: no key → 401 missing_api_key", async () => {
-    const answer = await call("POST", "/v1/webhooks", null, { url: "https://hooks.example.com", events: ["job.completed"] });
+    const answer = await call("POST", "/v1/webhooks", null, {
+      url: "https://hooks.example.com",
+      events: ["job.completed"],
+    });
     expect(answer.status).toBe(401);
     expect(answer.body["error"]).toMatchObject({ code: "missing_api_key" });
   });
@@ -112,8 +128,13 @@ describe("GET /v1/webhooks", () => {
     const list = await call("GET", "/v1/webhooks", ownerKey);
     expect(list.body["object"]).toBe("list");
     const data = list.body["data"] as Array<Record<string, unknown>>;
-    expect(data.map((w) => w["url"])).toEqual(["https://hooks.example.com/a", "https://hooks.example.com/b", "https://hooks.example.com/c"]);
-    for (const webhook of data) expect(Object.keys(webhook).sort()).toEqual(["created_at", "events", "id", "object", "status", "url"]);
+    expect(data.map((w) => w["url"])).toEqual([
+      "https://hooks.example.com/a",
+      "https://hooks.example.com/b",
+      "https://hooks.example.com/c",
+    ]);
+    for (const webhook of data)
+      expect(Object.keys(webhook).sort()).toEqual(["created_at", "events", "id", "object", "status", "url"]);
   });
 
   it("shows nothing of another wallet's webhooks", async () => {
@@ -123,16 +144,26 @@ describe("GET /v1/webhooks", () => {
 
 describe("DELETE /v1/webhooks/{id}", () => {
   it("error: another wallet's webhook → 404 webhook_not_found", async () => {
-    const created = await call("POST", "/v1/webhooks", ownerKey, { url: "https://hooks.example.com/d", events: ["job.completed"] });
+    const created = await call("POST", "/v1/webhooks", ownerKey, {
+      url: "https://hooks.example.com/d",
+      events: ["job.completed"],
+    });
     const answer = await call("DELETE", `/v1/webhooks/${String(created.body["id"])}`, otherKey);
     expect(answer.status).toBe(404);
     expect(answer.body["error"]).toMatchObject({ code: "webhook_not_found" });
   });
 
   it("deletes the webhook and answers {id, object, deleted: true}; a second delete is 404", async () => {
-    const created = await call("POST", "/v1/webhooks", ownerKey, { url: "https://hooks.example.com/e", events: ["job.completed"] });
+    const created = await call("POST", "/v1/webhooks", ownerKey, {
+      url: "https://hooks.example.com/e",
+      events: ["job.completed"],
+    });
     const id = String(created.body["id"]);
-    expect((await call("DELETE", `/v1/webhooks/${id}`, ownerKey)).body).toEqual({ id, object: "webhook", deleted: true });
+    expect((await call("DELETE", `/v1/webhooks/${id}`, ownerKey)).body).toEqual({
+      id,
+      object: "webhook",
+      deleted: true,
+    });
     expect((await call("DELETE", `/v1/webhooks/${id}`, ownerKey)).status).toBe(404);
     const list = (await call("GET", "/v1/webhooks", ownerKey)).body["data"] as Array<{ id: string }>;
     expect(list.map((w) => w.id)).not.toContain(id);
@@ -148,7 +179,10 @@ describe("ownership", () => {
     const wallet = await chain.wallet(23);
     const { apiKey } = await chain.registerKey(wallet);
     await waitUntilIndexed(apiKey);
-    const created = await call("POST", "/v1/webhooks", apiKey, { url: "https://hooks.example.com/r", events: ["job.completed"] });
+    const created = await call("POST", "/v1/webhooks", apiKey, {
+      url: "https://hooks.example.com/r",
+      events: ["job.completed"],
+    });
     const rotated = await chain.rotateKey(wallet);
     await waitUntilIndexed(rotated.apiKey);
     const list = (await call("GET", "/v1/webhooks", rotated.apiKey)).body["data"] as Array<{ id: string }>;
@@ -201,10 +235,20 @@ describe("/app/webhooks/settings", () => {
     const headers = { "x-test-wallet": owner.address, "content-type": "application/json" };
     const read = await fetch(`${api.baseUrl}/app/webhooks/settings`, { headers });
     expect(await read.json()).toEqual({ object: "webhook_settings", low_credit_threshold: 100 });
-    const put = await fetch(`${api.baseUrl}/app/webhooks/settings`, { method: "PUT", headers, body: JSON.stringify({ low_credit_threshold: 250 }) });
+    const put = await fetch(`${api.baseUrl}/app/webhooks/settings`, {
+      method: "PUT",
+      headers,
+      body: JSON.stringify({ low_credit_threshold: 250 }),
+    });
     expect(await put.json()).toEqual({ object: "webhook_settings", low_credit_threshold: 250 });
-    expect(await (await fetch(`${api.baseUrl}/app/webhooks/settings`, { headers })).json()).toMatchObject({ low_credit_threshold: 250 });
-    const bad = await fetch(`${api.baseUrl}/app/webhooks/settings`, { method: "PUT", headers, body: JSON.stringify({ low_credit_threshold: -1 }) });
+    expect(await (await fetch(`${api.baseUrl}/app/webhooks/settings`, { headers })).json()).toMatchObject({
+      low_credit_threshold: 250,
+    });
+    const bad = await fetch(`${api.baseUrl}/app/webhooks/settings`, {
+      method: "PUT",
+      headers,
+      body: JSON.stringify({ low_credit_threshold: -1 }),
+    });
     expect(bad.status).toBe(400);
   });
 });

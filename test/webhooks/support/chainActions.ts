@@ -105,7 +105,13 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
     /** Settles a job against `worker`'s signed receipt; returns the settlement facts for a later dispute. */
     async settle(worker: LocalAccount, jobKey: Hex, completionTokens: number, output = "the answer") {
       const finalTokenAt = (await publicClient.getBlock()).timestamp;
-      const receipt: Receipt = { jobId: jobKey, outputHash: outputHashOf(output), promptTokens: 12, completionTokens, finalTokenAt };
+      const receipt: Receipt = {
+        jobId: jobKey,
+        outputHash: outputHashOf(output),
+        promptTokens: 12,
+        completionTokens,
+        finalTokenAt,
+      };
       const signature = await signReceipt(worker, { chainId: deployment.chainId, escrow: c.creditEscrow }, receipt);
       const mined = await send(roles.gateway, c.creditEscrow, creditEscrowAbi, "settle", [receipt, signature]);
       const [settled] = parseEventLogs({ abi: creditEscrowAbi, logs: mined.logs, eventName: "JobSettled" });
@@ -127,7 +133,11 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
       return send(roles.admin, c.creditEscrow, creditEscrowAbi, "refund", [jobKey]);
     },
     openDispute: (jobKey: Hex, settlement: Settlement, clientText: string) =>
-      send(roles.gateway, c.disputeManager, disputeManagerAbi, "openDispute", [jobKey, settlement, outputHashOf(clientText)]),
+      send(roles.gateway, c.disputeManager, disputeManagerAbi, "openDispute", [
+        jobKey,
+        settlement,
+        outputHashOf(clientText),
+      ]),
     resolveDispute: (jobKey: Hex, fraud: boolean) =>
       send(roles.arbiter, c.disputeManager, disputeManagerAbi, "resolveDispute", [jobKey, fraud]),
   };

@@ -43,10 +43,14 @@ export async function startDispatcherProcess(options: {
   handle.child.stdout?.on("data", (chunk: Buffer) => {
     if (chunk.toString().includes("dispatcher ready")) ready = true;
   });
-  await eventually(`dispatcher ${options.name} ready`, () => {
-    if (!handle.isAlive()) throw new Error(`dispatcher ${options.name} exited; see ${options.logFile}`);
-    return ready ? true : undefined;
-  }, 60_000);
+  await eventually(
+    `dispatcher ${options.name} ready`,
+    () => {
+      if (!handle.isAlive()) throw new Error(`dispatcher ${options.name} exited; see ${options.logFile}`);
+      return ready ? true : undefined;
+    },
+    60_000,
+  );
   const pid = handle.child.pid as number;
   return {
     name: options.name,

@@ -11,7 +11,11 @@ export interface ReceivedRequest {
 }
 
 /** What to answer to the n-th request (0-based) with this body. */
-export type ReceiverBehaviour = (request: { index: number; rawBody: string }) => { status: number; delayMs?: number; body?: string };
+export type ReceiverBehaviour = (request: { index: number; rawBody: string }) => {
+  status: number;
+  delayMs?: number;
+  body?: string;
+};
 
 export interface HttpsReceiver {
   url: string;

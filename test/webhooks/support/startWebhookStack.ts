@@ -29,7 +29,10 @@ export interface WebhookStack extends WebhookStackInfo {
  * A gateway schema of its own for one test (dropped first, migrations applied), so each test starts from an
  * empty webhook state while sharing the chain, the database server and the indexer.
  */
-export async function freshGatewaySchema(databaseUrl: string, name: string): Promise<{ schema: string; pool: pg.Pool }> {
+export async function freshGatewaySchema(
+  databaseUrl: string,
+  name: string,
+): Promise<{ schema: string; pool: pg.Pool }> {
   const schema = `webhooks_${name}`;
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
@@ -44,7 +47,8 @@ export function loadStackDeployment(info: WebhookStackInfo): Deployment {
   return loadDeployment(info.deploymentsFile);
 }
 
-export const indexed = (info: WebhookStackInfo, blockNumber: bigint) => waitForIndexedBlock(info.indexerUrl, blockNumber);
+export const indexed = (info: WebhookStackInfo, blockNumber: bigint) =>
+  waitForIndexedBlock(info.indexerUrl, blockNumber);
 
 /** Real components: Hardhat node, contracts deployed, embedded PostgreSQL, the Ponder indexer. */
 export async function startWebhookStack(): Promise<WebhookStack> {

@@ -3,7 +3,13 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 // An independent implementation of the receiver side of the spec's Signature part (the README's recipe),
 // deliberately not sharing code with api/webhooks/signPayload.ts.
 
-export function verifySignature(header: string, rawBody: string, secret: string, toleranceSeconds = 300, now = Date.now()): boolean {
+export function verifySignature(
+  header: string,
+  rawBody: string,
+  secret: string,
+  toleranceSeconds = 300,
+  now = Date.now(),
+): boolean {
   const parts = Object.fromEntries(header.split(",").map((part) => part.split("=", 2) as [string, string]));
   const t = Number(parts["t"]);
   const v1 = parts["v1"];

@@ -44,7 +44,12 @@ export async function startWebhookApi(options: {
       return typeof wallet === "string" ? wallet : null;
     },
   });
-  const app = createApp({ docsUrl: "http://docs.test", bodyLimit: "1mb", logger: pino({ level: "silent" }), routers: [appRoutes, v1] });
+  const app = createApp({
+    docsUrl: "http://docs.test",
+    bodyLimit: "1mb",
+    logger: pino({ level: "silent" }),
+    routers: [appRoutes, v1],
+  });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(options.port, "127.0.0.1", () => resolve(s));
   });
@@ -54,4 +59,3 @@ export async function startWebhookApi(options: {
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
-

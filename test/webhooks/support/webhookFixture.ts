@@ -96,7 +96,10 @@ export async function attemptsOf(pool: pg.Pool, webhookId: string): Promise<Atte
   return rows;
 }
 
-export async function deliveriesOf(pool: pg.Pool, webhookId: string): Promise<Array<{ id: string; event_id: string; status: string }>> {
+export async function deliveriesOf(
+  pool: pg.Pool,
+  webhookId: string,
+): Promise<Array<{ id: string; event_id: string; status: string }>> {
   const { rows } = await pool.query<{ id: string; event_id: string; status: string }>(
     "SELECT id, event_id, status FROM webhook_delivery WHERE webhook_id = $1 ORDER BY id",
     [webhookId],
