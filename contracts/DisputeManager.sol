@@ -76,7 +76,7 @@ contract DisputeManager is IDisputeManager, AccessControl {
         uint256 slashAmount;
         if (fraud) {
             dispute.outcome = Outcome.Upheld;
-            slashAmount = workerRegistry.slash(settlement.worker, jobId, FRAUDULENT_PROOF);
+            slashAmount = _slash(settlement.worker, jobId);
             creditsRestored = escrow.closeDispute(jobId, settlement, true);
         } else {
             dispute.outcome = Outcome.Rejected;
@@ -99,6 +99,20 @@ contract DisputeManager is IDisputeManager, AccessControl {
     /// @inheritdoc IDisputeManager
     function getDispute(bytes32 jobId) external view returns (Dispute memory) {
         return _disputes[jobId];
+    }
+
+    /// @dev A worker with no stake left (it finished unbonding and withdrew) must not block the client's
+    /// restoration from the reserve: the dispute is upheld with nothing slashed. Any other failure reverts.
+    function _slash(address worker, bytes32 jobId) private returns (uint256 amount) {
+        try workerRegistry.slash(worker, jobId, FRAUDULENT_PROOF) returns (uint256 slashed) {
+            amount = slashed;
+        } catch (bytes memory reason) {
+            if (bytes4(reason) != IWorkerRegistry.NothingToSlash.selector) {
+                assembly ("memory-safe") {
+                    revert(add(reason, 0x20), mload(reason))
+                }
+            }
+        }
     }
 
     function _requirePending(bytes32 jobId) private view returns (Dispute storage dispute) {
