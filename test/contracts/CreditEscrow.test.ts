@@ -927,6 +927,31 @@ describe("CreditEscrow", function () {
         .withArgs(d.ids[2], d.stranger.address, modelKey(MODEL_MAX.id));
     });
 
+    it("reverts the batch when a worker valid for its first job signs a job of a model it does not host", async function () {
+      const d = await loadFixture(batchFixture);
+      // worker1 hosts max and lite but not pro: its eligibility for the first job must not carry over.
+      const receipts = [d.receipts[0]!, d.receipts[3]!];
+      const signatures = [d.signatures[0]!, await signReceipt(d.worker1, d.domain, d.receipts[3]!)];
+      await expect(d.escrow.connect(d.gateway).settleBatch(receipts, signatures))
+        .to.be.revertedWithCustomError(d.escrow, "WorkerNotEligible")
+        .withArgs(d.ids[3], d.worker1.address, modelKey(MODEL_PRO.id));
+    });
+
+    it("pays one worker the sum of two jobs of the same model in one batch", async function () {
+      const d = await loadFixture(batchFixture);
+      const extra = jobId(105);
+      await d.escrow.connect(d.gateway).openJob(extra, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000);
+      const receipt = { ...d.receipts[0]!, jobId: extra };
+      const receipts = [d.receipts[0]!, receipt];
+      const signatures = [d.signatures[0]!, await signReceipt(d.worker1, d.domain, receipt)];
+      await expect(d.escrow.connect(d.gateway).settleBatch(receipts, signatures)).to.changeTokenBalance(
+        ethers,
+        d.stablecoin,
+        d.worker1,
+        2n * (44n * UNIT_PER_CREDIT - feeOf(44n)),
+      );
+    });
+
     it("leaves every job open after a reverted batch", async function () {
       const d = await loadFixture(batchFixture);
       const signatures = [...d.signatures];
