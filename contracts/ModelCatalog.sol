@@ -9,13 +9,16 @@ import {Tier} from "./types/Tier.sol";
 /// @notice Governance-maintained list of models with their tier, prices and context window.
 /// @dev Pricing facts sit in one packed word per model (`_pricing`) so the escrow reads a model in one SLOAD;
 /// the strings live apart and are only read by `getModel`.
+/// The compact `index` names a *price version* of a model: adding a model creates its first version, and an
+/// update that changes tier or prices creates a new one. Open jobs record the index they were opened under,
+/// so `pricingAt` keeps answering with the prices they were opened at ("takes effect for new jobs").
 contract ModelCatalog is IModelCatalog, AccessControl {
     /// @notice May add, update and retire models.
     bytes32 public constant GOVERNANCE_ROLE = keccak256("GOVERNANCE_ROLE");
     /// @notice Longest accepted model id, in bytes.
     uint256 public constant MAX_MODEL_ID_LENGTH = 64;
-    /// @notice Largest compact index (the job record holds a uint16).
-    uint256 public constant MAX_MODELS = type(uint16).max;
+    /// @notice Largest compact index (the job record holds a uint16); models and price versions share it.
+    uint256 public constant MAX_INDEX = type(uint16).max;
 
     struct PricingWord {
         uint16 index;
@@ -33,11 +36,21 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         string ownedBy;
     }
 
+    /// @dev A model's tier and prices as of one compact index.
+    struct PriceVersion {
+        Tier tier;
+        uint32 creditsPerRequest;
+        uint32 creditsPer1kTokens;
+    }
+
     mapping(bytes32 modelKey => PricingWord) private _pricing;
     mapping(bytes32 modelKey => Labels) private _labels;
-    /// @dev Compact index (1-based) -> model key; a mapping, not an array, so `pricingAt` skips a length read.
+    /// @dev Compact index (1-based) -> model key and its prices then; mappings, so `pricingAt` reads two words.
     mapping(uint16 index => bytes32 modelKey) private _keyAt;
-    uint16 private _count;
+    mapping(uint16 index => PriceVersion) private _priceAt;
+    /// @dev Highest index handed out.
+    uint16 private _lastIndex;
+    uint256 private _modelCount;
 
     /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
     /// @param governance Holder of `GOVERNANCE_ROLE`.
@@ -56,17 +69,10 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         modelKey = keccak256(bytes(modelId));
         if (_pricing[modelKey].index != 0) revert ModelAlreadyExists(modelKey, modelId);
         _requireValidParams(modelKey, params);
-        if (_count >= MAX_MODELS) revert CatalogFull();
 
-        // Bounded by MAX_MODELS just above, so the increment cannot overflow.
-        uint16 index;
-        unchecked {
-            index = _count + 1;
-        }
-        _count = index;
-        _keyAt[index] = modelKey;
+        ++_modelCount;
         _pricing[modelKey] = PricingWord({
-            index: index,
+            index: _newPriceVersion(modelKey, params),
             tier: params.tier,
             retired: false,
             creditsPerRequest: params.creditsPerRequest,
@@ -83,6 +89,11 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         bytes32 modelKey = keccak256(bytes(modelId));
         PricingWord storage word = _requireListed(modelKey);
         _requireValidParams(modelKey, params);
+        if (
+            word.tier != params.tier ||
+            word.creditsPerRequest != params.creditsPerRequest ||
+            word.creditsPer1kTokens != params.creditsPer1kTokens
+        ) word.index = _newPriceVersion(modelKey, params);
         word.tier = params.tier;
         word.creditsPerRequest = params.creditsPerRequest;
         word.creditsPer1kTokens = params.creditsPer1kTokens;
@@ -112,14 +123,15 @@ contract ModelCatalog is IModelCatalog, AccessControl {
     }
 
     /// @inheritdoc IModelCatalog
-    /// @dev An index that was never assigned reverts with `ModelUnknown(bytes32(0))`.
+    /// @dev Answers with the tier and prices of that price version, even after a later update.
+    /// An index that was never assigned reverts with `ModelUnknown(bytes32(0))`.
     function pricingAt(
         uint16 index
     ) external view returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens) {
         modelKey = _keyAt[index];
         if (modelKey == bytes32(0)) revert ModelUnknown(bytes32(0));
-        PricingWord memory word = _pricing[modelKey];
-        return (modelKey, word.tier, word.creditsPerRequest, word.creditsPer1kTokens);
+        PriceVersion memory version = _priceAt[index];
+        return (modelKey, version.tier, version.creditsPerRequest, version.creditsPer1kTokens);
     }
 
     /// @inheritdoc IModelCatalog
@@ -143,13 +155,29 @@ contract ModelCatalog is IModelCatalog, AccessControl {
 
     /// @inheritdoc IModelCatalog
     function modelCount() external view returns (uint256) {
-        return _count;
+        return _modelCount;
     }
 
     /// @notice Whether `modelKey` is listed and not retired (never reverts).
     function isListed(bytes32 modelKey) external view returns (bool) {
         PricingWord memory word = _pricing[modelKey];
         return word.index != 0 && !word.retired;
+    }
+
+    /// @dev Hands out the next compact index for `modelKey` at these prices.
+    function _newPriceVersion(bytes32 modelKey, ModelParams calldata params) private returns (uint16 index) {
+        if (_lastIndex >= MAX_INDEX) revert CatalogFull();
+        // Bounded by MAX_INDEX just above, so the increment cannot overflow.
+        unchecked {
+            index = _lastIndex + 1;
+        }
+        _lastIndex = index;
+        _keyAt[index] = modelKey;
+        _priceAt[index] = PriceVersion({
+            tier: params.tier,
+            creditsPerRequest: params.creditsPerRequest,
+            creditsPer1kTokens: params.creditsPer1kTokens
+        });
     }
 
     /// @dev Emits from storage: the event has more fields than the stack can hold as calldata arguments.

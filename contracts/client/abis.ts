@@ -808,7 +808,7 @@ export const modelCatalogAbi = [
   },
   {
     inputs: [],
-    name: "MAX_MODELS",
+    name: "MAX_INDEX",
     outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
     stateMutability: "view",
     type: "function",
