@@ -4,6 +4,8 @@ pragma solidity 0.8.30;
 import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ICreditEscrow} from "../interfaces/ICreditEscrow.sol";
+import {IApiKeyRegistry} from "../interfaces/IApiKeyRegistry.sol";
+import {IModelCatalog} from "../interfaces/IModelCatalog.sol";
 import {JobStatus} from "../types/JobStatus.sol";
 import {Receipt} from "../types/Receipt.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
@@ -43,6 +45,41 @@ contract CreditEscrowTest is EscrowFixture {
         vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.AmountNotWholeCredits.selector, amount, UNIT_PER_CREDIT));
         escrow.deposit(amount);
         vm.stopPrank();
+    }
+
+    function testFuzz_depositWithPermit_addsCreditsIfPermitSigned(uint256 privateKey, uint256 credits) public {
+        privateKey = bound(privateKey, 1, 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364140);
+        credits = bound(credits, 100, 1e9);
+        address owner = vm.addr(privateKey);
+        uint256 amount = credits * UNIT_PER_CREDIT;
+        usd.mint(owner, amount);
+        uint256 deadline = block.timestamp + 1 hours;
+        bytes32 structHash = keccak256(
+            abi.encode(
+                keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)"),
+                owner,
+                address(escrow),
+                amount,
+                usd.nonces(owner),
+                deadline
+            )
+        );
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(
+            privateKey,
+            keccak256(abi.encodePacked("\x19\x01", usd.DOMAIN_SEPARATOR(), structHash))
+        );
+
+        vm.prank(owner);
+        escrow.depositWithPermit(amount, deadline, v, r, s);
+        vm.assertEq(_available(owner), credits, "credits added in one transaction");
+        vm.assertEq(usd.balanceOf(owner), 0, "stablecoin pulled");
+    }
+
+    function test_withdraw_succeedsIfPaused() public {
+        escrow.pause();
+        vm.prank(wallet);
+        escrow.withdraw(100);
+        vm.assertEq(_available(wallet), WALLET_CREDITS - 100, "withdrawn while paused");
     }
 
     function testFuzz_withdraw_returnsExactStablecoinIfCreditsAvailable(uint256 credits) public {
@@ -131,6 +168,45 @@ contract CreditEscrowTest is EscrowFixture {
         escrow.pause();
         vm.expectRevert(Pausable.EnforcedPause.selector);
         _openJob(JOB, maxModel, 100);
+    }
+
+    function test_openJob_revertsIfKeyRevoked() public {
+        vm.prank(wallet);
+        keys.revokeKey();
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                IApiKeyRegistry.KeyNotActive.selector,
+                walletKeyHash,
+                IApiKeyRegistry.KeyStatus.Revoked
+            )
+        );
+        _openJob(JOB, maxModel, 100);
+    }
+
+    function test_openJob_revertsIfWalletSuspended() public {
+        vm.prank(operator);
+        keys.suspend(wallet);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                IApiKeyRegistry.KeyNotActive.selector,
+                walletKeyHash,
+                IApiKeyRegistry.KeyStatus.Suspended
+            )
+        );
+        _openJob(JOB, maxModel, 100);
+    }
+
+    function test_openJob_revertsIfModelRetired() public {
+        catalog.retireModel(MAX_MODEL_ID);
+        vm.expectRevert(abi.encodeWithSelector(IModelCatalog.ModelIsRetired.selector, maxModel));
+        _openJob(JOB, maxModel, 100);
+    }
+
+    function test_settle_succeedsIfModelRetiredWhileOpen() public {
+        _openJob(JOB, maxModel, 2_000);
+        catalog.retireModel(MAX_MODEL_ID);
+        (uint256 charged, , , ) = _settleAndMeasure(JOB, 1_200);
+        vm.assertEq(charged, 54, "charged as listed");
     }
 
     // ------------------------------------------------------------ settle: arithmetic
@@ -253,6 +329,14 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(usd.balanceOf(address(escrow)), escrowBefore, "no stablecoin moves");
         (JobStatus status, , , ) = escrow.jobOf(JOB);
         vm.assertEq(uint8(status), uint8(JobStatus.Refunded), "refunded");
+    }
+
+    function test_failJob_succeedsIfPaused() public {
+        _openJob(JOB, maxModel, 100);
+        escrow.pause();
+        vm.prank(gateway);
+        escrow.failJob(JOB);
+        vm.assertEq(_available(wallet), WALLET_CREDITS, "restored while paused");
     }
 
     function testFuzz_refund_revertsIfBeforeDeadline(uint256 wait) public {
