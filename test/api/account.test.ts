@@ -15,9 +15,14 @@ type Account = {
 describe("GET /v1/account", () => {
   it("shows the wallet, its credits and their stablecoin value, the last top-up and the key's creation time", async () => {
     const client = await createClientWallet({ usdg: 3n });
-    const response = await rawRequest("GET", "/v1/account", { apiKey: client.apiKey });
-    expect(response.status).toBe(200);
-    const account = response.json<Account>();
+    let account: Account | undefined;
+    // The top-up time comes from the index, which may trail the deposit by a block or two.
+    await waitUntil("the deposit indexed", async () => {
+      const response = await rawRequest("GET", "/v1/account", { apiKey: client.apiKey });
+      account = response.json<Account>();
+      return response.status === 200 && account.last_topup_at !== null;
+    });
+    if (!account) throw new Error("no account");
 
     expect(account.wallet.toLowerCase()).toBe(client.wallet.toLowerCase());
     expect(account.credits_remaining).toBe(300);

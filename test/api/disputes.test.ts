@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "../../contracts/client/index.js";
 import { expectErrorBody, rawRequest, waitForJobStatus, type Job } from "../support/api.js";
-import { contracts, disputeManagerAbi, publicClient } from "../support/chain.js";
+import { accountOf, contracts, creditEscrowAbi, disputeManagerAbi, publicClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
 
@@ -23,13 +23,13 @@ type DisputeAnswer = {
 
 describe("POST /v1/jobs/{job_id}/dispute", () => {
   let client: ClientWallet;
-  let cheatingModel: string;
+  /** Settled early, disputed last: its dispute window runs out while the other tests run. */
+  let lateJob: Promise<{ job: Job; text: string }>;
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    cheatingModel = uniqueModelId("wrong-hash");
-    await addCatalogModel(cheatingModel, { tier: "lite" });
-    await startExtraWorker({ models: [cheatingModel], fault: "wrong_hash" }, client.apiKey);
+    lateJob = settledJob(HONEST_MODEL);
+    await lateJob;
   });
 
   /** A settled job of `model` and the text the client received. */
@@ -51,17 +51,18 @@ describe("POST /v1/jobs/{job_id}/dispute", () => {
     });
   }
 
-  it("opens a dispute on chain when the worker's proof hash differs from what the client received", async () => {
-    const { job, text } = await settledJob(cheatingModel);
-    const answer = await dispute(job.id, sha256Of(text));
+  it("opens a dispute on chain when the client's received hash differs from the worker's proof", async () => {
+    const { job, text } = await settledJob(HONEST_MODEL);
+    // The client says it received something else than what the worker proved.
+    const claimed = sha256Of(`${text} (altered in transit)`);
+    const answer = await dispute(job.id, claimed);
 
     expect(answer.status, answer.body).toBe(200);
     const body = answer.json<DisputeAnswer>();
     expect(body.job_id).toBe(job.id);
     expect(body.dispute_opened).toBe(true);
-    expect(body.your_hash).toBe(sha256Of(text));
-    expect(body.worker_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(body.worker_hash).not.toBe(body.your_hash);
+    expect(body.your_hash).toBe(claimed);
+    expect(body.worker_hash).toBe(sha256Of(text));
     expect(body.worker_hash).toBe(job.on_chain!.proof_hash);
     expect(body.arbitration_window_hours).toBe(24);
     expect(body.dispute_tx).toMatch(/^0x[0-9a-f]{64}$/);
@@ -76,11 +77,19 @@ describe("POST /v1/jobs/{job_id}/dispute", () => {
       args: { jobId: jobIdToBytes32(job.id) },
     });
     expect(opened).toHaveLength(1);
-    expect(opened[0]!.args.clientHash).toBe(`0x${body.your_hash.slice("sha256:".length)}`);
+    expect(opened[0]!.args.clientHash).toBe(`0x${claimed.slice("sha256:".length)}`);
+    expect(opened[0]!.args.proofHash).toBe(`0x${body.worker_hash.slice("sha256:".length)}`);
     const block = await publicClient().getBlock({ blockNumber: receipt.blockNumber });
     expect(opened[0]!.args.deadline! - block.timestamp).toBe(24n * 3600n);
 
     await waitForJobStatus(client.apiKey, job.id, "disputed");
+  });
+
+  it("error: 409 for a second dispute of a job already disputed", async () => {
+    const { job, text } = await settledJob(HONEST_MODEL);
+    const claimed = sha256Of(`${text}!`);
+    expect((await dispute(job.id, claimed)).status).toBe(200);
+    expectErrorBody(await dispute(job.id, claimed), 409, "dispute_already_open");
   });
 
   it("opens no dispute when the received hash matches the proof", async () => {
@@ -110,15 +119,57 @@ describe("POST /v1/jobs/{job_id}/dispute", () => {
       apiKey: other.apiKey,
       body: { received_output_hash: sha256Of(text) },
     });
-    expect(answer.status, answer.body).toBe(404);
+    expectErrorBody(answer, 404, "job_not_found");
   });
 
   it("error: dispute_window_expired (422) more than 60 seconds after the final output token", async () => {
-    const { job, text } = await settledJob(cheatingModel);
-    // The window is measured from the final token (the receipt's finalTokenAt, ≤ completed_at).
-    const windowEnd = Date.parse(job.completed_at!) + 61_000;
+    const { job, text } = await lateJob;
+    // The window runs from the final token (the receipt's finalTokenAt, no later than completed_at).
+    const windowEnd = Date.parse(job.completed_at!) + 62_000;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, windowEnd - Date.now())));
-    const answer = await dispute(job.id, sha256Of(text));
+    const answer = await dispute(job.id, sha256Of(`${text} (too late)`));
     expectErrorBody(answer, 422, "dispute_window_expired");
+    expect((await rawRequest("GET", `/v1/jobs/${job.id}`, { apiKey: client.apiKey })).json<Job>().status).toBe(
+      "settled",
+    );
   }, 120_000);
+});
+
+// A worker that signs a proof for other text than it streamed is caught before settlement, so such a job never
+// reaches the chain as settled and there is nothing for the client to dispute: it is failed and not charged.
+describe("a worker whose proof does not match the relayed output", () => {
+  let client: ClientWallet;
+  let cheatingModel: string;
+
+  beforeAll(async () => {
+    client = await createClientWallet({ usdg: 5n });
+    cheatingModel = uniqueModelId("wrong-hash");
+    await addCatalogModel(cheatingModel, { tier: "lite" });
+    await startExtraWorker({ models: [cheatingModel], fault: "wrong_hash" }, client.apiKey);
+  });
+
+  it("is not paid: the job fails, its escrow goes back on chain and the client is charged nothing", async () => {
+    const before = await accountOf(client.wallet);
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: { model: cheatingModel, messages: [{ role: "user", content: "prove it" }] },
+    });
+    const error = expectErrorBody(response, 502, "job_failed");
+    const jobId = String(response.headers["x-service-job-id"]);
+    expect(error.details?.job_id).toBe(jobId);
+
+    const job = await waitForJobStatus(client.apiKey, jobId, "failed");
+    expect(job.credits_charged).toBe(0);
+    const failed = await publicClient().getContractEvents({
+      address: contracts().creditEscrow,
+      abi: creditEscrowAbi,
+      eventName: "JobFailed",
+      fromBlock: 0n,
+      args: { jobId: jobIdToBytes32(jobId) },
+    });
+    expect(failed).toHaveLength(1);
+    const after = await accountOf(client.wallet);
+    expect(after.available).toBe(before.available);
+    expect(after.locked).toBe(0n);
+  });
 });

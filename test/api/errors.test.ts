@@ -12,13 +12,14 @@ function demoKey(): string {
   return stackInfo().demo.apiKey;
 }
 
-function complete(body: unknown, apiKey: string | undefined = demoKey()) {
-  return rawRequest("POST", "/v1/chat/completions", { ...(apiKey === undefined ? {} : { apiKey }), body });
+/** A completion request with the demo key, another key, or (null) no Authorization header at all. */
+function complete(body: unknown, apiKey: string | null = demoKey()) {
+  return rawRequest("POST", "/v1/chat/completions", { ...(apiKey === null ? {} : { apiKey }), body });
 }
 
 describe("authentication errors", () => {
   it("error: missing_api_key (401) without an Authorization header", async () => {
-    const response = await complete(chatBody(MODEL), undefined);
+    const response = await complete(chatBody(MODEL), null);
     expectErrorBody(response, 401, "missing_api_key", { param: null });
   });
 
