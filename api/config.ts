@@ -1,8 +1,6 @@
 import { z } from "zod";
 
-const boolean = z
-  .enum(["true", "false", "1", "0"])
-  .transform((value) => value === "true" || value === "1");
+const boolean = z.enum(["true", "false", "1", "0"]).transform((value) => value === "true" || value === "1");
 
 /** Every setting of the gateway, read once at start-up and validated; a bad value stops the start with a clear list. */
 export const configSchema = z.object({
@@ -18,7 +16,10 @@ export const configSchema = z.object({
   EXPLORER_URL: z.url().optional(),
   DATABASE_URL: z.string().min(1),
   /** Postgres schema of the gateway's own tables (the index lives in Ponder's schema). */
-  API_DB_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("api"),
+  API_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default("api"),
   /** Ponder's HTTP root; the gateway queries `${INDEXER_URL}/sql` through @ponder/client. */
   INDEXER_URL: z.url(),
   RPC_URL: z.url(),

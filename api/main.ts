@@ -64,7 +64,14 @@ export function createLogger(config: GatewayConfig): Logger {
     base: { service: "gateway" },
     // Keys and secrets never reach a log line.
     redact: {
-      paths: ["req.headers.authorization", 'req.headers["idempotency-key"]', "req.headers.cookie", "*.apiKey", "*.secret", "*.privateKey"],
+      paths: [
+        "req.headers.authorization",
+        'req.headers["idempotency-key"]',
+        "req.headers.cookie",
+        "*.apiKey",
+        "*.secret",
+        "*.privateKey",
+      ],
       censor: "[redacted]",
     },
   });
@@ -78,7 +85,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   if (applied.length > 0) logger.info({ applied }, "migrations applied");
 
   const deployment = loadDeployment(config.DEPLOYMENTS_FILE);
-  const clients = createChainClients(config.RPC_URL, deployment.chainId, config.GATEWAY_PRIVATE_KEY as Hex, config.RPC_POLLING_INTERVAL_MS);
+  const clients = createChainClients(
+    config.RPC_URL,
+    deployment.chainId,
+    config.GATEWAY_PRIVATE_KEY as Hex,
+    config.RPC_POLLING_INTERVAL_MS,
+  );
   const sender = new TransactionSender(clients);
   const chain = new EscrowChain(clients, deployment, sender);
   const batcher = new SettlementBatcher(

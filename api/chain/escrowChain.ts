@@ -6,7 +6,15 @@ import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
 
 /** On-chain job status (contracts/types/JobStatus.sol). */
-export const CHAIN_JOB_STATUS = ["none", "open", "settled", "failed", "refunded", "disputed", "dispute_upheld"] as const;
+export const CHAIN_JOB_STATUS = [
+  "none",
+  "open",
+  "settled",
+  "failed",
+  "refunded",
+  "disputed",
+  "dispute_upheld",
+] as const;
 export type ChainJobStatus = (typeof CHAIN_JOB_STATUS)[number];
 
 /** Key status of IApiKeyRegistry.KeyStatus. */
@@ -53,11 +61,21 @@ export class EscrowChain {
   }
 
   failJob(jobKey: Hex): Promise<Hex> {
-    return this.sender.send({ address: this.deployment.contracts.creditEscrow, abi: creditEscrowAbi, functionName: "failJob", args: [jobKey] });
+    return this.sender.send({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "failJob",
+      args: [jobKey],
+    });
   }
 
   refund(jobKey: Hex): Promise<Hex> {
-    return this.sender.send({ address: this.deployment.contracts.creditEscrow, abi: creditEscrowAbi, functionName: "refund", args: [jobKey] });
+    return this.sender.send({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "refund",
+      args: [jobKey],
+    });
   }
 
   settle(receipt: Receipt, signature: Hex): Promise<Hex> {
@@ -87,7 +105,9 @@ export class EscrowChain {
     });
   }
 
-  async jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; wallet: Address; creditsLocked: bigint; deadline: bigint }> {
+  async jobOf(
+    jobKey: Hex,
+  ): Promise<{ status: ChainJobStatus; wallet: Address; creditsLocked: bigint; deadline: bigint }> {
     const [status, wallet, creditsLocked, deadline] = await this.clients.publicClient.readContract({
       address: this.deployment.contracts.creditEscrow,
       abi: creditEscrowAbi,
@@ -143,7 +163,11 @@ export class EscrowChain {
       try {
         const event = decodeEventLog({ abi: creditEscrowAbi, data: log.data, topics: log.topics });
         if (event.eventName === "JobOpened") {
-          return { balanceAfter: event.args.balanceAfter, creditsLocked: event.args.creditsLocked, deadline: event.args.deadline };
+          return {
+            balanceAfter: event.args.balanceAfter,
+            creditsLocked: event.args.creditsLocked,
+            deadline: event.args.deadline,
+          };
         }
       } catch {
         // Another event of the escrow.

@@ -27,9 +27,15 @@ export function mapOpenJobRevert(error: unknown, context: { model: string; tier:
     case "ModelUnknown":
     case "ModelIsRetired":
     case "ModelNotListed":
-      return new ApiError("model_not_found", { param: "model", message: `The model '${context.model}' does not exist.` });
+      return new ApiError("model_not_found", {
+        param: "model",
+        message: `The model '${context.model}' does not exist.`,
+      });
     case "MaxTokensInvalid":
-      return new ApiError("invalid_request", { param: "max_tokens", message: "max_tokens is outside what a job can price." });
+      return new ApiError("invalid_request", {
+        param: "max_tokens",
+        message: "max_tokens is outside what a job can price.",
+      });
     case "EnforcedPause":
       return new ApiError("service_unavailable", { message: "Settlement is paused on chain. Retry later." });
     default:

@@ -36,7 +36,13 @@ class RecordingSettlementPort implements SettlementPort {
 }
 
 const logger = pino({ level: "silent" });
-const receipt = (n: number): Receipt => ({ jobId: `0x${n}`, outputHash: "0x00", promptTokens: 1, completionTokens: 1, finalTokenAt: 1 });
+const receipt = (n: number): Receipt => ({
+  jobId: `0x${n}`,
+  outputHash: "0x00",
+  promptTokens: 1,
+  completionTokens: 1,
+  finalTokenAt: 1,
+});
 
 describe("SettlementBatcher", () => {
   it("settles a lone receipt with settle", async () => {

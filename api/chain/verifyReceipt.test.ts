@@ -10,8 +10,23 @@ const escrow = "0x5FbDB2315678afecb367f032d93F642f64180aa3" as const;
 const jobKey = jobIdToBytes32("job_01JD0000000000000000000000");
 const text = "Hello there";
 
-const receipt: Receipt = { jobId: jobKey, outputHash: outputHashOf(text), promptTokens: 9, completionTokens: 2, finalTokenAt: 1_700_000_000 };
-const expectation = { jobKey, text, worker: worker.address, chainId: 31337, escrow, maxCompletionTokens: 16, relayedTokens: 2, contextWindow: 32_768 };
+const receipt: Receipt = {
+  jobId: jobKey,
+  outputHash: outputHashOf(text),
+  promptTokens: 9,
+  completionTokens: 2,
+  finalTokenAt: 1_700_000_000,
+};
+const expectation = {
+  jobKey,
+  text,
+  worker: worker.address,
+  chainId: 31337,
+  escrow,
+  maxCompletionTokens: 16,
+  relayedTokens: 2,
+  contextWindow: 32_768,
+};
 
 async function signedBy(account: typeof worker, value: Receipt) {
   return signReceipt(account, { chainId: 31337, escrow }, receiptArg(value));

@@ -22,26 +22,44 @@ export type ReceiptCheck = { ok: true } | { ok: false; reason: string };
  * The gateway's check before settling (ARCHITECTURE "Receipt"): right job, the hash of exactly what was
  * relayed, signed by the worker that served it, token counts within what was asked and relayed.
  */
-export async function verifyReceipt(receipt: Receipt, signature: Hex, expected: ReceiptExpectation): Promise<ReceiptCheck> {
-  if (receipt.jobId.toLowerCase() !== expected.jobKey.toLowerCase()) return { ok: false, reason: "receipt is for another job" };
+export async function verifyReceipt(
+  receipt: Receipt,
+  signature: Hex,
+  expected: ReceiptExpectation,
+): Promise<ReceiptCheck> {
+  if (receipt.jobId.toLowerCase() !== expected.jobKey.toLowerCase())
+    return { ok: false, reason: "receipt is for another job" };
   const relayedHash = outputHashOf(expected.text);
   if (receipt.outputHash.toLowerCase() !== relayedHash.toLowerCase()) {
     return { ok: false, reason: `output hash ${receipt.outputHash} differs from the relayed text's ${relayedHash}` };
   }
   if (receipt.completionTokens > expected.maxCompletionTokens) {
-    return { ok: false, reason: `receipt claims ${receipt.completionTokens} tokens, max_tokens was ${expected.maxCompletionTokens}` };
+    return {
+      ok: false,
+      reason: `receipt claims ${receipt.completionTokens} tokens, max_tokens was ${expected.maxCompletionTokens}`,
+    };
   }
   if (receipt.completionTokens > expected.relayedTokens) {
-    return { ok: false, reason: `receipt claims ${receipt.completionTokens} tokens, ${expected.relayedTokens} were relayed` };
+    return {
+      ok: false,
+      reason: `receipt claims ${receipt.completionTokens} tokens, ${expected.relayedTokens} were relayed`,
+    };
   }
-  if (expected.text !== "" && receipt.completionTokens === 0) return { ok: false, reason: "receipt claims no tokens for a non-empty output" };
-  if (receipt.promptTokens > expected.contextWindow) return { ok: false, reason: "receipt prompt tokens exceed the context window" };
+  if (expected.text !== "" && receipt.completionTokens === 0)
+    return { ok: false, reason: "receipt claims no tokens for a non-empty output" };
+  if (receipt.promptTokens > expected.contextWindow)
+    return { ok: false, reason: "receipt prompt tokens exceed the context window" };
   let signer: Address;
   try {
-    signer = await recoverReceiptSigner({ chainId: expected.chainId, escrow: expected.escrow }, receiptArg(receipt), signature);
+    signer = await recoverReceiptSigner(
+      { chainId: expected.chainId, escrow: expected.escrow },
+      receiptArg(receipt),
+      signature,
+    );
   } catch {
     return { ok: false, reason: "signature does not recover" };
   }
-  if (!isAddressEqual(signer, expected.worker)) return { ok: false, reason: `receipt signed by ${signer}, not by ${expected.worker}` };
+  if (!isAddressEqual(signer, expected.worker))
+    return { ok: false, reason: `receipt signed by ${signer}, not by ${expected.worker}` };
   return { ok: true };
 }

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { chunkObject, completionIdOf, completionObject, usageChunkObject, usageOf } from "./completionObjects.js";
 import { SSE_DONE, sseEvent } from "./sseFraming.js";
 
-const meta = { id: completionIdOf("job_01JD0000000000000000000000"), created: 1_700_000_000, model: "qwen3-1.7b", systemFingerprint: "simulated" };
+const meta = {
+  id: completionIdOf("job_01JD0000000000000000000000"),
+  created: 1_700_000_000,
+  model: "qwen3-1.7b",
+  systemFingerprint: "simulated",
+};
 
 describe("completion objects", () => {
   it("builds the id from chatcmpl- and the job id", () => {
@@ -30,7 +35,11 @@ describe("completion objects", () => {
   });
 
   it("builds the usage chunk with no choices", () => {
-    expect(usageChunkObject(meta, usageOf(1, 2))).toMatchObject({ object: "chat.completion.chunk", choices: [], usage: { total_tokens: 3 } });
+    expect(usageChunkObject(meta, usageOf(1, 2))).toMatchObject({
+      object: "chat.completion.chunk",
+      choices: [],
+      usage: { total_tokens: 3 },
+    });
   });
 });
 

@@ -21,7 +21,11 @@ export function completionIdOf(jobId: string): string {
 }
 
 export function usageOf(promptTokens: number, completionTokens: number): Usage {
-  return { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
 }
 
 export function completionObject(meta: CompletionMeta, content: string, finishReason: FinishReason, usage: Usage) {
@@ -31,7 +35,9 @@ export function completionObject(meta: CompletionMeta, content: string, finishRe
     created: meta.created,
     model: meta.model,
     system_fingerprint: meta.systemFingerprint,
-    choices: [{ index: 0, message: { role: "assistant" as const, content }, logprobs: null, finish_reason: finishReason }],
+    choices: [
+      { index: 0, message: { role: "assistant" as const, content }, logprobs: null, finish_reason: finishReason },
+    ],
     usage,
   };
 }

@@ -46,7 +46,10 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     escrowTx = await deps.chain.openJob(jobKey, prepared.keyHash, prepared.model.modelKey, prepared.maxTokens);
   } catch (error) {
     const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
-    await deps.jobs.update(jobId, { status: "failed", error: mapped ? `openJob refused: ${mapped.code}` : "openJob failed" });
+    await deps.jobs.update(jobId, {
+      status: "failed",
+      error: mapped ? `openJob refused: ${mapped.code}` : "openJob failed",
+    });
     if (mapped) throw mapped;
     deps.logger.error({ err: error, job_id: jobId }, "openJob failed");
     throw new ApiError("service_unavailable", { message: "The escrow transaction could not be sent. Retry shortly." });

@@ -39,7 +39,8 @@ export async function prepareCompletion(
   request: ChatCompletionRequest,
 ): Promise<PreparedCompletion> {
   const model = await deps.models.get(request.model);
-  if (!model) throw new ApiError("model_not_found", { param: "model", message: `The model '${request.model}' does not exist.` });
+  if (!model)
+    throw new ApiError("model_not_found", { param: "model", message: `The model '${request.model}' does not exist.` });
 
   const candidates = await deps.workers.candidatesFresh(model.id);
   if (candidates.length === 0) throw noWorkersError(model.id);
@@ -52,7 +53,12 @@ export async function prepareCompletion(
       message: `The messages have ${promptTokens} tokens; the context window of '${model.id}' is ${model.contextWindow}.`,
     });
   }
-  const maxTokens = effectiveMaxTokens(request.maxTokens, deps.config.DEFAULT_MAX_TOKENS, model.contextWindow, promptTokens);
+  const maxTokens = effectiveMaxTokens(
+    request.maxTokens,
+    deps.config.DEFAULT_MAX_TOKENS,
+    model.contextWindow,
+    promptTokens,
+  );
   const creditsToLock = Number(escrowFor(model, maxTokens));
   const creditsAvailable = Number(await deps.chain.availableCredits(auth.wallet));
   if (creditsAvailable < creditsToLock) {
@@ -62,5 +68,14 @@ export async function prepareCompletion(
       headers: { "x-service-credits-remaining": String(creditsAvailable) },
     });
   }
-  return { request, model, wallet: auth.wallet, keyHash: auth.keyHash, promptTokens, maxTokens, creditsToLock, creditsAvailable };
+  return {
+    request,
+    model,
+    wallet: auth.wallet,
+    keyHash: auth.keyHash,
+    promptTokens,
+    maxTokens,
+    creditsToLock,
+    creditsAvailable,
+  };
 }

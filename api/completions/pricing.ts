@@ -7,7 +7,12 @@ export { escrowFor, chargeFor, type ModelPrices };
  * leaves in the context window. Spec: only prompt tokens over the window are an error, so a larger max_tokens is
  * clamped rather than refused (README).
  */
-export function effectiveMaxTokens(requested: number | undefined, defaultMax: number, contextWindow: number, promptTokens: number): number {
+export function effectiveMaxTokens(
+  requested: number | undefined,
+  defaultMax: number,
+  contextWindow: number,
+  promptTokens: number,
+): number {
   const room = Math.max(contextWindow - promptTokens, 0);
   return Math.min(requested ?? defaultMax, room);
 }

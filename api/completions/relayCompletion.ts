@@ -54,7 +54,12 @@ const CANCEL_TIMEOUT_MS = 5_000;
  * the first token, receipt check, settlement, and the three ways a job can end early — the job timeout
  * (refund), a worker failure (failJob) and the client leaving (settle what was delivered).
  */
-export async function relayCompletion(deps: GatewayDeps, prepared: PreparedCompletion, opened: OpenedJob, sink: RelaySink): Promise<RelayOutcome> {
+export async function relayCompletion(
+  deps: GatewayDeps,
+  prepared: PreparedCompletion,
+  opened: OpenedJob,
+  sink: RelaySink,
+): Promise<RelayOutcome> {
   const { config, logger } = deps;
   const log = logger.child({ job_id: opened.jobId });
   const deadlineSignal = AbortSignal.timeout(Math.max(0, opened.startedAt + config.JOB_TIMEOUT_MS - Date.now()));
@@ -70,8 +75,16 @@ export async function relayCompletion(deps: GatewayDeps, prepared: PreparedCompl
     if (deadlineSignal.aborted) return timedOut(deps, opened, serving);
     const candidate = pickWorker(await deps.workers.candidatesFresh(prepared.model.id), tried);
     if (!candidate) {
-      await failJob(deps, opened, tried.size === 0 ? "no worker available" : "every worker failed before the first token");
-      return { kind: "error", error: withJobHeaders(noWorkersError(prepared.model.id), opened, prepared, undefined), worker: undefined };
+      await failJob(
+        deps,
+        opened,
+        tried.size === 0 ? "no worker available" : "every worker failed before the first token",
+      );
+      return {
+        kind: "error",
+        error: withJobHeaders(noWorkersError(prepared.model.id), opened, prepared, undefined),
+        worker: undefined,
+      };
     }
     tried.add(candidate.address.toLowerCase());
 
@@ -103,7 +116,8 @@ export async function relayCompletion(deps: GatewayDeps, prepared: PreparedCompl
         if (step === "ack") {
           clearTimeout(ackTimer);
           if (event.type === "ack") {
-            if (!isAddressEqual(event.worker as Hex, candidate.address)) throw new WorkerJobError(`acknowledged as ${event.worker}`);
+            if (!isAddressEqual(event.worker as Hex, candidate.address))
+              throw new WorkerJobError(`acknowledged as ${event.worker}`);
             backend = event.backend;
           }
           await deps.jobs.transition(opened.jobId, ["pending", "processing"], "processing", {
@@ -142,7 +156,10 @@ export async function relayCompletion(deps: GatewayDeps, prepared: PreparedCompl
         return timedOut(deps, opened, candidate);
       }
       if (tokens === 0) {
-        log.warn({ worker: candidate.address, err: (error as Error).message }, "worker failed before the first token; failing over");
+        log.warn(
+          { worker: candidate.address, err: (error as Error).message },
+          "worker failed before the first token; failing over",
+        );
         continue;
       }
       log.error({ worker: candidate.address, err: (error as Error).message, tokens }, "worker failed mid-stream");
@@ -209,7 +226,10 @@ async function finish(
     contextWindow: prepared.model.contextWindow,
   });
   if (!check.ok) {
-    deps.logger.error({ job_id: opened.jobId, worker: worker.address, reason: check.reason }, "receipt rejected; not settling");
+    deps.logger.error(
+      { job_id: opened.jobId, worker: worker.address, reason: check.reason },
+      "receipt rejected; not settling",
+    );
     await failJob(deps, opened, `receipt rejected: ${check.reason}`);
     return {
       kind: "error",
@@ -287,7 +307,11 @@ async function clientGone(
   };
 }
 
-async function timedOut(deps: GatewayDeps, opened: OpenedJob, worker: WorkerCandidate | undefined): Promise<RelayOutcome> {
+async function timedOut(
+  deps: GatewayDeps,
+  opened: OpenedJob,
+  worker: WorkerCandidate | undefined,
+): Promise<RelayOutcome> {
   deps.logger.warn({ job_id: opened.jobId }, "job timed out");
   // The chain refunds only after its own deadline; a gateway configured with a shorter timeout fails the job
   // instead, which returns the escrow the same way (and the API still reports the job refunded).
@@ -303,7 +327,11 @@ async function timedOut(deps: GatewayDeps, opened: OpenedJob, worker: WorkerCand
   return { kind: "error", error, worker: worker?.address };
 }
 
-export function jobHeaders(opened: OpenedJob, worker: Hex | undefined, creditsRemaining: number | undefined): Record<string, string> {
+export function jobHeaders(
+  opened: OpenedJob,
+  worker: Hex | undefined,
+  creditsRemaining: number | undefined,
+): Record<string, string> {
   return {
     "x-service-job-id": opened.jobId,
     "x-service-tx-hash": opened.escrowTx,
@@ -312,11 +340,20 @@ export function jobHeaders(opened: OpenedJob, worker: Hex | undefined, creditsRe
   };
 }
 
-function withJobHeaders(error: ApiError, opened: OpenedJob, _prepared: PreparedCompletion, worker: Hex | undefined, creditsRemaining?: number): ApiError {
+function withJobHeaders(
+  error: ApiError,
+  opened: OpenedJob,
+  _prepared: PreparedCompletion,
+  worker: Hex | undefined,
+  creditsRemaining?: number,
+): ApiError {
   return new ApiError(error.code, {
     message: error.message,
     param: error.param,
     ...(error.details ? { details: error.details } : {}),
-    headers: { ...error.headers, ...jobHeaders(opened, worker, creditsRemaining ?? opened.balanceAfterLock + opened.creditsLocked) },
+    headers: {
+      ...error.headers,
+      ...jobHeaders(opened, worker, creditsRemaining ?? opened.balanceAfterLock + opened.creditsLocked),
+    },
   });
 }

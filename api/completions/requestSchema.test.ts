@@ -29,11 +29,15 @@ describe("parseChatRequest", () => {
   });
 
   it("reads stream_options.include_usage on a stream", () => {
-    expect(parseChatRequest({ ...base, stream: true, stream_options: { include_usage: true } }, 1024).includeUsage).toBe(true);
+    expect(
+      parseChatRequest({ ...base, stream: true, stream_options: { include_usage: true } }, 1024).includeUsage,
+    ).toBe(true);
   });
 
   it("accepts n = 1, logprobs false and response_format text", () => {
-    expect(() => parseChatRequest({ ...base, n: 1, logprobs: false, response_format: { type: "text" }, user: "u1" }, 1024)).not.toThrow();
+    expect(() =>
+      parseChatRequest({ ...base, n: 1, logprobs: false, response_format: { type: "text" }, user: "u1" }, 1024),
+    ).not.toThrow();
   });
 
   it("error: tools are refused naming the param", () => {
@@ -47,7 +51,10 @@ describe("parseChatRequest", () => {
   });
 
   it("error: array (image) content parts are refused at messages.N.content", () => {
-    const error = refusal({ model: base.model, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] });
+    const error = refusal({
+      model: base.model,
+      messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }],
+    });
     expect(error.param).toBe("messages.0.content");
   });
 
@@ -105,6 +112,8 @@ describe("parseChatRequest", () => {
   });
 
   it("error: too many messages are refused", () => {
-    expect(() => parseChatRequest({ model: base.model, messages: [base.messages[0], base.messages[0]] }, 1)).toThrow(ApiError);
+    expect(() => parseChatRequest({ model: base.model, messages: [base.messages[0], base.messages[0]] }, 1)).toThrow(
+      ApiError,
+    );
   });
 });

@@ -42,9 +42,7 @@ export function chatRequestSchema(maxMessages: number) {
     top_p: z.number().min(0).max(1).nullish(),
     frequency_penalty: z.number().min(-2).max(2).nullish(),
     presence_penalty: z.number().min(-2).max(2).nullish(),
-    stop: z
-      .union([z.string().min(1), z.array(z.string().min(1)).max(4, "at most 4 stop sequences")])
-      .nullish(),
+    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4, "at most 4 stop sequences")]).nullish(),
     seed: z.number().int().nullish(),
     user: z.string().max(512).nullish(),
     n: z.literal(1, { message: "only n = 1 is supported" }).nullish(),
@@ -95,7 +93,11 @@ export function parseChatRequest(body: unknown, maxMessages: number): ChatComple
       param: "stream_options",
     });
   }
-  if (parsed.max_tokens != null && parsed.max_completion_tokens != null && parsed.max_tokens !== parsed.max_completion_tokens) {
+  if (
+    parsed.max_tokens != null &&
+    parsed.max_completion_tokens != null &&
+    parsed.max_tokens !== parsed.max_completion_tokens
+  ) {
     throw new ApiError("invalid_request", {
       message: "'max_tokens' and 'max_completion_tokens' disagree; send one of them.",
       param: "max_completion_tokens",

@@ -4,32 +4,80 @@
  */
 export const errorCatalog = {
   // Authentication (spec)
-  missing_api_key: { status: 401, type: "authentication_error", message: "No API key provided. Send `Authorization: Bearer <API_KEY>`." },
+  missing_api_key: {
+    status: 401,
+    type: "authentication_error",
+    message: "No API key provided. Send `Authorization: Bearer <API_KEY>`.",
+  },
   invalid_api_key: { status: 401, type: "authentication_error", message: "The API key does not exist or was revoked." },
   key_suspended: { status: 403, type: "permission_error", message: "The API key is suspended for a policy violation." },
   // Payment and capacity (spec)
-  insufficient_credits: { status: 402, type: "payment_error", message: "The credit balance is too low for this request." },
-  no_workers_available: { status: 503, type: "capacity_error", message: "No worker currently hosts this model. Retry later." },
-  job_timeout: { status: 504, type: "timeout_error", message: "No worker completed the job within the job timeout; the credits were refunded." },
+  insufficient_credits: {
+    status: 402,
+    type: "payment_error",
+    message: "The credit balance is too low for this request.",
+  },
+  no_workers_available: {
+    status: 503,
+    type: "capacity_error",
+    message: "No worker currently hosts this model. Retry later.",
+  },
+  job_timeout: {
+    status: 504,
+    type: "timeout_error",
+    message: "No worker completed the job within the job timeout; the credits were refunded.",
+  },
   // Request validation (spec)
   invalid_request: { status: 400, type: "invalid_request_error", message: "The request is malformed." },
   model_not_found: { status: 400, type: "invalid_request_error", message: "The model does not exist." },
-  context_length_exceeded: { status: 400, type: "invalid_request_error", message: "The messages exceed the model's context window." },
-  dispute_window_expired: { status: 422, type: "invalid_request_error", message: "The dispute window (60 seconds after the final output token) has closed." },
-  job_failed: { status: 502, type: "api_error", message: "The job failed before completion; the escrowed credits were returned. Safe to retry." },
+  context_length_exceeded: {
+    status: 400,
+    type: "invalid_request_error",
+    message: "The messages exceed the model's context window.",
+  },
+  dispute_window_expired: {
+    status: 422,
+    type: "invalid_request_error",
+    message: "The dispute window (60 seconds after the final output token) has closed.",
+  },
+  job_failed: {
+    status: 502,
+    type: "api_error",
+    message: "The job failed before completion; the escrowed credits were returned. Safe to retry.",
+  },
   // Product-defined codes for the 404/409/413/422/429/500 cases the spec leaves open
   job_not_found: { status: 404, type: "not_found_error", message: "No such job for this API key." },
   webhook_not_found: { status: 404, type: "not_found_error", message: "No such webhook for this API key." },
-  webhook_delivery_not_found: { status: 404, type: "not_found_error", message: "No such webhook delivery for this wallet." },
+  webhook_delivery_not_found: {
+    status: 404,
+    type: "not_found_error",
+    message: "No such webhook delivery for this wallet.",
+  },
   app_session_required: { status: 401, type: "authentication_error", message: "Sign in to the web application first." },
   route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
-  idempotency_key_reused: { status: 409, type: "conflict_error", message: "This Idempotency-Key was used with a different request body." },
-  idempotency_key_in_progress: { status: 409, type: "conflict_error", message: "A request with this Idempotency-Key is still in progress." },
+  idempotency_key_reused: {
+    status: 409,
+    type: "conflict_error",
+    message: "This Idempotency-Key was used with a different request body.",
+  },
+  idempotency_key_in_progress: {
+    status: 409,
+    type: "conflict_error",
+    message: "A request with this Idempotency-Key is still in progress.",
+  },
   dispute_already_open: { status: 409, type: "conflict_error", message: "A dispute is already open for this job." },
   job_not_disputable: { status: 422, type: "invalid_request_error", message: "Only a settled job can be disputed." },
   payload_too_large: { status: 413, type: "invalid_request_error", message: "The request body is too large." },
-  rate_limited: { status: 429, type: "rate_limit_error", message: "Too many requests from this address. Retry after the time in the Retry-After header." },
-  service_unavailable: { status: 503, type: "api_error", message: "The service is starting or a dependency is unavailable. Retry shortly." },
+  rate_limited: {
+    status: 429,
+    type: "rate_limit_error",
+    message: "Too many requests from this address. Retry after the time in the Retry-After header.",
+  },
+  service_unavailable: {
+    status: 503,
+    type: "api_error",
+    message: "The service is starting or a dependency is unavailable. Retry shortly.",
+  },
   internal_error: { status: 500, type: "api_error", message: "Internal error." },
 } as const satisfies Record<string, { status: number; type: string; message: string }>;
 

@@ -11,7 +11,9 @@ export function burstLimit(options: { limit: number; windowMs: number }): Reques
     legacyHeaders: false,
     handler: (req, _res, next) => {
       const resetTime = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : Math.ceil(options.windowMs / 1000);
+      const seconds = resetTime
+        ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000))
+        : Math.ceil(options.windowMs / 1000);
       next(new ApiError("rate_limited", { headers: { "retry-after": String(seconds) } }));
     },
   });

@@ -10,6 +10,10 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown): z.
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const param = issue && issue.path.length > 0 ? issue.path.join(".") : null;
-  const message = issue ? (param ? `Invalid value for '${param}': ${issue.message}` : issue.message) : "Invalid request.";
+  const message = issue
+    ? param
+      ? `Invalid value for '${param}': ${issue.message}`
+      : issue.message
+    : "Invalid request.";
   throw new ApiError("invalid_request", { message, param });
 }

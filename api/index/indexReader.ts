@@ -17,7 +17,11 @@ export class IndexReader {
   }
 
   async listedModels(): Promise<IndexedModel[]> {
-    return this.client.db.select().from(schema.model).where(eq(schema.model.retired, false)).orderBy(asc(schema.model.index));
+    return this.client.db
+      .select()
+      .from(schema.model)
+      .where(eq(schema.model.retired, false))
+      .orderBy(asc(schema.model.index));
   }
 
   async modelById(modelId: string): Promise<IndexedModel | undefined> {
@@ -41,7 +45,10 @@ export class IndexReader {
 
   async jobsByIds(jobIds: readonly string[]): Promise<IndexedJob[]> {
     if (jobIds.length === 0) return [];
-    return this.client.db.select().from(schema.job).where(inArray(schema.job.id, [...jobIds]));
+    return this.client.db
+      .select()
+      .from(schema.job)
+      .where(inArray(schema.job.id, [...jobIds]));
   }
 
   /** Jobs of a key, newest first, strictly between the cursors. */
@@ -80,7 +87,7 @@ export class IndexReader {
     return rows[0];
   }
 
-  async apiKey(keyHash: Hex): Promise<(typeof schema.apiKey.$inferSelect) | undefined> {
+  async apiKey(keyHash: Hex): Promise<typeof schema.apiKey.$inferSelect | undefined> {
     const rows = await this.client.db
       .select()
       .from(schema.apiKey)
@@ -90,7 +97,11 @@ export class IndexReader {
   }
 
   async disputeOf(jobKey: Hex): Promise<IndexedDispute | undefined> {
-    const rows = await this.client.db.select().from(schema.dispute).where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex)).limit(1);
+    const rows = await this.client.db
+      .select()
+      .from(schema.dispute)
+      .where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex))
+      .limit(1);
     return rows[0];
   }
 

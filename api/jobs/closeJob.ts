@@ -5,7 +5,12 @@ import type { Receipt } from "../chain/receiptTypes.js";
 import type { SettlementTicket } from "../chain/settlementBatcher.js";
 
 /** Fails an open job on chain (escrow back to the wallet) and records why. Returns the failJob tx. */
-export async function failJob(deps: GatewayDeps, job: { jobId: string; jobKey: Hex }, reason: string, timedOut = false): Promise<Hex | undefined> {
+export async function failJob(
+  deps: GatewayDeps,
+  job: { jobId: string; jobKey: Hex },
+  reason: string,
+  timedOut = false,
+): Promise<Hex | undefined> {
   deps.logger.warn({ job_id: job.jobId, reason }, "failing job");
   try {
     const hash = await deps.chain.failJob(job.jobKey);
@@ -27,11 +32,20 @@ export async function failJob(deps: GatewayDeps, job: { jobId: string; jobKey: H
 }
 
 /** Refunds a job after its chain deadline (anyone may; the gateway does it for its own jobs). */
-export async function refundJob(deps: GatewayDeps, job: { jobId: string; jobKey: Hex; deadline: bigint }, timedOut: boolean): Promise<Hex | undefined> {
+export async function refundJob(
+  deps: GatewayDeps,
+  job: { jobId: string; jobKey: Hex; deadline: bigint },
+  timedOut: boolean,
+): Promise<Hex | undefined> {
   try {
     await deps.waitForChainDeadline(job.deadline);
     const hash = await deps.chain.refund(job.jobKey);
-    await deps.jobs.update(job.jobId, { status: "refunded", refund_tx: hash, timed_out: timedOut, completed_at: new Date() });
+    await deps.jobs.update(job.jobId, {
+      status: "refunded",
+      refund_tx: hash,
+      timed_out: timedOut,
+      completed_at: new Date(),
+    });
     await deps.chain.sender.waitMined(hash);
     return hash;
   } catch (error) {

@@ -17,7 +17,9 @@ export type IdempotencyClaim =
   | { kind: "reused" };
 
 export function bodyHashOf(body: unknown): string {
-  return createHash("sha256").update(JSON.stringify(body ?? null)).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify(body ?? null))
+    .digest("hex");
 }
 
 /** Idempotency-Key records (db/migrations/002_idempotency.sql). */
@@ -40,7 +42,10 @@ export class IdempotencyStore {
       response_body: unknown;
       stream: boolean;
       include_usage: boolean;
-    }>("SELECT * FROM idempotency_record WHERE key_hash = $1 AND idempotency_key = $2", [keyHash.toLowerCase(), idempotencyKey]);
+    }>("SELECT * FROM idempotency_record WHERE key_hash = $1 AND idempotency_key = $2", [
+      keyHash.toLowerCase(),
+      idempotencyKey,
+    ]);
     const row = existing.rows[0];
     if (!row) return this.claim(keyHash, idempotencyKey, bodyHash);
     if (row.body_hash !== bodyHash) return { kind: "reused" };
@@ -76,9 +81,9 @@ export class IdempotencyStore {
 
   /** Forgets a claim whose request failed without a final answer worth replaying, so a retry runs again. */
   async release(keyHash: Hex, idempotencyKey: string): Promise<void> {
-    await this.pool.query("DELETE FROM idempotency_record WHERE key_hash = $1 AND idempotency_key = $2 AND state = 'in_progress'", [
-      keyHash.toLowerCase(),
-      idempotencyKey,
-    ]);
+    await this.pool.query(
+      "DELETE FROM idempotency_record WHERE key_hash = $1 AND idempotency_key = $2 AND state = 'in_progress'",
+      [keyHash.toLowerCase(), idempotencyKey],
+    );
   }
 }

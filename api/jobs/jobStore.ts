@@ -80,7 +80,18 @@ export class JobStore {
     await this.pool.query(
       `INSERT INTO gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked, prompt_tokens)
        VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10)`,
-      [job.jobId, job.jobKey, job.wallet.toLowerCase(), job.keyHash.toLowerCase(), job.model, job.tier, job.stream, job.maxTokens, job.creditsLocked, job.promptTokens],
+      [
+        job.jobId,
+        job.jobKey,
+        job.wallet.toLowerCase(),
+        job.keyHash.toLowerCase(),
+        job.model,
+        job.tier,
+        job.stream,
+        job.maxTokens,
+        job.creditsLocked,
+        job.promptTokens,
+      ],
     );
   }
 
@@ -91,11 +102,19 @@ export class JobStore {
     const values = entries.map(([column, value]) =>
       column === "receipt" ? JSON.stringify(value) : typeof value === "bigint" ? value.toString() : value,
     );
-    await this.pool.query(`UPDATE gateway_job SET ${sets.join(", ")}, updated_at = now() WHERE job_id = $1`, [jobId, ...values]);
+    await this.pool.query(`UPDATE gateway_job SET ${sets.join(", ")}, updated_at = now() WHERE job_id = $1`, [
+      jobId,
+      ...values,
+    ]);
   }
 
   /** Moves to `status` only from one of `from` (never back from a final state). */
-  async transition(jobId: string, from: GatewayJobStatus[], status: GatewayJobStatus, patch: Patch = {}): Promise<boolean> {
+  async transition(
+    jobId: string,
+    from: GatewayJobStatus[],
+    status: GatewayJobStatus,
+    patch: Patch = {},
+  ): Promise<boolean> {
     const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
     const sets = entries.map(([column], i) => `${column} = $${i + 4}`);
     const values = entries.map(([column, value]) =>

@@ -37,7 +37,10 @@ export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQ
   for (;;) {
     const range = order === "desc" ? { before: cursor } : { after: cursor, before: bound };
     const options = { ...range, ...(query.model ? { model: query.model } : {}), limit: SCAN_CHUNK, order };
-    const [local, indexed] = await Promise.all([deps.jobs.listForKey(keyHash, options), deps.index.jobsForKey(keyHash, options)]);
+    const [local, indexed] = await Promise.all([
+      deps.jobs.listForKey(keyHash, options),
+      deps.index.jobsForKey(keyHash, options),
+    ]);
     const { merged, cutoff, exhausted } = mergeChunk(local, indexed, order);
     for (const { indexedRow, localRow } of merged) {
       const resource = toJobResource(indexedRow, localRow, deps.chain.escrowAddress);
@@ -64,9 +67,10 @@ interface Pair {
 function mergeChunk(local: GatewayJobRow[], indexed: IndexedJob[], order: "asc" | "desc") {
   const localFull = local.length === SCAN_CHUNK;
   const indexedFull = indexed.length === SCAN_CHUNK;
-  const ends = [localFull ? local[local.length - 1]!.job_id : undefined, indexedFull ? indexed[indexed.length - 1]!.id : undefined].filter(
-    (value): value is string => value !== undefined,
-  );
+  const ends = [
+    localFull ? local[local.length - 1]!.job_id : undefined,
+    indexedFull ? indexed[indexed.length - 1]!.id : undefined,
+  ].filter((value): value is string => value !== undefined);
   const beyond = (a: string, b: string) => (order === "desc" ? a < b : a > b);
   const cutoff = ends.length === 0 ? undefined : ends.reduce((a, b) => (beyond(a, b) ? b : a));
   const pairs = new Map<string, Pair>();

@@ -40,7 +40,8 @@ async function sweepOne(deps: GatewayDeps, row: GatewayJobRow, chainNow: bigint)
   const onChain = await deps.chain.jobOf(jobKey);
   if (onChain.status === "none") {
     // openJob never mined (refused, dropped, or crashed before sending): nothing is locked.
-    if (Date.now() - row.created_at.getTime() > 5 * 60_000) await deps.jobs.update(row.job_id, { status: "failed", error: "escrow never opened" });
+    if (Date.now() - row.created_at.getTime() > 5 * 60_000)
+      await deps.jobs.update(row.job_id, { status: "failed", error: "escrow never opened" });
     return;
   }
   if (onChain.status !== "open") {
@@ -57,7 +58,8 @@ async function sweepOne(deps: GatewayDeps, row: GatewayJobRow, chainNow: bigint)
       await ticket.mined;
     } catch (error) {
       const revert = revertOf(error);
-      if (revert && FINAL_SETTLEMENT_REVERTS.has(revert.name)) await failJob(deps, job, `settlement refused: ${revert.name}`);
+      if (revert && FINAL_SETTLEMENT_REVERTS.has(revert.name))
+        await failJob(deps, job, `settlement refused: ${revert.name}`);
     }
     return;
   }

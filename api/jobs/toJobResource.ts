@@ -4,7 +4,15 @@ import type { IndexedJob } from "../index/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
 export type JobState = "pending" | "processing" | "settling" | "settled" | "failed" | "refunded" | "disputed";
-export const JOB_STATES: readonly JobState[] = ["pending", "processing", "settling", "settled", "failed", "refunded", "disputed"];
+export const JOB_STATES: readonly JobState[] = [
+  "pending",
+  "processing",
+  "settling",
+  "settled",
+  "failed",
+  "refunded",
+  "disputed",
+];
 
 export interface JobResource {
   id: string;
@@ -47,7 +55,11 @@ function isJobState(value: string): value is JobState {
   return (JOB_STATES as readonly string[]).includes(value);
 }
 
-export function toJobResource(indexed: IndexedJob | undefined, local: GatewayJobRow | undefined, escrowAddress: Address): JobResource {
+export function toJobResource(
+  indexed: IndexedJob | undefined,
+  local: GatewayJobRow | undefined,
+  escrowAddress: Address,
+): JobResource {
   const base = indexed ?? local;
   if (!base) throw new Error("toJobResource needs at least one source");
   const status = jobStateOf(indexed, local);
@@ -55,7 +67,8 @@ export function toJobResource(indexed: IndexedJob | undefined, local: GatewayJob
   const promptTokens = indexed?.promptTokens ?? local?.prompt_tokens ?? 0;
   const completionTokens = indexed?.completionTokens ?? local?.completion_tokens ?? 0;
   const createdAt = indexed ? new Date(Number(indexed.createdAt) * 1000) : local!.created_at;
-  const completedAt = indexed?.completedAt != null ? new Date(Number(indexed.completedAt) * 1000) : (local?.completed_at ?? null);
+  const completedAt =
+    indexed?.completedAt != null ? new Date(Number(indexed.completedAt) * 1000) : (local?.completed_at ?? null);
   const resource: JobResource = {
     id: indexed?.id ?? local!.job_id,
     object: "job",
@@ -67,7 +80,11 @@ export function toJobResource(indexed: IndexedJob | undefined, local: GatewayJob
     worker_address: indexed?.worker ?? local?.worker ?? null,
     created_at: createdAt.toISOString(),
     completed_at: completedAt ? completedAt.toISOString() : null,
-    usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
   };
   // Spec: `on_chain` is shown for settled jobs only (and stays for a settled job under dispute).
   if (indexed?.settlementTx && indexed.outputHash && indexed.settlementBlock != null) {

@@ -25,7 +25,9 @@ export function accountRouter(deps: GatewayDeps): Router {
       credits_remaining: credits,
       usdg_value: creditsToUsdg(credits),
       last_topup_at: isoOf(indexed?.lastTopUpAt),
-      api_key_created_at: isoOf(key.keyHash.toLowerCase() === auth.keyHash.toLowerCase() ? key.createdAt : indexed?.keyCreatedAt),
+      api_key_created_at: isoOf(
+        key.keyHash.toLowerCase() === auth.keyHash.toLowerCase() ? key.createdAt : indexed?.keyCreatedAt,
+      ),
     });
   });
   return router;

@@ -1,6 +1,13 @@
 import { Router, type Request, type Response } from "express";
 import type { Hex } from "viem";
-import { completionIdOf, chunkObject, completionObject, usageChunkObject, usageOf, type CompletionMeta } from "../completions/completionObjects.js";
+import {
+  completionIdOf,
+  chunkObject,
+  completionObject,
+  usageChunkObject,
+  usageOf,
+  type CompletionMeta,
+} from "../completions/completionObjects.js";
 import { openEscrow } from "../completions/openEscrow.js";
 import { prepareCompletion } from "../completions/prepareCompletion.js";
 import { jobHeaders, relayCompletion, type RelayOutcome } from "../completions/relayCompletion.js";
@@ -37,7 +44,13 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
       stored = await runCompletion(deps, req, res, auth, request);
     } finally {
       if (idempotencyKey !== undefined) {
-        if (stored) await deps.idempotency.complete(auth.keyHash, idempotencyKey, stored.headers["x-service-job-id"] ?? "", stored);
+        if (stored)
+          await deps.idempotency.complete(
+            auth.keyHash,
+            idempotencyKey,
+            stored.headers["x-service-job-id"] ?? "",
+            stored,
+          );
         else await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
       }
     }
@@ -49,7 +62,10 @@ function idempotencyKeyOf(req: Request): string | undefined {
   const value = req.headers["idempotency-key"];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
-    throw new ApiError("invalid_request", { param: "Idempotency-Key", message: "Idempotency-Key must be 1-255 printable ASCII characters." });
+    throw new ApiError("invalid_request", {
+      param: "Idempotency-Key",
+      message: "Idempotency-Key must be 1-255 printable ASCII characters.",
+    });
   }
   return value;
 }
@@ -65,7 +81,10 @@ async function runCompletion(
   const prepared = await prepareCompletion(deps, auth, request);
   const opened = await openEscrow(deps, prepared);
   deps.activeJobs.add(opened.jobId);
-  deps.logger.info({ job_id: opened.jobId, model: prepared.model.id, stream: request.stream, request_id: req.headers["x-request-id"] }, "job opened");
+  deps.logger.info(
+    { job_id: opened.jobId, model: prepared.model.id, stream: request.stream, request_id: req.headers["x-request-id"] },
+    "job opened",
+  );
 
   const clientGone = new AbortController();
   res.on("close", () => {
@@ -117,7 +136,10 @@ async function runCompletion(
       if (request.includeUsage) writeSse(res, usageChunkObject(meta, usage));
       const settlementTx = await settlementTxOf(outcome.ticket.submitted);
       endSse(res, settlementTx);
-      const headers = { ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining), ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}) };
+      const headers = {
+        ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
+        ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
+      };
       return { status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage };
     }
     const settlementTx = await settlementTxOf(outcome.ticket.submitted);
@@ -132,7 +154,10 @@ async function runCompletion(
   } catch (error) {
     if (streamStarted) {
       deps.logger.error({ err: error, job_id: opened.jobId }, "error after the stream started");
-      writeSse(res, errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL));
+      writeSse(
+        res,
+        errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL),
+      );
       endSse(res, undefined);
       return undefined;
     }

@@ -10,7 +10,9 @@ import { parseOrThrow } from "../http/validate.js";
 import { loadJob, type LoadedJob } from "../jobs/loadJob.js";
 
 const disputeBodySchema = z.object({
-  received_output_hash: z.string({ message: "received_output_hash is required" }).regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>"),
+  received_output_hash: z
+    .string({ message: "received_output_hash is required" })
+    .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>"),
 });
 
 /** How long a dispute on a job still settling waits for the settlement to be mined and indexed. */
@@ -28,8 +30,17 @@ export function disputeRouter(deps: GatewayDeps): Router {
     const indexed = job.indexed;
     res.setHeader("x-service-job-id", job.resource.id);
     if (job.resource.status === "disputed") throw new ApiError("dispute_already_open");
-    if (!indexed || !indexed.outputHash || indexed.finalTokenAt == null || !indexed.worker || indexed.creditsCharged == null || job.resource.status !== "settled") {
-      throw new ApiError("job_not_disputable", { message: `Only a settled job can be disputed; this job is ${job.resource.status}.` });
+    if (
+      !indexed ||
+      !indexed.outputHash ||
+      indexed.finalTokenAt == null ||
+      !indexed.worker ||
+      indexed.creditsCharged == null ||
+      job.resource.status !== "settled"
+    ) {
+      throw new ApiError("job_not_disputable", {
+        message: `Only a settled job can be disputed; this job is ${job.resource.status}.`,
+      });
     }
 
     const windowEnd = indexed.finalTokenAt + BigInt(deps.deployment.params.disputeWindow);

@@ -15,7 +15,8 @@ export function healthRouter(deps: GatewayDeps): Router {
       check("index", () => deps.index.indexedBlock()),
     ]);
     const failed = checks.filter((entry) => !entry.ok).map((entry) => entry.name);
-    if (failed.length > 0) throw new ApiError("service_unavailable", { message: `Not ready: ${failed.join(", ")} unavailable.` });
+    if (failed.length > 0)
+      throw new ApiError("service_unavailable", { message: `Not ready: ${failed.join(", ")} unavailable.` });
     res.json({ status: "ready" });
   });
   return router;

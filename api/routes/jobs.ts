@@ -11,10 +11,17 @@ import { JOB_STATES } from "../jobs/toJobResource.js";
 const jobIdSchema = z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a job id (job_<ULID>)");
 
 const listQuerySchema = z.object({
-  limit: z.coerce.number({ message: "limit must be an integer" }).int("limit must be an integer").min(1, "limit must be at least 1").max(100, "limit must be at most 100").default(20),
+  limit: z.coerce
+    .number({ message: "limit must be an integer" })
+    .int("limit must be an integer")
+    .min(1, "limit must be at least 1")
+    .max(100, "limit must be at most 100")
+    .default(20),
   before: jobIdSchema.optional(),
   after: jobIdSchema.optional(),
-  status: z.enum(JOB_STATES as [string, ...string[]], { message: `status must be one of ${JOB_STATES.join(", ")}` }).optional(),
+  status: z
+    .enum(JOB_STATES as [string, ...string[]], { message: `status must be one of ${JOB_STATES.join(", ")}` })
+    .optional(),
   model: z.string().min(1).max(200).optional(),
 });
 
@@ -54,6 +61,7 @@ export function jobsRouter(deps: GatewayDeps): Router {
 /** Express gives arrays for repeated query parameters; the API takes each once. */
 function singleValues(query: Record<string, unknown>): Record<string, unknown> {
   const result: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(query)) result[name] = Array.isArray(value) ? value[value.length - 1] : value;
+  for (const [name, value] of Object.entries(query))
+    result[name] = Array.isArray(value) ? value[value.length - 1] : value;
   return result;
 }

@@ -41,7 +41,10 @@ export function modelsRouter(deps: GatewayDeps): Router {
     const workers = model ? (await deps.workers.candidatesFresh(model.id)).length : 0;
     // A model without a worker is not listed, so it is as unknown here as in the list (spec rule 4).
     if (!model || workers === 0) {
-      throw new ApiError("model_not_found", { param: "model_id", message: `The model '${req.params.model_id}' does not exist.` });
+      throw new ApiError("model_not_found", {
+        param: "model_id",
+        message: `The model '${req.params.model_id}' does not exist.`,
+      });
     }
     res.json(toModelResource(deps, model, workers));
   });

@@ -14,7 +14,10 @@ export interface WorkerCandidate {
  * without samples counts as fastest so new workers get traffic and a sample. `exclude` holds workers that
  * already failed this job (failover never retries the same worker).
  */
-export function pickWorker(candidates: readonly WorkerCandidate[], exclude: ReadonlySet<string> = new Set()): WorkerCandidate | undefined {
+export function pickWorker(
+  candidates: readonly WorkerCandidate[],
+  exclude: ReadonlySet<string> = new Set(),
+): WorkerCandidate | undefined {
   let best: WorkerCandidate | undefined;
   for (const candidate of candidates) {
     if (exclude.has(candidate.address.toLowerCase())) continue;

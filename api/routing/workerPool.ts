@@ -96,13 +96,18 @@ export class WorkerPool {
     try {
       const health = await this.client.health(worker.endpoint, this.options.probeTimeoutMs);
       const sameKey = health.address.toLowerCase() === worker.address.toLowerCase();
-      if (!sameKey) this.logger.warn({ worker: worker.address, reported: health.address }, "worker endpoint reports another address");
+      if (!sameKey)
+        this.logger.warn(
+          { worker: worker.address, reported: health.address },
+          "worker endpoint reports another address",
+        );
       worker.healthy = health.status === "ok" && sameKey;
       worker.servedModels = new Set(health.models);
       worker.backend = health.backend;
       worker.recentFailures = 0;
     } catch (error) {
-      if (worker.healthy) this.logger.warn({ worker: worker.address, err: (error as Error).message }, "worker probe failed");
+      if (worker.healthy)
+        this.logger.warn({ worker: worker.address, err: (error as Error).message }, "worker probe failed");
       worker.healthy = false;
     }
     worker.lastProbeAt = Date.now();

@@ -8,11 +8,27 @@ const base = Number(process.env.API_DEV_PORT_BASE ?? 8690);
 const stack = await startLocalStack({
   stateDir: path.join(repoRoot, ".local", "api-dev"),
   ports: stackPorts(base),
-  gatewayEnv: { JOB_TIMEOUT_MS: process.env.JOB_TIMEOUT_MS ?? "8000", LOG_LEVEL: "debug", ...(process.env.RATE_LIMIT_MAX ? { RATE_LIMIT_MAX: process.env.RATE_LIMIT_MAX } : {}) },
+  gatewayEnv: {
+    JOB_TIMEOUT_MS: process.env.JOB_TIMEOUT_MS ?? "8000",
+    LOG_LEVEL: "debug",
+    ...(process.env.RATE_LIMIT_MAX ? { RATE_LIMIT_MAX: process.env.RATE_LIMIT_MAX } : {}),
+  },
   compile: process.env.COMPILE !== "0",
   onProgress: (message) => console.log(`[stack] ${message}`),
 });
-console.log(JSON.stringify({ apiUrl: stack.apiUrl, rpcUrl: stack.rpcUrl, indexerUrl: stack.indexerUrl, demo: stack.demo, workers: stack.workers }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      apiUrl: stack.apiUrl,
+      rpcUrl: stack.rpcUrl,
+      indexerUrl: stack.indexerUrl,
+      demo: stack.demo,
+      workers: stack.workers,
+    },
+    null,
+    2,
+  ),
+);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     void stack.stop().then(() => process.exit(0));

@@ -8,6 +8,9 @@ import { repoRoot } from "../../scripts/stack/repoRoot.js";
  * of starting its own, so the gateway can be iterated on without a full stack start per run.
  */
 export function setup(project: TestProject): void {
-  const info = JSON.parse(readFileSync(path.join(repoRoot, ".local", "api-dev", "stack.json"), "utf8")) as Record<string, unknown>;
+  const info = JSON.parse(readFileSync(path.join(repoRoot, ".local", "api-dev", "stack.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
   project.provide("stack", info as never);
 }

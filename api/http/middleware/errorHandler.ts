@@ -44,5 +44,7 @@ interface BodyParserError {
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {
-  return typeof err === "object" && err !== null && "type" in err && typeof (err as { type: unknown }).type === "string";
+  return (
+    typeof err === "object" && err !== null && "type" in err && typeof (err as { type: unknown }).type === "string"
+  );
 }
