@@ -10,8 +10,9 @@ export type StartPostgresOptions = {
   port: number;
   /** Database to create (once) and connect to. Default `app`. */
   database?: string;
-  /** An external server to use instead of the embedded one; default `process.env.DATABASE_URL`. */
-  externalUrl?: string;
+  /** An external server to use instead of the embedded one; default `process.env.DATABASE_URL`;
+   *  `null` always starts the embedded server. */
+  externalUrl?: string | null;
   /** Receives the server's log lines; discarded when absent. */
   onLog?: (line: string) => void;
 };
@@ -27,7 +28,7 @@ const PASSWORD = "postgres";
  * or returns the external server given by `DATABASE_URL`.
  */
 export async function startPostgres(options: StartPostgresOptions): Promise<RunningPostgres> {
-  const externalUrl = options.externalUrl ?? process.env.DATABASE_URL;
+  const externalUrl = options.externalUrl === undefined ? process.env.DATABASE_URL : options.externalUrl;
   if (externalUrl) return { databaseUrl: externalUrl, embedded: false, stop: async () => {} };
 
   await assertPortFree(options.port, "postgres");
