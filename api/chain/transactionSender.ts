@@ -39,19 +39,23 @@ export class TransactionSender {
     const call = { ...write, account } as unknown as Parameters<typeof publicClient.estimateContractGas>[0];
     const gas = await publicClient.estimateContractGas(call);
     return this.serialised(async () => {
-      this.nextNonce ??= await publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
-      const nonce = this.nextNonce;
-      try {
-        const hash = await walletClient.writeContract({
-          ...(call as unknown as Parameters<typeof walletClient.writeContract>[0]),
-          gas: (gas * 12n) / 10n + 10_000n,
-          nonce,
-        });
-        this.nextNonce = nonce + 1;
-        return hash;
-      } catch (error) {
-        this.nextNonce = undefined;
-        throw error;
+      // One retry after resynchronising: another sender (an operator script, a restarted replica) may have used
+      // the account's next nonce.
+      for (let attempt = 0; ; attempt++) {
+        this.nextNonce ??= await publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
+        const nonce = this.nextNonce;
+        try {
+          const hash = await walletClient.writeContract({
+            ...(call as unknown as Parameters<typeof walletClient.writeContract>[0]),
+            gas: (gas * 12n) / 10n + 10_000n,
+            nonce,
+          });
+          this.nextNonce = nonce + 1;
+          return hash;
+        } catch (error) {
+          this.nextNonce = undefined;
+          if (attempt > 0 || !/nonce/i.test((error as Error).message)) throw error;
+        }
       }
     });
   }
