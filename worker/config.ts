@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 
 /** Fault modes a worker can be told to exhibit, for tests and demos of the gateway's failure handling. */
@@ -27,7 +28,21 @@ export type OpenAiModelConfig = {
   timeoutMs: number;
 };
 
-export type ModelConfig = SimulatedModelConfig | OpenAiModelConfig;
+export type LlamaModelConfig = {
+  backend: "llama";
+  /** Absolute path of the GGUF file (a relative path in the config file is resolved against the file's folder). */
+  modelPath: string;
+  /** Tokens per context sequence; default: the model's training context, at most `DEFAULT_LLAMA_CONTEXT_SIZE`. */
+  contextSize?: number;
+  /** CPU threads for generation; default: node-llama-cpp's choice (all cores). */
+  threads?: number;
+  /** Offload to a GPU when node-llama-cpp finds one (`true`), or stay on the CPU (`false`, the default). */
+  gpu: boolean;
+  /** Context sequences, i.e. jobs generated at once; further jobs queue for a free sequence. */
+  parallel: number;
+};
+
+export type ModelConfig = SimulatedModelConfig | OpenAiModelConfig | LlamaModelConfig;
 
 export type WorkerConfig = {
   privateKey: `0x${string}`;
@@ -111,8 +126,20 @@ const openAiEntrySchema = z.strictObject({
   timeoutMs: z.number().int().positive().optional(),
 });
 
+const llamaEntrySchema = z.strictObject({
+  backend: z.literal("llama"),
+  modelPath: z.string().min(1),
+  contextSize: z.number().int().min(16).optional(),
+  threads: z.number().int().min(1).optional(),
+  gpu: z.boolean().optional(),
+  parallel: z.number().int().min(1).max(64).optional(),
+});
+
 const configFileSchema = z.strictObject({
-  models: z.record(modelIdSchema, z.discriminatedUnion("backend", [simulatedEntrySchema, openAiEntrySchema])),
+  models: z.record(
+    modelIdSchema,
+    z.discriminatedUnion("backend", [simulatedEntrySchema, openAiEntrySchema, llamaEntrySchema]),
+  ),
 });
 
 type Env = z.output<typeof envSchema>;
@@ -141,7 +168,29 @@ function readConfigFile(path: string, issues: string[]): ConfigFile | undefined 
   return parsed.data;
 }
 
-function resolveModels(env: Env, file: ConfigFile | undefined, issues: string[]): Record<string, ModelConfig> {
+/** Why `file` cannot be a GGUF model, or undefined when it looks like one (the loader checks the rest). */
+function ggufProblem(file: string): string | undefined {
+  try {
+    if (!statSync(file).isFile()) return `${file} is not a file`;
+    const magic = Buffer.alloc(4);
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, magic, 0, 4, 0);
+    } finally {
+      closeSync(fd);
+    }
+    return magic.toString("latin1") === "GGUF" ? undefined : `${file} is not a GGUF file (no GGUF magic)`;
+  } catch (error) {
+    return `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+}
+
+function resolveModels(
+  env: Env,
+  file: ConfigFile | undefined,
+  configDir: string,
+  issues: string[],
+): Record<string, ModelConfig> {
   const simulatedDefaults = (): SimulatedModelConfig => ({
     backend: "simulated",
     ttftMs: env.SIM_TTFT_MS,
@@ -162,6 +211,15 @@ function resolveModels(env: Env, file: ConfigFile | undefined, issues: string[])
         minOutputTokens: entry.minOutputTokens ?? defaults.minOutputTokens,
         maxOutputTokens: entry.maxOutputTokens ?? defaults.maxOutputTokens,
       };
+    } else if (entry.backend === "llama") {
+      models[id] = {
+        backend: "llama",
+        modelPath: path.resolve(configDir, entry.modelPath),
+        ...(entry.contextSize === undefined ? {} : { contextSize: entry.contextSize }),
+        ...(entry.threads === undefined ? {} : { threads: entry.threads }),
+        gpu: entry.gpu ?? false,
+        parallel: entry.parallel ?? 1,
+      };
     } else {
       models[id] = {
         backend: "openai",
@@ -177,6 +235,10 @@ function resolveModels(env: Env, file: ConfigFile | undefined, issues: string[])
       issues.push(
         `model ${id}: minOutputTokens (${model.minOutputTokens}) exceeds maxOutputTokens (${model.maxOutputTokens})`,
       );
+    }
+    if (model.backend === "llama") {
+      const problem = ggufProblem(model.modelPath);
+      if (problem !== undefined) issues.push(`model ${id}: modelPath: ${problem}`);
     }
   }
   if (Object.keys(models).length === 0) {
@@ -195,7 +257,7 @@ export function loadConfig(source: NodeJS.ProcessEnv): WorkerConfig {
   if (!parsedEnv.success) throw new ConfigError(issues);
 
   const env = parsedEnv.data;
-  const models = resolveModels(env, file, issues);
+  const models = resolveModels(env, file, configPath ? path.dirname(path.resolve(configPath)) : process.cwd(), issues);
   if (issues.length > 0) throw new ConfigError(issues);
   return {
     privateKey: env.WORKER_PRIVATE_KEY as `0x${string}`,

@@ -2,6 +2,9 @@ import { once } from "node:events";
 import { pino } from "pino";
 import { ConfigError, loadConfig } from "./config.js";
 import type { WorkerConfig } from "./config.js";
+import { createBackends } from "./backends/createBackend.js";
+import { LlamaLoadError } from "./backends/llama.js";
+import type { Backend } from "./backends/types.js";
 import { createWorkerApp } from "./server.js";
 
 /** How long running jobs may take to finish after SIGTERM before they are aborted. */
@@ -19,9 +22,22 @@ function readConfig(): WorkerConfig {
   }
 }
 
+/** Loads every model before listening, so a worker that answers probes can run jobs. */
+async function loadBackends(): Promise<Map<string, Backend>> {
+  try {
+    return await createBackends(config.models);
+  } catch (error) {
+    if (error instanceof LlamaLoadError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
 const config = readConfig();
 const logger = pino({ name: "worker", level: config.logLevel });
-const { app, context } = createWorkerApp(config, logger);
+const { app, context } = createWorkerApp(config, logger, await loadBackends());
 const server = app.listen(config.port, config.host);
 await once(server, "listening");
 logger.info(

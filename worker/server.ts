@@ -2,7 +2,6 @@ import express from "express";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
 import { privateKeyToAccount } from "viem/accounts";
-import { createBackend } from "./backends/createBackend.js";
 import type { Backend } from "./backends/types.js";
 import type { WorkerConfig } from "./config.js";
 import { gatewayAuth } from "./gatewayAuth.js";
@@ -44,11 +43,12 @@ function errorHandler(logger: Logger) {
 
 export type WorkerApp = { app: express.Express; context: WorkerContext };
 
-/** Builds the worker's HTTP app; `main.ts` listens on it, tests may too. */
-export function createWorkerApp(config: WorkerConfig, logger: Logger): WorkerApp {
-  const backends = new Map<string, Backend>(
-    Object.entries(config.models).map(([id, model]) => [id, createBackend(model)]),
-  );
+/** Builds the worker's HTTP app over its loaded backends (`createBackends`); `main.ts` listens on it, tests may too. */
+export function createWorkerApp(
+  config: WorkerConfig,
+  logger: Logger,
+  backends: ReadonlyMap<string, Backend>,
+): WorkerApp {
   const context: WorkerContext = {
     config,
     account: privateKeyToAccount(config.privateKey),

@@ -1,6 +1,6 @@
 /** The contract every inference backend fulfils; the job runner knows nothing else about a backend. */
 
-export type BackendKind = "simulated" | "openai";
+export type BackendKind = "simulated" | "openai" | "llama";
 
 export type ChatMessage = { role: "system" | "user" | "assistant"; content: string };
 
