@@ -9,6 +9,7 @@ import {
   type WebhookFixture,
 } from "./support/webhookFixture.js";
 import { startWebhookApi } from "./support/webhookApi.js";
+import { setLowCreditThreshold } from "../../api/webhooks/deliveryStore.js";
 
 // Delivery outcomes and the retry schedule (spec, Delivery and retries), with a compressed schedule
 // (0, 200, 200, 200, 200 ms) and short timeouts; the receiver is an HTTPS TEST DOUBLE.
@@ -179,5 +180,27 @@ describe("retries", () => {
     } finally {
       await api.close();
     }
+  });
+
+  it("fires credit.low at the wallet's own threshold from Settings", async () => {
+    fixture = await webhookFixture(stack, {
+      name: "threshold",
+      walletIndex: 26,
+      receiverPort: 8779,
+      events: ["credit.low"],
+    });
+    const { receiver, pool, wallet, chain } = fixture;
+    await setLowCreditThreshold(pool, wallet.address, 250);
+    fixture.startDispatcher();
+    const { keyHash } = await chain.registerKey(wallet);
+    await chain.deposit(wallet, 300n); // 300: above 250
+    await chain.openJob(keyHash, "llama-3.3-70b-instruct", 100); // 260
+    await chain.openJob(keyHash, "llama-3.3-70b-instruct", 100); // 220: crosses 250
+
+    await eventually("credit.low", () => (receiver.requests.length > 0 ? true : undefined));
+    await sleep(500);
+    expect(receiver.requests.map((r) => (JSON.parse(r.rawBody) as { data: unknown }).data)).toEqual([
+      { credits_remaining: 220, usdg_value: 2.2, threshold: 250 },
+    ]);
   });
 });
