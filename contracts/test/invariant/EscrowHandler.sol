@@ -147,6 +147,10 @@ contract EscrowHandler {
     // ================================================================ actions
 
     function deposit(uint256 walletSeed, uint256 credits) external {
+        _deposit(walletSeed, credits);
+    }
+
+    function _deposit(uint256 walletSeed, uint256 credits) private {
         address account = _wallets[walletSeed % WALLETS];
         credits = bound(credits, 100, 50_000);
         uint256 amount = credits * UNIT_PER_CREDIT;
@@ -167,6 +171,10 @@ contract EscrowHandler {
     }
 
     function withdraw(uint256 walletSeed, uint256 credits) external {
+        _withdraw(walletSeed, credits);
+    }
+
+    function _withdraw(uint256 walletSeed, uint256 credits) private {
         address account = _wallets[walletSeed % WALLETS];
         uint256 available = ghostAvailable[account];
         credits = bound(credits, 0, available + available / 8);
@@ -350,7 +358,10 @@ contract EscrowHandler {
 
     function failJob(uint256 jobSeed) external {
         (bool found, bytes32 jobId) = _pickOpen(jobSeed);
-        if (!found) return;
+        if (found) _failJob(jobId);
+    }
+
+    function _failJob(bytes32 jobId) private {
         uint256 escrowBefore = usd.balanceOf(address(escrow));
         vm.prank(gateway);
         try escrow.failJob(jobId) {
@@ -364,7 +375,10 @@ contract EscrowHandler {
 
     function refund(uint256 jobSeed, address caller) external {
         (bool found, bytes32 jobId) = _pickOpen(jobSeed);
-        if (!found) return;
+        if (found) _refund(jobId, caller);
+    }
+
+    function _refund(bytes32 jobId, address caller) private {
         GhostJob storage job = _ghost[jobId];
         bool expired = block.timestamp > job.deadline;
         uint256 escrowBefore = usd.balanceOf(address(escrow));
@@ -391,15 +405,23 @@ contract EscrowHandler {
         ++calls["warp"];
     }
 
-    function togglePause(uint256 seed) external {
-        if (escrow.paused()) {
-            vm.prank(pauser);
-            escrow.unpause();
-        } else if (seed % 4 == 0) {
-            vm.prank(pauser);
-            escrow.pause();
-            ++calls["pause"];
+    /// @dev Pauses, checks that deposits, new jobs and settlement are refused while withdrawals, failures and
+    /// refunds still go through, and unpauses (a lasting pause would only starve the other actions).
+    function pauseBriefly(uint256 seed) external {
+        vm.prank(pauser);
+        escrow.pause();
+        ++calls["pause"];
+        _deposit(seed, seed >> 8);
+        _openJob(seed, seed >> 16, seed >> 24);
+        _withdraw(seed >> 32, seed >> 40);
+        (bool found, bytes32 jobId) = _pick(seed, JobStatus.Open);
+        if (found) {
+            _settle(jobId, seed, seed >> 48, 3, bytes32(seed), seed >> 56);
+            if (seed % 2 == 0) _failJob(jobId);
+            else _refund(jobId, address(uint160(seed)));
         }
+        vm.prank(pauser);
+        escrow.unpause();
     }
 
     function openDispute(uint256 jobSeed, bytes32 clientHash) external {
