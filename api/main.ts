@@ -52,11 +52,20 @@ export interface RunningGateway {
   close: () => Promise<void>;
 }
 
-/** Waits for wall-clock time to pass the deadline; the next mined block then carries a later timestamp. */
-const waitForWallClock: WaitForChainDeadline = async (deadline) => {
-  const waitMs = (Number(deadline) + 1) * 1000 - Date.now();
-  if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
-};
+/**
+ * Waits until the chain's time has passed the deadline: the latest block's timestamp, or the wall clock (a node
+ * mining on demand stamps the next block with at least the current time).
+ */
+function waitForChainTime(chain: EscrowChain): WaitForChainDeadline {
+  return async (deadline) => {
+    for (;;) {
+      const wall = BigInt(Math.floor(Date.now() / 1000));
+      const block = await chain.latestBlockTimestamp().catch(() => 0n);
+      if (wall > deadline || block > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, Number(deadline - wall) * 1000 + 100)));
+    }
+  };
+}
 
 export function createLogger(config: GatewayConfig): Logger {
   return pino({
@@ -124,7 +133,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     latency,
     jobs: new JobStore(pool),
     idempotency: new IdempotencyStore(pool),
-    waitForChainDeadline: options.waitForChainDeadline ?? waitForWallClock,
+    waitForChainDeadline: options.waitForChainDeadline ?? waitForChainTime(chain),
     activeJobs: new Set(),
   };
 
@@ -166,9 +175,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     routers: [logging, healthRouter(deps), ...(options.extraRouters?.(deps) ?? []), v1],
   });
 
-  // Recovery: jobs a previous run left open are settled or refunded before new work arrives.
-  await sweepJobs(deps).catch((error: unknown) => logger.error({ err: error }, "recovery sweep failed"));
-  let sweeping: Promise<void> | undefined;
+  // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to
+  // wait for its deadline); then the same sweep runs periodically.
+  let sweeping: Promise<void> | undefined = sweepJobs(deps)
+    .catch((error: unknown) => logger.error({ err: error }, "recovery sweep failed"))
+    .finally(() => {
+      sweeping = undefined;
+    });
   const sweepTimer = setInterval(() => {
     sweeping ??= sweepJobs(deps)
       .catch((error: unknown) => logger.error({ err: error }, "sweep failed"))
