@@ -1,6 +1,6 @@
 import { ponder } from "ponder:registry";
 import { recordChainEvent } from "./write/chainEvent.js";
-import { changeDispute, upsertDispute } from "./write/dispute.js";
+import { changeDispute, getDispute, upsertDispute } from "./write/dispute.js";
 import { jobIdFromKey } from "./write/ids.js";
 import { disputeOutcomeLabel } from "./write/labels.js";
 
@@ -46,6 +46,7 @@ ponder.on("DisputeManager:DisputeOpened", async ({ event, context }) => {
 ponder.on("DisputeManager:DisputeResolved", async ({ event, context }) => {
   const { jobId: jobKey, outcome, creditsRestored, slashAmount, resolver } = event.args;
   const label = disputeOutcomeLabel(outcome);
+  const opened = await getDispute(context.db, jobKey);
   await changeDispute(context.db, jobKey, {
     outcome: label,
     creditsRestored,
@@ -55,10 +56,13 @@ ponder.on("DisputeManager:DisputeResolved", async ({ event, context }) => {
   });
   await recordChainEvent(context.db, context.chain.id, event, {
     name: "DisputeResolved",
+    wallet: opened.wallet,
     jobKey,
     data: {
-      jobId: jobIdFromKey(jobKey),
+      jobId: opened.jobId,
       jobKey,
+      wallet: opened.wallet,
+      worker: opened.worker,
       outcome: label,
       creditsRestored,
       slashAmount,

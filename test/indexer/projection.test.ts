@@ -497,7 +497,8 @@ describe("disputes", () => {
     });
     expect(await jobOf(job.jobKey)).toMatchObject({ status: "settled" });
     const [event] = (await eventsOfTx(closed.transactionHash)).filter((e) => e.name === "DisputeResolved");
-    expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id });
+    expect(event).toMatchObject({ wallet: lower(customer.address), jobKey: job.jobKey });
+    expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id, worker: lower(workerA.address) });
   });
 
   it("an upheld dispute slashes the worker, restores the charge and shows the job refunded", async () => {

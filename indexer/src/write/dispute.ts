@@ -14,3 +14,9 @@ export async function upsertDispute(db: Db, values: DisputeRow): Promise<void> {
 export async function changeDispute(db: Db, jobKey: Hex, change: DisputeChange): Promise<void> {
   await db.update(dispute, { jobKey }).set(change);
 }
+
+export async function getDispute(db: Db, jobKey: Hex): Promise<DisputeRow> {
+  const row = await db.find(dispute, { jobKey });
+  if (!row) throw new Error(`dispute ${jobKey} has no DisputeOpened row`);
+  return row;
+}
