@@ -9,9 +9,14 @@ import type { NewEvent } from "./recordEvent.js";
 
 type Data = Record<string, unknown>;
 
+/** A chain event whose data lacks what its webhook event needs (an indexer/dispatcher mismatch, not transient). */
+export class ChainEventShapeError extends Error {
+  override name = "ChainEventShapeError";
+}
+
 function text(data: Data, key: string): string {
   const value = data[key];
-  if (value === undefined || value === null) throw new Error(`chain event data lacks '${key}'`);
+  if (value === undefined || value === null) throw new ChainEventShapeError(`chain event data lacks '${key}'`);
   return String(value);
 }
 

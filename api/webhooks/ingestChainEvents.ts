@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { IndexReader } from "./chainEventFeed.js";
-import { deriveEvents } from "./deriveEvents.js";
+import { ChainEventShapeError, deriveEvents } from "./deriveEvents.js";
+import type { NewEvent } from "./recordEvent.js";
 import { inTransaction, recordEvent } from "./recordEvent.js";
 import { trackCreditLow } from "./trackCreditLow.js";
 
@@ -18,7 +19,11 @@ export interface IngestResult {
  * everything, so a restart neither loses nor re-announces a fact. The cursor row is taken with
  * `FOR UPDATE SKIP LOCKED`, so of several dispatchers exactly one ingests at a time and the others skip the round.
  */
-export async function ingestChainEvents(pool: pg.Pool, index: IndexReader, batchSize = 500): Promise<IngestResult> {
+export async function ingestChainEvents(
+  pool: pg.Pool,
+  index: IndexReader,
+  options: { batchSize?: number; onMalformed?: (rowId: string, error: Error) => void } = {},
+): Promise<IngestResult> {
   await pool.query(`INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING`, [
     CURSOR_NAME,
   ]);
@@ -29,10 +34,19 @@ export async function ingestChainEvents(pool: pg.Pool, index: IndexReader, batch
     );
     const position = cursor.rows[0]?.position;
     if (position === undefined) return { chainEvents: 0, deliveries: 0 };
-    const rows = await index.chainEventsAfter(position, batchSize);
+    const rows = await index.chainEventsAfter(position, options.batchSize ?? 500);
     let deliveries = 0;
     for (const row of rows) {
-      for (const event of await deriveEvents(row, index)) deliveries += await recordEvent(client, event);
+      // A malformed row is reported and skipped rather than blocking every later event behind it; a transient
+      // failure (the index unreachable) aborts the batch and it is retried.
+      let derived: NewEvent[] = [];
+      try {
+        derived = await deriveEvents(row, index);
+      } catch (error) {
+        if (!(error instanceof ChainEventShapeError)) throw error;
+        options.onMalformed?.(row.id, error);
+      }
+      for (const event of derived) deliveries += await recordEvent(client, event);
       const low = await trackCreditLow(client, row);
       if (low) deliveries += await recordEvent(client, low);
     }

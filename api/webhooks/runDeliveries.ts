@@ -139,7 +139,9 @@ export async function recordAttempt(
 /** Claims a batch and attempts each delivery concurrently; resolves when all are recorded. */
 export async function runDueDeliveries(pool: pg.Pool, sender: Sender, options: DeliveryRunOptions): Promise<number> {
   const claimed = await claimDueDeliveries(pool, options);
-  await Promise.all(
+  // allSettled: one failed record (database hiccup) must not leave the others unawaited; its lease expires and
+  // the delivery is attempted again.
+  const results = await Promise.allSettled(
     claimed.map(async (delivery) => {
       const startedAt = new Date();
       const outcome = await sender.send({
@@ -152,5 +154,7 @@ export async function runDueDeliveries(pool: pg.Pool, sender: Sender, options: D
       await recordAttempt(pool, delivery, outcome, startedAt, options);
     }),
   );
+  const failure = results.find((result) => result.status === "rejected");
+  if (failure) throw failure.reason;
   return claimed.length;
 }

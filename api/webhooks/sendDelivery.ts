@@ -137,7 +137,11 @@ export function createSender(options: SenderOptions): Sender {
         });
         response.on("end", () => {
           const statusCode = response.statusCode ?? 0;
-          const snippet = Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES).toString("utf8");
+          // Postgres text cannot hold NUL; a receiver answering binary must not make the attempt unrecordable.
+          const snippet = Buffer.concat(chunks)
+            .subarray(0, RESPONSE_SNIPPET_BYTES)
+            .toString("utf8")
+            .replaceAll("\u0000", "");
           const ok = statusCode >= 200 && statusCode < 300;
           finish({ ok, statusCode, responseSnippet: snippet, error: ok ? null : `HTTP ${statusCode}` });
         });

@@ -80,7 +80,10 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   const ingestLoop = async () => {
     while (!stopping) {
       try {
-        const result = await ingestChainEvents(deps.pool, deps.index);
+        const result = await ingestChainEvents(deps.pool, deps.index, {
+          onMalformed: (rowId, error) =>
+            logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
+        });
         const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
         if (result.deliveries + processing > 0) deliverySignal.wake();
         if (result.chainEvents > 0) continue; // more may be waiting
