@@ -27,7 +27,7 @@ describe("retries", () => {
     fixture = await webhookFixture(stack, { name: "retry_success", walletIndex: 14, receiverPort: 8771 });
     const { receiver, pool, webhookId } = fixture;
     receiver.setBehaviour(({ index }) =>
-      index < 4 ? { status: 500, body: `boom ${index}` } : { status: 200, body: "ok" },
+      index < 4 ? { status: 500, body: `boom\u0000 ${index}` } : { status: 200, body: "ok" },
     );
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
@@ -53,6 +53,11 @@ describe("retries", () => {
       expect(gap).toBeGreaterThanOrEqual(TEST_SCHEDULE_MS[k]! - 5);
     }
     expect(await webhookStatus(pool, webhookId)).toBe("active");
+    // Response snippets are kept (a NUL byte, which Postgres text cannot hold, is dropped).
+    const snippets = await pool.query<{ response_snippet: string }>(
+      "SELECT response_snippet FROM webhook_attempt ORDER BY attempt_number",
+    );
+    expect(snippets.rows.map((r) => r.response_snippet)).toEqual(["boom 0", "boom 1", "boom 2", "boom 3", "ok"]);
   });
 
   it("marks the webhook failed after five failed attempts and attempts nothing more", async () => {
