@@ -733,6 +733,32 @@ describe("CreditEscrow", function () {
         );
     });
 
+    it("settles at the prices the job was opened at when governance reprices the model meanwhile", async function () {
+      const d = await loadFixture(deployWithOpenJob);
+      await d.modelCatalog
+        .connect(d.admin)
+        .updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 10, creditsPer1kTokens: 5 });
+      const receipt = await receiptFor(d, 700);
+      await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)))
+        .to.emit(d.escrow, "JobSettled")
+        .withArgs(
+          OPEN_JOB_ID,
+          ...Array<unknown>(6).fill(anyValue),
+          SETTLED_CHARGE,
+          ...Array<unknown>(4).fill(anyValue),
+        );
+    });
+
+    it("locks new jobs at the new prices after a repricing", async function () {
+      const d = await loadFixture(deployProtocol);
+      await d.modelCatalog
+        .connect(d.admin)
+        .updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 10, creditsPer1kTokens: 5 });
+      await expect(d.escrow.connect(d.gateway).openJob(jobId(31), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000))
+        .to.emit(d.escrow, "JobOpened")
+        .withArgs(jobId(31), ...Array<unknown>(4).fill(anyValue), 10n + 3n, anyValue, anyValue);
+    });
+
     it("pays whichever eligible worker signed the receipt (here worker2, also hosting the model)", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = await receiptFor(d, 100);

@@ -134,15 +134,16 @@ describe("ModelCatalog", function () {
 
     it("reverts with CatalogFull once the 65,535 compact indexes are used", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      // Adding 65,535 models takes minutes; overwrite the private model counter instead. Its slot is
-      // found rather than hard-coded: the one low slot that holds the count (2) of the fixture's models.
+      // Using up 65,535 indexes takes minutes; overwrite the private last-index counter instead. Its slot
+      // is found, not hard-coded: after two models and one repricing it is the one low slot holding 3.
+      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 41 });
       const address = await modelCatalog.getAddress();
       let counterSlot = -1;
       for (let slot = 0; slot < 16 && counterSlot < 0; slot++) {
-        if (BigInt(await networkHelpers.getStorageAt(address, slot)) === 2n) counterSlot = slot;
+        if (BigInt(await networkHelpers.getStorageAt(address, slot)) === 3n) counterSlot = slot;
       }
+      expect(counterSlot).to.be.greaterThanOrEqual(0);
       await networkHelpers.setStorageAt(address, counterSlot, 65_535);
-      expect(await modelCatalog.modelCount()).to.equal(65_535n);
       await expect(
         modelCatalog.connect(admin).addModel(MODEL_PRO.id, modelParams(MODEL_PRO)),
       ).to.be.revertedWithCustomError(modelCatalog, "CatalogFull");
@@ -174,12 +175,37 @@ describe("ModelCatalog", function () {
         .withArgs(modelKey(MODEL_MAX.id), MODEL_MAX.id, Tier.Pro, 18, 9, 64_000, "70B-q", "meta-ai");
     });
 
-    it("keeps the index and changes the listed pricing", async function () {
+    it("moves a repriced model to a new price version index and lists its new prices", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
       await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
-      expect(await modelCatalog.listedPricing(modelKey(MODEL_MAX.id))).to.deep.equal([1n, BigInt(Tier.Pro), 18n, 9n]);
+      expect(await modelCatalog.listedPricing(modelKey(MODEL_MAX.id))).to.deep.equal([3n, BigInt(Tier.Pro), 18n, 9n]);
+      expect((await modelCatalog.getModel(modelKey(MODEL_MAX.id))).index).to.equal(3n);
+    });
+
+    it("keeps the old prices readable at the old index for jobs opened before the repricing", async function () {
+      const { modelCatalog, admin } = await loadFixture(withModels);
+      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
+      expect(await modelCatalog.pricingAt(1)).to.deep.equal([modelKey(MODEL_MAX.id), BigInt(Tier.Max), 40n, 20n]);
+      expect(await modelCatalog.pricingAt(3)).to.deep.equal([modelKey(MODEL_MAX.id), BigInt(Tier.Pro), 18n, 9n]);
+    });
+
+    it("keeps the index when only the window and labels change", async function () {
+      const { modelCatalog, admin } = await loadFixture(withModels);
+      const relabelled = { ...modelParams(MODEL_MAX), contextWindow: 64_000, parameters: "70B-q", ownedBy: "meta-ai" };
+      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, relabelled);
       const model = await modelCatalog.getModel(modelKey(MODEL_MAX.id));
-      expect([model.contextWindow, model.parameters, model.ownedBy]).to.deep.equal([64_000n, "70B-q", "meta-ai"]);
+      expect([model.index, model.contextWindow, model.parameters, model.ownedBy]).to.deep.equal([
+        1n,
+        64_000n,
+        "70B-q",
+        "meta-ai",
+      ]);
+    });
+
+    it("does not count a new price version as a model", async function () {
+      const { modelCatalog, admin } = await loadFixture(withModels);
+      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
+      expect(await modelCatalog.modelCount()).to.equal(2n);
     });
 
     it("reverts with ModelUnknown for an id never added", async function () {
