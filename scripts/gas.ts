@@ -30,9 +30,18 @@ const FEE_BPS = 1_000;
 
 const { ethers, networkHelpers } = await network.create();
 const signers = await ethers.getSigners();
-const [admin, gateway, arbiter, treasury, worker, wallet, permitWallet] = [0, 1, 2, 3, 4, 12, 13].map(
-  (i) => signers[i]!,
-);
+function signerAt(index: number) {
+  const signer = signers[index];
+  if (!signer) throw new Error(`no signer ${index}`);
+  return signer;
+}
+const admin = signerAt(0);
+const gateway = signerAt(1);
+const arbiter = signerAt(2);
+const treasury = signerAt(3);
+const worker = signerAt(4);
+const wallet = signerAt(12);
+const permitWallet = signerAt(13);
 
 async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<number> {
   const receipt = await (await tx).wait();
