@@ -1,8 +1,8 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { isPortFree } from "../../scripts/stack/ports.js";
 import { repoRoot } from "../../scripts/stack/repoRoot.js";
 import { startChain } from "../../scripts/stack/startChain.js";
@@ -11,7 +11,16 @@ import { startPostgres } from "../../scripts/stack/startPostgres.js";
 
 // The stack building blocks on their own (ports 8673-8679 of the indexer tests' range).
 
-const newStateDir = () => mkdtempSync(path.join(repoRoot, ".local", "test-stack-"));
+const stateDirs: string[] = [];
+function newStateDir(): string {
+  const dir = mkdtempSync(path.join(repoRoot, ".local", "test-stack-"));
+  stateDirs.push(dir);
+  return dir;
+}
+
+afterAll(() => {
+  for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 async function query(databaseUrl: string, text: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createClient } from "@ponder/client";
 import { loadDeployment, type Deployment } from "../../../contracts/client/deployment.js";
@@ -79,6 +79,8 @@ export async function startIndexedStack(name: string): Promise<IndexedStack> {
         await indexer?.stop();
         await postgres?.stop();
         await chain.stop();
+        // Logs and data stay for a look after a failure only when asked for.
+        if (process.env.KEEP_TEST_STATE !== "1") rmSync(stateDir, { recursive: true, force: true });
       },
     };
     return stack;
