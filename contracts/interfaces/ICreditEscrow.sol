@@ -53,7 +53,13 @@ interface ICreditEscrow {
     /// @param amount Stablecoin units received.
     /// @param credits Credits added.
     /// @param balanceAfter Available credits after the deposit.
-    event Deposited(address indexed wallet, address indexed payer, uint256 amount, uint256 credits, uint256 balanceAfter);
+    event Deposited(
+        address indexed wallet,
+        address indexed payer,
+        uint256 amount,
+        uint256 credits,
+        uint256 balanceAfter
+    );
     /// @notice A wallet took available credits back out as stablecoin.
     event Withdrawn(address indexed wallet, uint256 credits, uint256 amount, uint256 balanceAfter);
     /// @notice Credits were locked for a job (the escrow transaction).
@@ -97,12 +103,22 @@ interface ICreditEscrow {
     /// @notice A job passed its deadline unsettled and was refunded.
     /// @param caller Who triggered it (anyone may).
     event JobRefunded(
-        bytes32 indexed jobId, address indexed wallet, uint256 creditsRefunded, uint256 balanceAfter, address caller
+        bytes32 indexed jobId,
+        address indexed wallet,
+        uint256 creditsRefunded,
+        uint256 balanceAfter,
+        address caller
     );
     /// @notice A settled job entered a dispute.
     event JobDisputed(bytes32 indexed jobId, address indexed wallet, address indexed worker);
     /// @notice A dispute was closed; when upheld the charge came back from the reserve.
-    event JobDisputeClosed(bytes32 indexed jobId, address indexed wallet, bool upheld, uint256 creditsRestored, uint256 balanceAfter);
+    event JobDisputeClosed(
+        bytes32 indexed jobId,
+        address indexed wallet,
+        bool upheld,
+        uint256 creditsRestored,
+        uint256 balanceAfter
+    );
     /// @notice Stablecoin was added to the dispute reserve.
     event ReserveFunded(address indexed funder, uint256 amount, uint256 reserveAfter);
     /// @notice The treasury address changed.
@@ -150,9 +166,11 @@ interface ICreditEscrow {
     /// @notice Closes a dispute; when upheld restores the charge to the wallet from the reserve.
     /// Dispute contract only.
     /// @return creditsRestored Credits restored (zero unless upheld).
-    function closeDispute(bytes32 jobId, Settlement calldata settlement, bool upheld)
-        external
-        returns (uint256 creditsRestored);
+    function closeDispute(
+        bytes32 jobId,
+        Settlement calldata settlement,
+        bool upheld
+    ) external returns (uint256 creditsRestored);
 
     /// @notice Sets the treasury. Admin only.
     function setTreasury(address treasury) external;
@@ -170,19 +188,19 @@ interface ICreditEscrow {
     function accountOf(address wallet) external view returns (Account memory);
 
     /// @notice A job's status, wallet, locked credits (open jobs) and deadline.
-    function jobOf(bytes32 jobId)
-        external
-        view
-        returns (JobStatus status, address wallet, uint256 creditsLocked, uint64 deadline);
+    function jobOf(
+        bytes32 jobId
+    ) external view returns (JobStatus status, address wallet, uint256 creditsLocked, uint64 deadline);
 
     /// @notice The EIP-712 digest a worker signs for `receipt`.
     function receiptDigest(Receipt calldata receipt) external view returns (bytes32);
 
     /// @notice Credits the pricing rule charges for `completionTokens` of a model with these prices.
-    function priceOf(uint32 creditsPerRequest, uint32 creditsPer1kTokens, uint32 completionTokens)
-        external
-        pure
-        returns (uint256);
+    function priceOf(
+        uint32 creditsPerRequest,
+        uint32 creditsPer1kTokens,
+        uint32 completionTokens
+    ) external pure returns (uint256);
 
     /// @notice Stablecoin units held for the dispute reserve.
     function reserve() external view returns (uint256);

@@ -50,7 +50,11 @@ interface IDisputeManager {
     /// @param creditsRestored Credits given back to the wallet from the reserve (upheld only).
     /// @param slashAmount Stake taken from the worker (upheld only).
     event DisputeResolved(
-        bytes32 indexed jobId, Outcome outcome, uint256 creditsRestored, uint256 slashAmount, address resolver
+        bytes32 indexed jobId,
+        Outcome outcome,
+        uint256 creditsRestored,
+        uint256 slashAmount,
+        address resolver
     );
 
     /// @notice Opens a dispute over a settled job. Gateway only; within the dispute window.

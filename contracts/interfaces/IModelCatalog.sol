@@ -92,20 +92,18 @@ interface IModelCatalog {
     /// @return tier Price tier.
     /// @return creditsPerRequest Price of completions up to the long-completion threshold.
     /// @return creditsPer1kTokens Price per 1,000 tokens beyond it.
-    function listedPricing(bytes32 modelKey)
-        external
-        view
-        returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens);
+    function listedPricing(
+        bytes32 modelKey
+    ) external view returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens);
 
     /// @notice Pricing by compact index, retired or not (open jobs of a retired model still settle).
     /// @return modelKey The model's key.
     /// @return tier Price tier.
     /// @return creditsPerRequest Price of completions up to the long-completion threshold.
     /// @return creditsPer1kTokens Price per 1,000 tokens beyond it.
-    function pricingAt(uint16 index)
-        external
-        view
-        returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens);
+    function pricingAt(
+        uint16 index
+    ) external view returns (bytes32 modelKey, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens);
 
     /// @notice The full record of a model.
     function getModel(bytes32 modelKey) external view returns (Model memory);

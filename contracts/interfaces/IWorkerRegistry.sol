@@ -59,7 +59,11 @@ interface IWorkerRegistry {
     /// @param reason A short code, `fraudulent_proof` for an upheld dispute.
     /// @param jobId The job whose proof was found fraudulent.
     event WorkerSlashed(
-        address indexed worker, bytes32 indexed jobId, uint256 amount, uint256 stakeAfter, bytes32 reason
+        address indexed worker,
+        bytes32 indexed jobId,
+        uint256 amount,
+        uint256 stakeAfter,
+        bytes32 reason
     );
 
     /// @notice Registers the caller, pulling `stake` of the stake token (approve first).
