@@ -54,6 +54,11 @@ export const errorCatalog = {
     message: "No such webhook delivery for this wallet.",
   },
   app_session_required: { status: 401, type: "authentication_error", message: "Sign in to the web application first." },
+  app_sign_in_failed: {
+    status: 401,
+    type: "authentication_error",
+    message: "The sign-in message or its signature is not valid.",
+  },
   route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
   idempotency_key_reused: {
     status: 409,

@@ -39,20 +39,23 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
         return;
       }
     }
-    let stored: StoredResponse | undefined;
+    // The record is completed before the last byte goes out, so a retry sent right after the answer replays it.
+    let stored = false;
+    const remember = async (response: StoredResponse) => {
+      if (idempotencyKey === undefined) return;
+      await deps.idempotency.complete(
+        auth.keyHash,
+        idempotencyKey,
+        response.headers["x-service-job-id"] ?? "",
+        response,
+      );
+      stored = true;
+    };
     try {
-      stored = await runCompletion(deps, req, res, auth, request);
+      await runCompletion(deps, req, res, auth, request, remember);
     } finally {
-      if (idempotencyKey !== undefined) {
-        if (stored)
-          await deps.idempotency.complete(
-            auth.keyHash,
-            idempotencyKey,
-            stored.headers["x-service-job-id"] ?? "",
-            stored,
-          );
-        else await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
-      }
+      if (idempotencyKey !== undefined && !stored)
+        await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
     }
   });
   return router;
@@ -77,7 +80,8 @@ async function runCompletion(
   res: Response,
   auth: { wallet: Hex; keyHash: Hex },
   request: ReturnType<typeof parseChatRequest>,
-): Promise<StoredResponse | undefined> {
+  remember: (response: StoredResponse) => Promise<void>,
+): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
   const opened = await openEscrow(deps, prepared);
   deps.activeJobs.add(opened.jobId);
@@ -120,12 +124,12 @@ async function runCompletion(
       },
     });
 
-    if (outcome.kind === "client_gone") return undefined;
+    if (outcome.kind === "client_gone") return;
     if (outcome.kind === "error") {
       if (!streamStarted) throw outcome.error;
       writeSse(res, errorBody(outcome.error, deps.config.DOCS_URL));
       endSse(res, undefined);
-      return undefined;
+      return;
     }
 
     const usage = usageOf(outcome.promptTokens, outcome.completionTokens);
@@ -135,12 +139,14 @@ async function runCompletion(
       writeSse(res, chunkObject(meta, {}, outcome.finishReason));
       if (request.includeUsage) writeSse(res, usageChunkObject(meta, usage));
       const settlementTx = await settlementTxOf(outcome.ticket.submitted);
-      endSse(res, settlementTx);
       const headers = {
         ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
         ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
+        "x-service-backend": outcome.backend,
       };
-      return { status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage };
+      await remember({ status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage });
+      endSse(res, settlementTx);
+      return;
     }
     const settlementTx = await settlementTxOf(outcome.ticket.submitted);
     const headers = {
@@ -148,9 +154,9 @@ async function runCompletion(
       ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
       "x-service-backend": outcome.backend,
     };
+    await remember({ status: 200, headers, body: completion, stream: false, includeUsage: false });
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(200).json(completion);
-    return { status: 200, headers, body: completion, stream: false, includeUsage: false };
   } catch (error) {
     if (streamStarted) {
       deps.logger.error({ err: error, job_id: opened.jobId }, "error after the stream started");

@@ -5,7 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   root: fileURLToPath(new URL("../../", import.meta.url)),
   test: {
-    include: ["test/api/**/*.test.ts"],
+    include: ["test/api/**/*.test.ts", "api/**/*.e2e.test.ts"],
     globalSetup: ["api/testing/e2eAgainstDevStack.ts"],
     pool: "forks",
     poolOptions: { forks: { singleFork: true } },

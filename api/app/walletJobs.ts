@@ -1,0 +1,81 @@
+import { and, createClient, desc, eq, inArray, lt, type Client } from "@ponder/client";
+import type { Hex } from "viem";
+import { creditsToUsdg } from "../../contracts/client/index.js";
+import * as schema from "../../indexer/ponder.schema.js";
+
+/** A job of the wallet's history as the web app shows it (all amounts in credits, times ISO). */
+export interface WalletJob {
+  id: string;
+  job_key: string;
+  status: string;
+  model: string;
+  tier: string;
+  credits_locked: number;
+  credits_charged: number | null;
+  credits_refunded: number | null;
+  usdg_value: number;
+  worker_address: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  proof_hash: string | null;
+  created_at: string;
+  completed_at: string | null;
+  escrow_tx: string;
+  settlement_tx: string | null;
+  refund_tx: string | null;
+  fail_tx: string | null;
+  dispute_tx: string | null;
+  dispute_outcome: string | null;
+}
+
+const iso = (seconds: bigint | null) => (seconds == null ? null : new Date(Number(seconds) * 1000).toISOString());
+const num = (value: bigint | null) => (value == null ? null : Number(value));
+
+/** The wallet's jobs from the index, newest first (jobs of every key the wallet ever had). */
+export class WalletJobs {
+  private readonly client: Client<typeof schema>;
+
+  constructor(indexerUrl: string) {
+    this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
+  }
+
+  async list(wallet: string, options: { limit: number; before?: string }): Promise<WalletJob[]> {
+    const conditions = [eq(schema.job.wallet, wallet.toLowerCase() as Hex)];
+    if (options.before) conditions.push(lt(schema.job.id, options.before));
+    const jobs = await this.client.db
+      .select()
+      .from(schema.job)
+      .where(and(...conditions))
+      .orderBy(desc(schema.job.id))
+      .limit(options.limit);
+    const disputed = jobs.filter((job) => job.disputeTx != null).map((job) => job.jobKey);
+    const disputes =
+      disputed.length === 0
+        ? []
+        : await this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed));
+    const outcomeOf = new Map(disputes.map((row) => [row.jobKey, row.outcome]));
+    return jobs.map((job) => ({
+      id: job.id,
+      job_key: job.jobKey,
+      status: job.status,
+      model: job.modelId,
+      tier: job.tier,
+      credits_locked: Number(job.creditsLocked),
+      credits_charged: num(job.creditsCharged),
+      credits_refunded: num(job.creditsRefunded),
+      usdg_value: creditsToUsdg(job.creditsCharged ?? 0n),
+      worker_address: job.worker,
+      prompt_tokens: job.promptTokens,
+      completion_tokens: job.completionTokens,
+      proof_hash: job.outputHash,
+      created_at: iso(job.createdAt)!,
+      completed_at: iso(job.completedAt),
+      escrow_tx: job.escrowTx,
+      settlement_tx: job.settlementTx,
+      refund_tx: job.refundTx,
+      fail_tx: job.failTx,
+      dispute_tx: job.disputeTx,
+      dispute_outcome: outcomeOf.get(job.jobKey) ?? null,
+    }));
+  }
+}
