@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startWebhookStack, type WebhookStackInfo } from "./support/startWebhookStack.js";
 
@@ -12,5 +13,9 @@ export default async function setup(project: TestProject) {
   const stack = await startWebhookStack();
   const { stop, ...info } = stack;
   project.provide("webhookStack", info);
-  return stop;
+  return async () => {
+    await stop();
+    // The stack's folder (database, logs) is kept only on request: KEEP_WEBHOOK_STACK=1.
+    if (process.env["KEEP_WEBHOOK_STACK"] !== "1") rmSync(info.stateDir, { recursive: true, force: true });
+  };
 }
