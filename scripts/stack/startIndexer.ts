@@ -41,8 +41,9 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
   const indexerUrl = `http://127.0.0.1:${options.port}`;
   const handle = spawnChild({
     command: path.join(repoRoot, "node_modules/.bin/ponder"),
-    args: ["start", "--root", "indexer", "--port", String(options.port), "--hostname", "127.0.0.1"],
-    cwd: repoRoot,
+    args: ["start", "--port", String(options.port), "--hostname", "127.0.0.1"],
+    // Run inside indexer/: Ponder writes generated/schema.graphql under its working directory, not its root.
+    cwd: path.join(repoRoot, "indexer"),
     env: {
       ...process.env,
       DATABASE_URL: options.databaseUrl,
