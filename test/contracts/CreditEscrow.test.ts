@@ -1,12 +1,13 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
-import { Signature } from "ethers";
+import { Signature, TypedDataEncoder } from "ethers";
 import {
   DEFAULT_ADMIN_ROLE,
   GATEWAY_ROLE,
   DISPUTE_ROLE,
   PAUSER_ROLE,
+  RECEIPT_TYPES,
   JobStatus,
   MODEL_LITE,
   MODEL_MAX,
@@ -87,7 +88,6 @@ describe("CreditEscrow", function () {
 
     it("exposes the treasury, the 10% fee and the EIP-712 domain separator", async function () {
       const { escrow, treasury, domain } = await loadFixture(deployContracts);
-      const { TypedDataEncoder } = await import("ethers");
       expect(await escrow.treasury()).to.equal(treasury.address);
       expect(await escrow.feeBps()).to.equal(PARAMS.feeBps);
       expect(await escrow.domainSeparator()).to.equal(TypedDataEncoder.hashDomain(domain));
@@ -817,8 +817,6 @@ describe("CreditEscrow", function () {
     it("equals the EIP-712 hash of the receipt under the escrow's domain", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = await receiptFor(d, 10);
-      const { TypedDataEncoder } = await import("ethers");
-      const { RECEIPT_TYPES } = await import("./fixtures.js");
       expect(await d.escrow.receiptDigest(receipt)).to.equal(TypedDataEncoder.hash(d.domain, RECEIPT_TYPES, receipt));
     });
   });

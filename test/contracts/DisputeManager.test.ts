@@ -12,6 +12,7 @@ import {
   Outcome,
   PARAMS,
   RESERVE_FUNDING,
+  SLASHER_ROLE,
   SETTLED_CHARGE,
   STARTING_CREDITS,
   UNIT_PER_CREDIT,
@@ -301,6 +302,46 @@ describe("DisputeManager", function () {
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true))
         .to.emit(d.escrow, "JobDisputeClosed")
         .withArgs(BIG_JOB, d.wallet.address, true, BIG_CHARGE, STARTING_CREDITS);
+    });
+
+    it("upholds a dispute against a worker that already withdrew its stake, restoring credits with nothing slashed", async function () {
+      const d = await loadFixture(deployProtocol);
+      // worker2 starts unbonding, settles one last job just before unlock, then leaves with its stake.
+      await d.workerRegistry.connect(d.worker2).startUnbonding();
+      const { unlockAt } = await d.workerRegistry.getWorker(d.worker2.address);
+      await time.increaseTo(unlockAt - 10n);
+      const id = jobId(600);
+      await d.escrow.connect(d.gateway).openJob(id, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 100);
+      const finalTokenAt = BigInt(await time.latest());
+      const receipt = {
+        jobId: id,
+        outputHash: outputHash("late"),
+        promptTokens: 1,
+        completionTokens: 100,
+        finalTokenAt,
+      };
+      await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt));
+      const settlement = {
+        wallet: d.wallet.address,
+        worker: d.worker2.address,
+        outputHash: receipt.outputHash,
+        creditsCharged: 40n,
+        finalTokenAt,
+      };
+      await d.disputeManager.connect(d.gateway).openDispute(id, settlement, CLIENT_HASH);
+      await time.increaseTo(unlockAt);
+      await d.workerRegistry.connect(d.worker2).withdraw();
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(id, true))
+        .to.emit(d.disputeManager, "DisputeResolved")
+        .withArgs(id, Outcome.Upheld, 40n, 0n, d.arbiter.address);
+    });
+
+    it("reverts with the registry's error when slashing fails for another reason than an empty stake", async function () {
+      const d = await loadFixture(deployWithDispute);
+      await d.workerRegistry.connect(d.admin).revokeRole(SLASHER_ROLE, await d.disputeManager.getAddress());
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
+        .to.be.revertedWithCustomError(d.workerRegistry, "AccessControlUnauthorizedAccount")
+        .withArgs(await d.disputeManager.getAddress(), SLASHER_ROLE);
     });
 
     it("still resolves while the escrow is paused", async function () {
