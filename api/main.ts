@@ -6,6 +6,7 @@ import { pino, type Logger } from "pino";
 import { pinoHttp } from "pino-http";
 import type { Hex } from "viem";
 import { loadDeployment } from "../contracts/client/index.js";
+import { appRouters } from "./app/index.js";
 import { createChainClients } from "./chain/createChainClients.js";
 import { EscrowChain } from "./chain/escrowChain.js";
 import { KeyStatusCache } from "./chain/keyStatusCache.js";
@@ -172,7 +173,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     bodyLimit: config.BODY_LIMIT,
     logger,
     rateLimit: burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS }),
-    routers: [logging, healthRouter(deps), ...(options.extraRouters?.(deps) ?? []), v1],
+    routers: [logging, healthRouter(deps), ...(options.extraRouters?.(deps) ?? []), v1, ...appRouters(deps)],
   });
 
   // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to

@@ -11,7 +11,12 @@ export async function mintTestStablecoin(
   amount: bigint,
 ): Promise<Hex> {
   const minter = localAccount(LOCAL_ACCOUNT_INDEX.admin);
-  const chain = { id: params.deployment.chainId, name: "local", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [params.rpcUrl] } } } as const;
+  const chain = {
+    id: params.deployment.chainId,
+    name: "local",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [params.rpcUrl] } },
+  } as const;
   const hash = await createWalletClient({ account: minter, chain, transport: http(params.rpcUrl) }).writeContract({
     address: params.deployment.contracts.stablecoin,
     abi: stablecoinAbi,

@@ -1,0 +1,33 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import express, { Router } from "express";
+
+/** Paths that belong to the API, never to the web app's client-side routes. */
+const API_PREFIXES = ["/v1", "/app", "/metrics", "/healthz", "/readyz", "/docs"];
+
+const isApiPath = (url: string) => API_PREFIXES.some((prefix) => url === prefix || url.startsWith(`${prefix}/`));
+
+/**
+ * Serves the built web app (`web/dist`) at `/`: its files, and `index.html` for every other GET that is not an API
+ * path (client-side routes such as `/tx/0x…` or `/settings`). Without a build, nothing is mounted.
+ */
+export function serveWeb(distDir: string): Router {
+  const router = Router();
+  const indexFile = path.resolve(distDir, "index.html");
+  if (!existsSync(indexFile)) return router;
+  // Hashed asset names may be cached for long; index.html never (it names the current assets).
+  router.use(
+    "/assets",
+    express.static(path.resolve(distDir, "assets"), { immutable: true, maxAge: "365d", fallthrough: false }),
+  );
+  router.use(express.static(path.resolve(distDir), { index: false }));
+  router.get(/.*/, (req, res, next) => {
+    if (isApiPath(req.path) || !req.accepts("html")) {
+      next();
+      return;
+    }
+    res.setHeader("cache-control", "no-cache");
+    res.sendFile(indexFile);
+  });
+  return router;
+}
