@@ -1,0 +1,91 @@
+// Crash recovery: jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
+// stored receipt or refunded after their deadline by the sweeper, with no client request involved.
+// Run against a running dev stack: see gatewayEdges.e2e.test.ts.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Hex } from "viem";
+import {
+  LOCAL_ACCOUNT_INDEX,
+  creditEscrowAbi,
+  jobIdToBytes32,
+  keyHashOf,
+  localAccount,
+  modelKeyOf,
+  newJobId,
+  outputHashOf,
+  receiptToJson,
+  signReceipt,
+} from "../../contracts/client/index.js";
+import { waitForJobStatus } from "../../test/support/api.js";
+import { chainTime, contracts, mined, publicClient, walletClient } from "../../test/support/chain.js";
+import { stackInfo } from "../../test/support/stackInfo.js";
+import { createClientWallet, type ClientWallet } from "../../test/support/wallets.js";
+
+const MODEL = "qwen3-1.7b";
+const gateway = localAccount(LOCAL_ACCOUNT_INDEX.gateway);
+const worker = localAccount(LOCAL_ACCOUNT_INDEX.firstWorker);
+
+describe("recovery of jobs a gateway left open", () => {
+  let client: ClientWallet;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    client = await createClientWallet({ usdg: 2n });
+    db = new pg.Client(stackInfo().databaseUrl);
+    await db.connect();
+  });
+  afterAll(() => db.end());
+
+  /** What a gateway crash right after openJob (and the worker's ack) leaves behind. */
+  async function orphanJob(): Promise<{ jobId: string; jobKey: Hex }> {
+    const jobId = newJobId();
+    const jobKey = jobIdToBytes32(jobId);
+    const hash = await walletClient(gateway).writeContract({
+      chain: null,
+      address: contracts().creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "openJob",
+      args: [jobKey, keyHashOf(client.apiKey), modelKeyOf(MODEL), 10],
+    });
+    await mined(hash);
+    await db.query(
+      `INSERT INTO api.gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked, escrow_tx,
+       worker, processing_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'lite', 'processing', false, 10, 2, $6, $7, now(), now() - interval '1 minute')`,
+      [jobId, jobKey, client.wallet.toLowerCase(), keyHashOf(client.apiKey), MODEL, hash, worker.address.toLowerCase()],
+    );
+    return { jobId, jobKey };
+  }
+
+  it("settles a job whose verified receipt was stored before the crash", async () => {
+    const { jobId, jobKey } = await orphanJob();
+    const text = "recovered output";
+    const receipt = {
+      jobId: jobKey,
+      outputHash: outputHashOf(text),
+      promptTokens: 5,
+      completionTokens: 2,
+      finalTokenAt: await chainTime(),
+    };
+    const signature = await signReceipt(
+      worker,
+      { chainId: stackInfo().chainId, escrow: contracts().creditEscrow },
+      receipt,
+    );
+    await db.query("UPDATE api.gateway_job SET status = 'settling', receipt = $2, signature = $3 WHERE job_id = $1", [
+      jobId,
+      JSON.stringify(receiptToJson(receipt)),
+      signature,
+    ]);
+    const job = await waitForJobStatus(client.apiKey, jobId, "settled", 45_000);
+    expect(job.credits_charged).toBe(2);
+    expect(job.on_chain?.proof_hash).toBe(`sha256:${outputHashOf(text).slice(2)}`);
+  }, 60_000);
+
+  it("refunds a job without a receipt once its chain deadline has passed", async () => {
+    const { jobId } = await orphanJob();
+    await publicClient().request({ method: "evm_increaseTime" as never, params: [130] as never });
+    await publicClient().request({ method: "evm_mine" as never, params: [] as never });
+    const job = await waitForJobStatus(client.apiKey, jobId, "refunded", 45_000);
+    expect(job.credits_charged).toBe(0);
+  }, 60_000);
+});
