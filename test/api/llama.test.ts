@@ -63,7 +63,13 @@ async function streamCompletion(extra: { max_tokens: number; stop?: string[]; se
     if (choice?.finish_reason) finishReason = choice.finish_reason;
     if (chunk.usage) usage = chunk.usage;
   }
-  return { deltas, text: deltas.join(""), finishReason, usage: usage!, jobId: response.headers.get("x-service-job-id")! };
+  return {
+    deltas,
+    text: deltas.join(""),
+    finishReason,
+    usage: usage!,
+    jobId: response.headers.get("x-service-job-id")!,
+  };
 }
 
 beforeAll(async () => {
