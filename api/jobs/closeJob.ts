@@ -49,7 +49,10 @@ export async function refundJob(
     await deps.chain.sender.waitMined(hash);
     return hash;
   } catch (error) {
-    deps.logger.error({ err: error, job_id: job.jobId, revert: revertOf(error)?.name }, "refund failed");
+    const revert = revertOf(error)?.name;
+    // Someone else closed it first (another replica, the job settled meanwhile): nothing is locked.
+    if (revert === "JobNotInStatus") deps.logger.info({ job_id: job.jobId }, "refund not needed: job already closed");
+    else deps.logger.error({ err: error, job_id: job.jobId, revert }, "refund failed");
     return undefined;
   }
 }

@@ -17,7 +17,9 @@ const FINAL_SETTLEMENT_REVERTS = new Set(["WorkerNotEligible", "ReceiptTimeInval
  */
 export async function sweepJobs(deps: GatewayDeps): Promise<void> {
   const chainNow = await chainTime(deps);
+  const seen = new Set<string>();
   for (const row of await deps.jobs.listOpen()) {
+    seen.add(row.job_id);
     if (deps.activeJobs.has(row.job_id)) continue;
     try {
       await sweepOne(deps, row, chainNow);
@@ -27,7 +29,7 @@ export async function sweepJobs(deps: GatewayDeps): Promise<void> {
   }
   try {
     for (const job of await deps.index.expiredOpenJobs(chainNow)) {
-      if (deps.activeJobs.has(job.id)) continue;
+      if (deps.activeJobs.has(job.id) || seen.has(job.id)) continue;
       await refundJob(deps, { jobId: job.id, jobKey: job.jobKey, deadline: job.deadline }, true);
     }
   } catch (error) {

@@ -1,0 +1,169 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** What the scrape-time gauges read: bound once the gateway has built its dependencies (`bindMetricSources`). */
+export interface MetricSources {
+  /** Jobs this process is relaying right now. */
+  activeJobs: ReadonlySet<string>;
+  /** Open escrows recorded by the gateway (pending/processing/settling rows), and the webhook tables. */
+  query: (sql: string) => Promise<{ rows: Record<string, unknown>[] }>;
+  /** The worker pool's view of each registered worker. */
+  workers: () => { address: string; endpoint: string; healthy: boolean; inflight: number }[];
+}
+
+const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const SECONDS_CHAIN = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
+
+/**
+ * The gateway's Prometheus metrics. One registry per process (not prom-client's global one, so a test that
+ * builds two gateways in one process still registers each metric once).
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private sources: MetricSources | undefined;
+
+  readonly httpRequests = new Counter({
+    name: "gateway_http_requests_total",
+    help: "HTTP requests answered, by route template, method and status code.",
+    labelNames: ["route", "method", "code"] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: "gateway_http_request_duration_seconds",
+    help: "Time from request to the last byte of the response (streams: until the stream closes).",
+    labelNames: ["route", "method"] as const,
+    buckets: SECONDS_FAST,
+    registers: [this.registry],
+  });
+
+  readonly timeToFirstToken = new Histogram({
+    name: "gateway_time_to_first_token_seconds",
+    help: "From the escrow lock being started to the first token relayed, by model (includes the lock).",
+    labelNames: ["model"] as const,
+    buckets: SECONDS_FAST,
+    registers: [this.registry],
+  });
+
+  readonly settlementLag = new Histogram({
+    name: "gateway_settlement_lag_seconds",
+    help: "From the worker's signed receipt reaching the settlement queue to the settlement transaction mined.",
+    buckets: SECONDS_CHAIN,
+    registers: [this.registry],
+  });
+
+  readonly settlementBatchSize = new Histogram({
+    name: "gateway_settlement_batch_size",
+    help: "Receipts per settlement transaction sent (1 = single settle).",
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+    registers: [this.registry],
+  });
+
+  readonly settlementFailures = new Counter({
+    name: "gateway_settlement_failures_total",
+    help: "Receipts whose settlement failed (sent or mined with a revert).",
+    registers: [this.registry],
+  });
+
+  readonly sweptJobs = new Counter({
+    name: "gateway_swept_jobs_total",
+    help: "Open jobs the recovery sweeper closed, by outcome.",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const metrics = this;
+    new Gauge({
+      name: "gateway_active_jobs",
+      help: "Jobs this gateway process is relaying now.",
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.sources?.activeJobs.size ?? 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_open_escrows",
+      help: "Jobs with credits locked and not yet closed, as the gateway recorded them (pending, processing, settling).",
+      labelNames: ["status"] as const,
+      registers: [this.registry],
+      async collect() {
+        const rows = await metrics.rows(
+          "SELECT status, count(*)::int AS n FROM gateway_job WHERE status IN ('pending','processing','settling') GROUP BY status",
+        );
+        if (!rows) return;
+        for (const status of ["pending", "processing", "settling"]) this.set({ status }, 0);
+        for (const row of rows) this.set({ status: String(row.status) }, Number(row.n));
+      },
+    });
+    new Gauge({
+      name: "gateway_webhook_backlog",
+      help: "Webhook deliveries waiting for an attempt (status pending), all gateways sharing the database.",
+      registers: [this.registry],
+      async collect() {
+        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'pending'");
+        if (rows) this.set(Number(rows[0]?.n ?? 0));
+      },
+    });
+    new Counter({
+      name: "gateway_webhook_delivery_failures_total",
+      help: "Failed webhook delivery attempts, from the attempt records (all gateways sharing the database).",
+      registers: [this.registry],
+      async collect() {
+        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook_attempt WHERE NOT ok");
+        if (!rows) return;
+        this.reset();
+        this.inc(Number(rows[0]?.n ?? 0));
+      },
+    });
+    new Counter({
+      name: "gateway_webhooks_failed_total",
+      help: "Webhooks marked failed after five failed attempts in a row.",
+      registers: [this.registry],
+      async collect() {
+        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook WHERE status = 'failed'");
+        if (!rows) return;
+        this.reset();
+        this.inc(Number(rows[0]?.n ?? 0));
+      },
+    });
+    new Gauge({
+      name: "gateway_worker_up",
+      help: "1 when the worker's last health probe succeeded, else 0, per registered worker.",
+      labelNames: ["worker", "endpoint"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const worker of metrics.sources?.workers() ?? [])
+          this.set({ worker: worker.address, endpoint: worker.endpoint }, worker.healthy ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_worker_inflight",
+      help: "Jobs this gateway is running on each worker.",
+      labelNames: ["worker"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const worker of metrics.sources?.workers() ?? []) this.set({ worker: worker.address }, worker.inflight);
+      },
+    });
+  }
+
+  bind(sources: MetricSources): void {
+    this.sources = sources;
+  }
+
+  /** A scrape never fails because the database is away: `undefined`, and the metric keeps its last value. */
+  private async rows(sql: string): Promise<Record<string, unknown>[] | undefined> {
+    if (!this.sources) return undefined;
+    try {
+      return (await this.sources.query(sql)).rows;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The process's gateway metrics (one gateway per process in production). */
+export const gatewayMetrics = new GatewayMetrics();
