@@ -1,8 +1,10 @@
 import { z } from "zod";
 
 const envSchema = z.object({
-  DEPLOYMENTS_FILE: z.string().min(1, "DEPLOYMENTS_FILE (path of the deployments JSON) is required"),
-  PONDER_RPC_URL: z.url("PONDER_RPC_URL (the chain's JSON-RPC URL) is required"),
+  DEPLOYMENTS_FILE: z
+    .string({ error: "DEPLOYMENTS_FILE (path of the deployments JSON) is required" })
+    .min(1, "DEPLOYMENTS_FILE (path of the deployments JSON) is required"),
+  PONDER_RPC_URL: z.url({ error: "PONDER_RPC_URL (the chain's JSON-RPC URL) is required" }),
   /** Optional WebSocket URL: new blocks arrive by subscription instead of polling. */
   PONDER_WS_URL: z.url().optional(),
   /** Milliseconds between polls for new blocks (Ponder's minimum is 100). */
