@@ -502,7 +502,14 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
             lookups.eligibleModelKey = modelKey;
         }
         uint64 finalTokenAt = receipt.finalTokenAt;
-        if (finalTokenAt > deadline || finalTokenAt > block.timestamp + MAX_CLOCK_SKEW) {
+        // A final token before the job was opened would put the dispute window in the past and make a
+        // fraudulent proof undisputable, so the receipt's time is bounded on both sides (the deadline was set
+        // to open time + jobTimeout, so the subtraction cannot underflow; `||` stops before any overflow).
+        if (
+            finalTokenAt > deadline ||
+            finalTokenAt > block.timestamp + MAX_CLOCK_SKEW ||
+            finalTokenAt + MAX_CLOCK_SKEW < deadline - jobTimeout
+        ) {
             revert ReceiptTimeInvalid(jobId, finalTokenAt, deadline);
         }
 

@@ -33,7 +33,8 @@ interface ICreditEscrow {
     error JobNotExpired(bytes32 jobId, uint64 deadline);
     /// @notice The receipt's signer is not a registered worker hosting the job's model.
     error WorkerNotEligible(bytes32 jobId, address signer, bytes32 modelKey);
-    /// @notice The receipt says the final token came after the job deadline or in the future.
+    /// @notice The receipt says the final token came after the job deadline, in the future, or before the job
+    /// was opened (beyond the clock skew).
     error ReceiptTimeInvalid(bytes32 jobId, uint64 finalTokenAt, uint64 deadline);
     /// @notice The settlement facts passed in do not match the commitment stored at settlement.
     error SettlementMismatch(bytes32 jobId);

@@ -592,6 +592,24 @@ describe("CreditEscrow", function () {
         .withArgs(OPEN_JOB_ID, future, d.deadline);
     });
 
+    it("reverts with ReceiptTimeInvalid when the final token is before the job was opened", async function () {
+      const d = await loadFixture(deployWithOpenJob);
+      const openedAt = d.deadline - PARAMS.jobTimeout;
+      const receipt = { ...(await receiptFor(d, 10)), finalTokenAt: openedAt - PARAMS.maxClockSkew - 1n };
+      await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)))
+        .to.be.revertedWithCustomError(d.escrow, "ReceiptTimeInvalid")
+        .withArgs(OPEN_JOB_ID, receipt.finalTokenAt, d.deadline);
+    });
+
+    it("accepts a final token up to the clock skew before the job was opened", async function () {
+      const d = await loadFixture(deployWithOpenJob);
+      const openedAt = d.deadline - PARAMS.jobTimeout;
+      const receipt = { ...(await receiptFor(d, 10)), finalTokenAt: openedAt - PARAMS.maxClockSkew };
+      await expect(
+        d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)),
+      ).to.emit(d.escrow, "JobSettled");
+    });
+
     it("accepts a final token up to the clock skew in the future", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const settleAt = BigInt(await time.latest()) + 1n;
