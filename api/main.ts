@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
 import { pino, type Logger } from "pino";
 import { pinoHttp } from "pino-http";
 import type { Hex } from "viem";
@@ -31,6 +31,7 @@ import { disputeRouter } from "./routes/dispute.js";
 import { healthRouter } from "./routes/health.js";
 import { jobsRouter } from "./routes/jobs.js";
 import { modelsRouter } from "./routes/models.js";
+import { gatewayMetrics, metricsRouter, observeRequests } from "./observability/index.js";
 import { LatencyStats } from "./routing/latencyStats.js";
 import { WorkerClient } from "./routing/workerClient.js";
 import { WorkerPool } from "./routing/workerPool.js";
@@ -137,6 +138,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     waitForChainDeadline: options.waitForChainDeadline ?? waitForChainTime(chain),
     activeJobs: new Set(),
   };
+  gatewayMetrics.bind({
+    activeJobs: deps.activeJobs,
+    query: (sql) => pool.query(sql),
+    workers: () => workers.health(),
+  });
 
   await workers.refresh();
   workers.start();
@@ -168,12 +174,23 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" },
     }),
   );
+  // Requests are counted from before the burst limit, so 429 answers show up in the metrics too.
+  const observe = observeRequests(gatewayMetrics);
+  const limit = burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS });
+  const countedBurstLimit: RequestHandler = (req, res, next) => observe(req, res, () => limit(req, res, next));
   const app = createApp({
     docsUrl: config.DOCS_URL,
     bodyLimit: config.BODY_LIMIT,
     logger,
-    rateLimit: burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS }),
-    routers: [logging, healthRouter(deps), ...(options.extraRouters?.(deps) ?? []), v1, ...appRouters(deps)],
+    rateLimit: countedBurstLimit,
+    routers: [
+      logging,
+      healthRouter(deps),
+      metricsRouter(gatewayMetrics),
+      ...(options.extraRouters?.(deps) ?? []),
+      v1,
+      ...appRouters(deps),
+    ],
   });
 
   // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to

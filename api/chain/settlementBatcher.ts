@@ -1,5 +1,6 @@
 import type { Hex, TransactionReceipt } from "viem";
 import type { Logger } from "pino";
+import { gatewayMetrics } from "../observability/metrics.js";
 import type { Receipt } from "./receiptTypes.js";
 
 export interface SettlementPort {
@@ -42,6 +43,11 @@ export class SettlementBatcher {
     // Nobody may be awaiting `mined` yet (non-streaming waits for `submitted` only); never an unhandled rejection.
     item.mined.promise.catch(() => undefined);
     item.submitted.promise.catch(() => undefined);
+    const queuedAt = Date.now();
+    item.mined.promise.then(
+      () => gatewayMetrics.settlementLag.observe((Date.now() - queuedAt) / 1000),
+      () => gatewayMetrics.settlementFailures.inc(),
+    );
     this.queue.push(item);
     if (this.queue.length >= this.options.max) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
@@ -66,6 +72,7 @@ export class SettlementBatcher {
   }
 
   private async settleGroup(batch: Pending[]): Promise<void> {
+    gatewayMetrics.settlementBatchSize.observe(batch.length);
     if (batch.length === 1) {
       await this.settleOne(batch[0]!);
       return;

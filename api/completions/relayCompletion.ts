@@ -10,6 +10,7 @@ import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../routing/w
 import type { FinishReason } from "./completionObjects.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
+import { gatewayMetrics } from "../observability/metrics.js";
 
 /** Where relayed tokens go: the SSE writer for streams, a buffer for whole completions. */
 export interface RelaySink {
@@ -129,6 +130,10 @@ export async function relayCompletion(
           if (tokens === 0) {
             clearTimeout(ackTimer);
             deps.latency.record(candidate.address, prepared.model.id, Date.now() - attemptStartedAt);
+            gatewayMetrics.timeToFirstToken.observe(
+              { model: prepared.model.id },
+              (Date.now() - opened.startedAt) / 1000,
+            );
             serving = candidate;
             servingNotified = true;
             sink.onServing(candidate.address, backend);

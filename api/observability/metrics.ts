@@ -73,13 +73,15 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-    const metrics = this;
+    // `collect` runs with the metric as `this`; these reach the gateway's sources.
+    const rows = (sql: string) => this.rows(sql);
+    const sources = () => this.sources;
     new Gauge({
       name: "gateway_active_jobs",
       help: "Jobs this gateway process is relaying now.",
       registers: [this.registry],
       collect() {
-        this.set(metrics.sources?.activeJobs.size ?? 0);
+        this.set(sources()?.activeJobs.size ?? 0);
       },
     });
     new Gauge({
@@ -88,12 +90,12 @@ export class GatewayMetrics {
       labelNames: ["status"] as const,
       registers: [this.registry],
       async collect() {
-        const rows = await metrics.rows(
+        const found = await rows(
           "SELECT status, count(*)::int AS n FROM gateway_job WHERE status IN ('pending','processing','settling') GROUP BY status",
         );
-        if (!rows) return;
+        if (!found) return;
         for (const status of ["pending", "processing", "settling"]) this.set({ status }, 0);
-        for (const row of rows) this.set({ status: String(row.status) }, Number(row.n));
+        for (const row of found) this.set({ status: String(row.status) }, Number(row.n));
       },
     });
     new Gauge({
@@ -101,8 +103,8 @@ export class GatewayMetrics {
       help: "Webhook deliveries waiting for an attempt (status pending), all gateways sharing the database.",
       registers: [this.registry],
       async collect() {
-        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'pending'");
-        if (rows) this.set(Number(rows[0]?.n ?? 0));
+        const found = await rows("SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'pending'");
+        if (found) this.set(Number(found[0]?.n ?? 0));
       },
     });
     new Counter({
@@ -110,10 +112,10 @@ export class GatewayMetrics {
       help: "Failed webhook delivery attempts, from the attempt records (all gateways sharing the database).",
       registers: [this.registry],
       async collect() {
-        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook_attempt WHERE NOT ok");
-        if (!rows) return;
+        const found = await rows("SELECT count(*)::int AS n FROM webhook_attempt WHERE NOT ok");
+        if (!found) return;
         this.reset();
-        this.inc(Number(rows[0]?.n ?? 0));
+        this.inc(Number(found[0]?.n ?? 0));
       },
     });
     new Counter({
@@ -121,10 +123,10 @@ export class GatewayMetrics {
       help: "Webhooks marked failed after five failed attempts in a row.",
       registers: [this.registry],
       async collect() {
-        const rows = await metrics.rows("SELECT count(*)::int AS n FROM webhook WHERE status = 'failed'");
-        if (!rows) return;
+        const found = await rows("SELECT count(*)::int AS n FROM webhook WHERE status = 'failed'");
+        if (!found) return;
         this.reset();
-        this.inc(Number(rows[0]?.n ?? 0));
+        this.inc(Number(found[0]?.n ?? 0));
       },
     });
     new Gauge({
@@ -134,7 +136,7 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const worker of metrics.sources?.workers() ?? [])
+        for (const worker of sources()?.workers() ?? [])
           this.set({ worker: worker.address, endpoint: worker.endpoint }, worker.healthy ? 1 : 0);
       },
     });
@@ -145,7 +147,7 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const worker of metrics.sources?.workers() ?? []) this.set({ worker: worker.address }, worker.inflight);
+        for (const worker of sources()?.workers() ?? []) this.set({ worker: worker.address }, worker.inflight);
       },
     });
   }

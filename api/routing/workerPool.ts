@@ -139,6 +139,16 @@ export class WorkerPool {
     return this.candidates(modelId);
   }
 
+  /** Every registered worker's last known health and this gateway's load on it (metrics). */
+  health(): { address: string; endpoint: string; healthy: boolean; inflight: number }[] {
+    return [...this.workers.values()].map((worker) => ({
+      address: worker.address,
+      endpoint: worker.endpoint,
+      healthy: worker.healthy && worker.recentFailures < this.options.maxRecentFailures,
+      inflight: worker.inflight,
+    }));
+  }
+
   backendOf(address: string): string | undefined {
     return this.workers.get(address.toLowerCase())?.backend;
   }
