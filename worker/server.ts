@@ -6,6 +6,7 @@ import type { Backend } from "./backends/types.js";
 import type { WorkerConfig } from "./config.js";
 import { gatewayAuth } from "./gatewayAuth.js";
 import { JobRegistry } from "./jobRegistry.js";
+import { workerMetrics } from "./metrics.js";
 import { cancelJob } from "./routes/cancelJob.js";
 import { getHealth, getReadiness } from "./routes/health.js";
 import { postJob } from "./routes/postJob.js";
@@ -62,6 +63,11 @@ export function createWorkerApp(
   app.disable("x-powered-by");
   app.get("/healthz", getHealth(context));
   app.get("/readyz", getReadiness(context));
+  app.get("/metrics", async (_req: Request, res: Response) => {
+    workerMetrics.inflight.set(context.registry.inflight());
+    res.setHeader("content-type", workerMetrics.registry.contentType);
+    res.send(await workerMetrics.registry.metrics());
+  });
 
   const jobs = express.Router();
   // Authenticate before reading the body: strangers do not get to make the worker parse anything.

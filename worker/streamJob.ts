@@ -6,6 +6,7 @@ import type { JobRecord } from "./jobRegistry.js";
 import { createNdjsonWriter } from "./ndjsonWriter.js";
 import { unixSeconds } from "./unixSeconds.js";
 import type { WorkerContext } from "./workerContext.js";
+import { workerMetrics } from "./metrics.js";
 
 function describe(reason: unknown): string {
   return reason instanceof Error ? reason.message : "cancelled";
@@ -58,6 +59,8 @@ export async function streamJob(
       if (signal.aborted) break;
       record.tokens.push(step.value);
       record.tokenAt.push(unixSeconds());
+      if (record.tokens.length === 1)
+        workerMetrics.timeToFirstToken.observe({ model: record.model }, (performance.now() - startedAt) / 1000);
       await writer.write({ type: "token", text: step.value });
       if (config.fault === "fail_after_first_token") {
         throw new BackendError("backend_error", "injected fault: fail_after_first_token");
@@ -109,6 +112,8 @@ export async function streamJob(
   } finally {
     if (!finished) await closeGeneration(generation);
     context.registry.release(record);
+    workerMetrics.jobs.inc({ model: record.model, outcome: record.state });
+    workerMetrics.tokens.inc({ model: record.model }, record.tokens.length);
     if (!res.writableEnded) res.end();
   }
 }
