@@ -96,8 +96,11 @@ export function appRouter(deps: AppRouterDeps): {
     res.json({
       object: "app_config",
       chain_id: deps.deployment.chainId,
-      rpc_url: deps.settings.APP_RPC_URL ?? deps.config.RPC_URL,
+      // Without a public RPC URL the browser goes through this origin (api/app/rpcProxy.ts).
+      rpc_url: deps.settings.APP_RPC_URL ?? "/app/rpc",
       contracts: deps.deployment.contracts,
+      treasury: deps.deployment.roles.treasury,
+      models: deps.deployment.models.map(({ id, key }) => ({ id, key })),
       fee_bps: deps.deployment.params.feeBps,
       dispute_window_s: deps.deployment.params.disputeWindow,
       dev_mode: devMode,

@@ -11,7 +11,7 @@ export const appSettingsSchema = z.object({
   APP_DEV_MODE: boolean.default(false),
   /** Folder of the built web app (`web/dist`); when set the gateway serves it at `/`. */
   WEB_DIST_DIR: z.string().min(1).optional(),
-  /** RPC URL the browser uses for reads and transactions (defaults to the gateway's RPC_URL). */
+  /** Public RPC URL the browser uses; without it the gateway proxies its own RPC_URL at /app/rpc. */
   APP_RPC_URL: z.url().optional(),
   /** Session lifetime, seconds (default 24 h). */
   APP_SESSION_TTL_S: z.coerce.number().int().positive().default(86_400),

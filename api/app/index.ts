@@ -4,6 +4,7 @@ import type { GatewayDeps } from "../deps.js";
 import { appWebhooksRouter } from "../webhooks/index.js";
 import { appPublicClient, appRouter } from "./appRouter.js";
 import { loadAppSettings } from "./appSettings.js";
+import { rpcProxy } from "./rpcProxy.js";
 import { serveWeb } from "./serveWeb.js";
 
 export { appRouter, appPublicClient, LOCAL_CHAIN_ID, SUGGESTED_DEPOSIT_USDG } from "./appRouter.js";
@@ -15,6 +16,7 @@ export function appRouters(deps: GatewayDeps): Router[] {
   const publicClient = appPublicClient(deps.config, deps.deployment);
   const app = appRouter({ config: deps.config, settings, pool: deps.pool, deployment: deps.deployment, publicClient });
   const routers = [app.router, appWebhooksRouter({ pool: deps.pool, resolveWallet: app.resolveWallet })];
+  if (!settings.APP_RPC_URL) routers.push(rpcProxy(deps.config.RPC_URL));
   if (settings.WEB_DIST_DIR) routers.push(serveWeb(settings.WEB_DIST_DIR));
   return routers;
 }

@@ -1,0 +1,96 @@
+// Shapes of the backend's /app/* answers (api/app, api/webhooks/appWebhooksRouter.ts).
+import type { Address, Hex } from "viem";
+
+export interface AppConfig {
+  chain_id: number;
+  rpc_url: string;
+  contracts: {
+    stablecoin: Address;
+    stakeToken: Address;
+    apiKeyRegistry: Address;
+    modelCatalog: Address;
+    workerRegistry: Address;
+    creditEscrow: Address;
+    disputeManager: Address;
+  };
+  models: { id: string; key: Hex }[];
+  treasury: Address;
+  fee_bps: number;
+  dispute_window_s: number;
+  dev_mode: boolean;
+  api_url: string;
+  explorer_url: string;
+  min_deposit_usdg: number;
+  suggested_deposit_usdg: number;
+  credits_per_usdg: number;
+}
+
+export interface AppSession {
+  wallet: string;
+  expires_at: string;
+}
+
+export type KeyStatus = "none" | "active" | "revoked" | "suspended";
+
+export interface AppAccount {
+  wallet: string;
+  credits_available: number;
+  usdg_value: number;
+  credits_locked: number;
+  locked_usdg_value: number;
+  last_topup_at: string | null;
+  key: { status: KeyStatus; key_hash: Hex | null; created_at: string | null };
+}
+
+export interface WalletJob {
+  id: string;
+  job_key: Hex;
+  status: string;
+  model: string;
+  tier: string;
+  credits_locked: number;
+  credits_charged: number | null;
+  credits_refunded: number | null;
+  usdg_value: number;
+  worker_address: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  proof_hash: Hex | null;
+  created_at: string;
+  completed_at: string | null;
+  escrow_tx: Hex;
+  settlement_tx: Hex | null;
+  refund_tx: Hex | null;
+  fail_tx: Hex | null;
+  dispute_tx: Hex | null;
+  dispute_outcome: string | null;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  created_at: string;
+  status: "active" | "failed";
+}
+
+export interface DeliveryAttempt {
+  attempt_number: number;
+  started_at: string;
+  duration_ms: number | null;
+  status_code: number | null;
+  response_snippet: string | null;
+  error: string | null;
+  ok: boolean;
+}
+
+export interface FailedDelivery {
+  id: string;
+  webhook_id: string;
+  url: string;
+  status: "failed" | "held";
+  event: { id: string; event: string; created_at: string; data: Record<string, unknown> };
+  created_at: string;
+  failed_at: string | null;
+  attempts: DeliveryAttempt[];
+}
