@@ -8,6 +8,7 @@
 //   STACK_WORKERS     pool size (default 4; every launch model gets 2 workers)
 //   STACK_ECHO=1      echo every component's log here (otherwise in <stateDir>/logs/)
 //   STACK_SKIP_COMPILE=1   do not run `hardhat compile` first
+//   STACK_SKIP_WEB_BUILD=1 do not build the web app (the gateway serves web/dist at / when it exists)
 //   JOB_TIMEOUT_MS, RATE_LIMIT_MAX, LOG_LEVEL   passed to the gateway
 //
 // The Hardhat node keeps its chain in memory, so every start is a new chain: the previous run's database
@@ -30,6 +31,7 @@ const envSchema = z.object({
   STACK_WORKERS: z.coerce.number().int().min(2).max(8).default(4),
   STACK_ECHO: z.enum(["0", "1", "true", "false"]).optional(),
   STACK_SKIP_COMPILE: z.enum(["0", "1", "true", "false"]).optional(),
+  STACK_SKIP_WEB_BUILD: z.enum(["0", "1", "true", "false"]).optional(),
   JOB_TIMEOUT_MS: z.string().regex(/^\d+$/).optional(),
   RATE_LIMIT_MAX: z.string().regex(/^\d+$/).optional(),
   LOG_LEVEL: z.string().optional(),
@@ -87,6 +89,7 @@ async function main(): Promise<void> {
     workerCount: env.STACK_WORKERS,
     gatewayEnv,
     compile: !truthy(env.STACK_SKIP_COMPILE),
+    buildWeb: !truthy(env.STACK_SKIP_WEB_BUILD),
     echo: truthy(env.STACK_ECHO),
     onProgress: (message) => console.log(`  · ${message}`),
   }).catch((error: unknown) => {
@@ -119,7 +122,7 @@ function printSummary(stack: LocalStack, elapsedMs: number): void {
     `  API           ${stack.apiUrl}/v1`,
     `  RPC           ${stack.rpcUrl}`,
     `  Indexer       ${stack.graphqlUrl} (GraphQL)`,
-    `  Web           ${stack.webUrl ?? "(not part of this stack yet)"}`,
+    `  Web           ${stack.webUrl ?? "(not built: see logs/web-build.log)"}`,
     `  Workers       ${stack.workers.map((worker) => worker.endpoint).join(", ")}`,
     `  Demo wallet   ${stack.demo.wallet} (${stack.demo.credits} credits, local account 12)`,
     `  Demo API key  ${stack.demo.apiKey}`,

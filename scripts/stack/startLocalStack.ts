@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { isPortFree } from "./ports.js";
@@ -61,6 +61,9 @@ export type LocalStackOptions = {
   demoUsdg?: bigint;
   /** Compile the contracts before deploying (default true; a no-op when nothing changed). */
   compile?: boolean;
+  /** Build the web app (`web/` → `web/dist`, served by the gateway at `/`); default true when `web/` exists.
+   *  A failed build is reported and the stack starts without it. */
+  buildWeb?: boolean;
   /** Echo every child's output to stderr (otherwise it goes to `<stateDir>/logs/`). */
   echo?: boolean;
   /** Progress lines ("chain ready", …). */
@@ -133,6 +136,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       });
       progress("contracts compiled");
     }
+
+    if (options.buildWeb ?? true) await buildWeb(logDir, echo, progress);
 
     const chain: RunningChain = await startChain({
       port: options.ports.rpc,
@@ -211,7 +216,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deploymentsFile,
       gatewayPrivateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
       workerGatewayToken: gatewayToken,
-      env: { LOG_LEVEL: "info", ...options.gatewayEnv },
+      env: {
+        LOG_LEVEL: "info",
+        // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/app/appSettings.ts).
+        APP_DEV_MODE: "true",
+        ...(webDistExists() ? { WEB_DIST_DIR: path.join(repoRoot, "web/dist") } : {}),
+        ...options.gatewayEnv,
+      },
       logFile: path.join(logDir, "gateway.log"),
       echo,
     });
@@ -224,7 +235,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       rpcUrl: chain.rpcUrl,
       indexerUrl: indexer.indexerUrl,
       graphqlUrl: `${indexer.indexerUrl}/graphql`,
-      webUrl: null,
+      webUrl: webDistExists() ? `${gateway.apiUrl}/` : null,
       chainId: deployments.chainId,
       deploymentsFile,
       contracts: deployments.contracts,
@@ -292,6 +303,28 @@ async function waitUntilServing(apiUrl: string, apiKey: string, modelCount: numb
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );
+}
+
+function webDistExists(): boolean {
+  return existsSync(path.join(repoRoot, "web/dist/index.html"));
+}
+
+/** Builds the web app into `web/dist` (the gateway serves it); false when there is none or the build failed. */
+async function buildWeb(logDir: string, echo: boolean, progress: (message: string) => void): Promise<boolean> {
+  if (!existsSync(path.join(repoRoot, "web/index.html"))) return false;
+  try {
+    await runToCompletion(
+      "web build",
+      path.join(repoRoot, "node_modules/.bin/vite"),
+      ["build", "--config", "web/vite.config.ts", "--logLevel", "warn"],
+      { logFile: path.join(logDir, "web-build.log"), echo },
+    );
+    progress("web app built");
+    return true;
+  } catch (error) {
+    progress(`web app not built (${(error as Error).message.split("\n")[0]}); the API starts without it`);
+    return false;
+  }
 }
 
 /** Runs a one-shot command (compile, deploy) as a child and fails with its log's tail if it exits non-zero. */

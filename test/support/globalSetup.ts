@@ -12,6 +12,8 @@ export async function setup(project: TestProject): Promise<void> {
     gatewayEnv: { JOB_TIMEOUT_MS: String(TEST_JOB_TIMEOUT_MS), LOG_LEVEL: "debug" },
     // A no-op when the artifacts are current; TEST_STACK_COMPILE=0 skips it when the caller compiled already.
     compile: process.env.TEST_STACK_COMPILE !== "0",
+    // The API suite does not use the web app.
+    buildWeb: false,
     echo: process.env.TEST_STACK_ECHO === "1",
     onProgress: (message) => console.log(`[stack] ${message}`),
   });
