@@ -1,0 +1,47 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { repoRoot } from "../../../scripts/stack/repoRoot.js";
+
+/** Debian's Chromium (CI installs it with apt); CHROMIUM_PATH overrides. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+export const SCREENSHOT_DIR = path.join(repoRoot, "test-results", "web");
+
+export type TestBrowser = { context: BrowserContext; page: Page; close: () => Promise<void> };
+
+/** A fresh Chromium profile (its own user data dir), one page, clipboard allowed for the copy button. */
+export async function openBrowser(): Promise<TestBrowser> {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), "web-test-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1200, height: 900 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Saves a full-page screenshot to test-results/web/<name>.png (a CI artifact). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
