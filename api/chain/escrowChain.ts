@@ -17,6 +17,12 @@ export const CHAIN_JOB_STATUS = [
 ] as const;
 export type ChainJobStatus = (typeof CHAIN_JOB_STATUS)[number];
 
+/** The dispute manager's ABI plus the escrow's errors, which `markDisputed` reverts with through `openDispute`. */
+const disputeWithEscrowErrorsAbi = [
+  ...disputeManagerAbi,
+  ...creditEscrowAbi.filter((entry) => entry.type === "error"),
+] as const;
+
 /** Key status of IApiKeyRegistry.KeyStatus. */
 export const CHAIN_KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 export type ChainKeyStatus = (typeof CHAIN_KEY_STATUS)[number];
@@ -99,7 +105,7 @@ export class EscrowChain {
   openDispute(jobKey: Hex, settlement: SettlementFacts, clientHash: Hex): Promise<Hex> {
     return this.sender.send({
       address: this.deployment.contracts.disputeManager,
-      abi: disputeManagerAbi,
+      abi: disputeWithEscrowErrorsAbi,
       functionName: "openDispute",
       args: [jobKey, settlement, clientHash],
     });

@@ -107,6 +107,7 @@ function mapDisputeRevert(error: unknown): unknown {
     case "DisputeWindowExpired":
       return new ApiError("dispute_window_expired");
     case "JobNotInStatus":
+    case "DisputeAlreadyOpened":
       return new ApiError("dispute_already_open");
     default:
       return error;

@@ -1,4 +1,5 @@
-// Crash recovery: jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
+// Crash recovery (shifts the chain clock 130 s forward with evm_increaseTime: run it last or alone, a dispute
+// test after it would find its window closed on chain). Jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
 // stored receipt or refunded after their deadline by the sweeper, with no client request involved.
 // Run against a running dev stack: see gatewayEdges.e2e.test.ts.
 import pg from "pg";
