@@ -1,6 +1,7 @@
-// Crash recovery (shifts the chain clock 130 s forward with evm_increaseTime: run it last or alone, a dispute
-// test after it would find its window closed on chain). Jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
+// Crash recovery: jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
 // stored receipt or refunded after their deadline by the sweeper, with no client request involved.
+// It shifts the chain clock 130 s forward (evm_increaseTime): run it last or alone, since a dispute test after it
+// would find its window closed on chain.
 // Run against a running dev stack: see gatewayEdges.e2e.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
