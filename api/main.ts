@@ -32,6 +32,7 @@ import { healthRouter } from "./routes/health.js";
 import { jobsRouter } from "./routes/jobs.js";
 import { modelsRouter } from "./routes/models.js";
 import { gatewayMetrics, metricsRouter, observeRequests } from "./observability/index.js";
+import { openapiRouter } from "./openapi/openapiRouter.js";
 import { LatencyStats } from "./routing/latencyStats.js";
 import { WorkerClient } from "./routing/workerClient.js";
 import { WorkerPool } from "./routing/workerPool.js";
@@ -187,6 +188,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       logging,
       healthRouter(deps),
       metricsRouter(gatewayMetrics),
+      openapiRouter(),
       ...(options.extraRouters?.(deps) ?? []),
       v1,
       ...appRouters(deps),
