@@ -36,6 +36,11 @@ export default defineConfig({
     },
   },
   networks: {
+    // The local stack's chain (`hardhat node`). Automining one block per transaction would otherwise push block
+    // time a second ahead per block, far past the wall clock the workers stamp receipts with; the escrow bounds
+    // a receipt's final-token time by the job's open time, and disputes are timed from it, so chain time must
+    // follow the wall clock.
+    node: { type: "edr-simulated", chainType: "l1", allowBlocksWithSameTimestamp: true },
     localhost: { type: "http", url: process.env.RPC_URL ?? "http://127.0.0.1:8545" },
   },
 });
