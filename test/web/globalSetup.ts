@@ -2,7 +2,6 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { repoRoot } from "../../scripts/stack/repoRoot.js";
 import { startLocalStack, stackPorts, type LocalStack } from "../../scripts/stack/startLocalStack.js";
-import "../support/stackInfo.js";
 
 /** This suite's ports (8800–8839) and state folder, apart from the other suites' stacks. */
 export const WEB_TEST_PORT_BASE = Number(process.env.TEST_WEB_PORT_BASE ?? 8800);

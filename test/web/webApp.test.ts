@@ -163,10 +163,7 @@ describe("web application", () => {
   });
 
   it("decodes the settlement on the explorer page: release, worker and treasury transfers, proof hash", async () => {
-    await page
-      .locator(`[data-job-id="${state.jobId}"]`)
-      .locator(`a[data-tx="${state.settlementTx}"]`)
-      .click();
+    await page.locator(`[data-job-id="${state.jobId}"]`).locator(`a[data-tx="${state.settlementTx}"]`).click();
     await page.getByTestId("tx-headline").waitFor();
     expect(page.url()).toContain(`/tx/${state.settlementTx}`);
     expect(await text("tx-headline")).toContain("Settlement");
