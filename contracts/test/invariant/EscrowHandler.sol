@@ -317,7 +317,7 @@ contract EscrowHandler {
         uint256 n;
         uint256 length = _jobIds.length;
         for (uint256 i; i < length && n < count; ++i) {
-            bytes32 jobId = _jobIds[(jobSeed % length + i) % length];
+            bytes32 jobId = _jobIds[((jobSeed % length) + i) % length];
             if (_ghost[jobId].status == JobStatus.Open) picked[n++] = jobId;
         }
         if (n == 0) return;
@@ -718,7 +718,7 @@ contract EscrowHandler {
     function _pick(uint256 seed, JobStatus status) private view returns (bool found, bytes32 jobId) {
         uint256 length = _jobIds.length;
         for (uint256 i; i < length; ++i) {
-            jobId = _jobIds[(seed % length + i) % length];
+            jobId = _jobIds[((seed % length) + i) % length];
             if (_ghost[jobId].status == status) return (true, jobId);
         }
         return (false, bytes32(0));
