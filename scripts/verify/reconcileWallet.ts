@@ -35,7 +35,9 @@ export async function reconcileWallet(reader: ChainReader, wallet: Address): Pro
     logsByTopics(reader, contracts.creditEscrow, [null, walletTopic]),
     logsByTopics(reader, contracts.creditEscrow, [null, null, walletTopic]),
   ]);
-  const logs = [...first, ...second].sort((a, b) =>
+  // A deposit paid by the wallet itself matches both queries (payer is topic 2): keep each log once.
+  const unique = new Map([...first, ...second].map((log) => [`${log.transactionHash}:${log.logIndex}`, log]));
+  const logs = [...unique.values()].sort((a, b) =>
     a.blockNumber === b.blockNumber
       ? (a.logIndex ?? 0) - (b.logIndex ?? 0)
       : Number((a.blockNumber ?? 0n) - (b.blockNumber ?? 0n)),

@@ -135,7 +135,16 @@ describe("web application", () => {
     await page.getByTestId("replay-all").click();
     await page.getByTestId("replayed").waitFor();
     await waitUntil("the replay delivered", async () => receiver.received.some((r) => r.status === 200));
-    expect(await page.getByTestId("webhook-status").first().innerText()).toBe("active");
+    await waitUntil(
+      "the webhook shown active again",
+      async () => {
+        await page.getByRole("link", { name: "Balance" }).click();
+        await page.getByRole("link", { name: "Webhooks" }).click();
+        await page.getByTestId("webhook-status").first().waitFor();
+        return (await page.getByTestId("webhook-status").first().innerText()) === "active";
+      },
+      { timeoutMs: 10_000, intervalMs: 500 },
+    );
     await screenshot(page, "07-webhooks-replayed");
   });
 

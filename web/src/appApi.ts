@@ -18,6 +18,8 @@ async function request<T>(method: "GET" | "POST" | "PUT", path: string, body?: u
     response = await fetch(path, {
       method,
       credentials: "same-origin",
+      // Balances, keys and deliveries change under us: never answer from the HTTP cache.
+      cache: "no-store",
       headers: body === undefined ? {} : { "content-type": "application/json" },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
