@@ -1,0 +1,106 @@
+import http from "node:http";
+import type { Hex } from "viem";
+import { jobIdToBytes32, newJobId } from "../contracts/client/index.js";
+
+/** One keep-alive agent for every bench request (no socket churn in the figures). */
+const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });
+
+export type Timed = {
+  status: number;
+  /** Request sent → first token received (ms). */
+  ttftMs: number | undefined;
+  /** Request sent → response ended (ms). */
+  totalMs: number;
+  headers: http.IncomingHttpHeaders;
+  trailers: NodeJS.Dict<string>;
+  body: string;
+};
+
+/**
+ * Sends one request and times the first chunk that carries a token (`isToken` looks at the text received so
+ * far) and the end of the response.
+ */
+function timedRequest(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  isToken: (received: string) => boolean,
+): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const request = http.request(url, { method: "POST", agent, headers }, (response) => {
+      let received = "";
+      let ttftMs: number | undefined;
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        received += chunk;
+        if (ttftMs === undefined && isToken(received)) ttftMs = performance.now() - started;
+      });
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          ttftMs,
+          totalMs: performance.now() - started,
+          headers: response.headers,
+          trailers: response.trailers,
+          body: received,
+        }),
+      );
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+const MESSAGES = [{ role: "user", content: "Benchmark: say something short." }];
+
+/** A streaming chat completion through the gateway; the first `data:` event carries the first token. */
+export function gatewayStream(apiUrl: string, apiKey: string, model: string, maxTokens: number): Promise<Timed> {
+  return timedRequest(
+    `${apiUrl}/v1/chat/completions`,
+    { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    JSON.stringify({ model, messages: MESSAGES, max_tokens: maxTokens, stream: true }),
+    (received) => received.includes("data: {"),
+  );
+}
+
+/** A whole (non-streaming) completion through the gateway: answers once the settlement is sent. */
+export function gatewayComplete(apiUrl: string, apiKey: string, model: string, maxTokens: number): Promise<Timed> {
+  return timedRequest(
+    `${apiUrl}/v1/chat/completions`,
+    { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+    JSON.stringify({ model, messages: MESSAGES, max_tokens: maxTokens }),
+    () => true,
+  );
+}
+
+/** The same job straight to a worker (the gateway↔worker protocol, docs/DESIGN.md): NDJSON, ack then tokens. */
+export function workerStream(
+  endpoint: string,
+  token: string,
+  escrow: { chain_id: number; address: Hex },
+  model: string,
+  maxTokens: number,
+): Promise<Timed> {
+  const jobId = newJobId();
+  return timedRequest(
+    `${endpoint}/v1/jobs`,
+    { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    JSON.stringify({
+      job_id: jobId,
+      job_id_bytes32: jobIdToBytes32(jobId),
+      model,
+      messages: MESSAGES,
+      max_tokens: maxTokens,
+      escrow,
+    }),
+    (received) => received.includes('"type":"token"'),
+  );
+}
+
+export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(url, { headers });
+  if (!response.ok) throw new Error(`${url}: ${response.status}`);
+  return (await response.json()) as T;
+}

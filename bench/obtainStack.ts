@@ -1,0 +1,47 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "../scripts/stack/repoRoot.js";
+import { startLocalStack, stackPorts, type StackInfo } from "../scripts/stack/startLocalStack.js";
+
+/** The simulated workers' fixed timing in a stack the bench starts (direct and gateway runs see the same). */
+export const BENCH_WORKER = { ttftMs: 20, tokensPerSecond: 500, outputTokens: 16 };
+export const BENCH_PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 8860);
+
+export type BenchStack = { info: StackInfo; stop: () => Promise<void>; started: boolean };
+
+/**
+ * `BENCH_USE_STACK=1`: the running stack of `.local/stack.json` (`npm start`; its settings, e.g. its burst
+ * limit, apply). Otherwise a stack of its own in `.local/bench` on ports 8860–8869 with fixed worker timing, a
+ * burst limit out of the way and a generously funded demo wallet.
+ */
+export async function obtainStack(progress: (message: string) => void): Promise<BenchStack> {
+  if (process.env.BENCH_USE_STACK === "1") {
+    const file = path.join(repoRoot, ".local", "stack.json");
+    const info = JSON.parse(readFileSync(file, "utf8")) as StackInfo;
+    progress(`using the running stack of ${file} (${info.apiUrl})`);
+    return { info, stop: async () => {}, started: false };
+  }
+  // Workers inherit the environment: no per-worker concurrency cap in the way, quiet logs.
+  process.env.WORKER_MAX_INFLIGHT ??= "2000";
+  process.env.WORKER_LOG_LEVEL ??= "warn";
+  const stack = await startLocalStack({
+    stateDir: path.join(repoRoot, ".local", "bench"),
+    ports: stackPorts(BENCH_PORT_BASE),
+    workerDefaults: {
+      ttftMs: BENCH_WORKER.ttftMs,
+      tokensPerSecond: BENCH_WORKER.tokensPerSecond,
+      minOutputTokens: BENCH_WORKER.outputTokens,
+      maxOutputTokens: BENCH_WORKER.outputTokens,
+    },
+    gatewayEnv: {
+      RATE_LIMIT_MAX: "100000000",
+      LOG_LEVEL: "warn",
+      ...(process.env.BENCH_LOCK_MODE ? { LOCK_MODE: process.env.BENCH_LOCK_MODE } : {}),
+    },
+    demoUsdg: 20_000n,
+    compile: process.env.BENCH_COMPILE !== "0",
+    onProgress: (message) => progress(`stack: ${message}`),
+  });
+  const { stop, ...info } = stack;
+  return { info, stop, started: true };
+}

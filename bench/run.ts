@@ -1,0 +1,400 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import pg from "pg";
+import { createPublicClient, http as viemHttp, parseEventLogs, type Hex } from "viem";
+import { creditEscrowAbi } from "../contracts/client/index.js";
+import { IndexReader } from "../api/index/indexReader.js";
+import { repoRoot } from "../scripts/stack/repoRoot.js";
+import { gatewayComplete, gatewayStream, workerStream, type Timed } from "./clients.js";
+import { describeMachine } from "./machine.js";
+import { BENCH_WORKER, obtainStack, type BenchStack } from "./obtainStack.js";
+import { childrenOf, cpuMeter, memoryMb, pidOfPort, type Watched } from "./procStats.js";
+import { renderMarkdown } from "./renderMarkdown.js";
+import { quantiles, round, type Quantiles } from "./stats.js";
+
+/**
+ * `npm run bench`: measures the gateway against the same simulated workers, on a real local stack. Asserts
+ * nothing; writes bench/results/latest.json and latest.md. Durations are env-tunable (BENCH_*), defaults keep
+ * the whole run under five minutes on a 2-core machine.
+ */
+
+const LATENCY_LEVELS = (process.env.BENCH_LATENCY_LEVELS ?? "1,50,200").split(",").map(Number);
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
+const THROUGHPUT_LEVELS = (process.env.BENCH_THROUGHPUT_LEVELS ?? "25,50,100,200,400").split(",").map(Number);
+const THROUGHPUT_SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 20);
+const SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 30);
+const LATENCY_MODEL = process.env.BENCH_MODEL ?? "qwen3-1.7b";
+const MAX_TOKENS = BENCH_WORKER.outputTokens;
+const RECEIVER_PORT = Number(process.env.BENCH_RECEIVER_PORT ?? 8875);
+
+const began = performance.now();
+function progress(message: string): void {
+  const seconds = ((performance.now() - began) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[bench ${seconds}s] ${message}\n`);
+}
+
+/** Runs `clients` closed loops of `task` until `seconds` have passed; each loop waits for its answer. */
+async function closedLoops<T>(clients: number, seconds: number, task: (client: number, round: number) => Promise<T>) {
+  const until = performance.now() + seconds * 1000;
+  const results: T[] = [];
+  let errors = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      for (let round = 0; performance.now() < until; round++) {
+        try {
+          results.push(await task(client, round));
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { results, errors };
+}
+
+function ticker(label: string, seconds: number): NodeJS.Timeout {
+  const start = performance.now();
+  return setInterval(() => {
+    const elapsed = (performance.now() - start) / 1000;
+    progress(`${label}: ${Math.min(seconds, elapsed).toFixed(0)}/${seconds} s`);
+  }, 5_000);
+}
+
+type LatencyRow = {
+  concurrency: number;
+  gateway: { ttft: Quantiles; total: Quantiles; errors: number };
+  direct: { ttft: Quantiles; total: Quantiles; errors: number };
+  added: { ttft: DiffRow; total: DiffRow };
+};
+type DiffRow = { p50: number | null; p95: number | null; p99: number | null };
+
+function diff(a: Quantiles, b: Quantiles): DiffRow {
+  const sub = (x: number | null, y: number | null) => (x === null || y === null ? null : round(x - y));
+  return { p50: sub(a.p50, b.p50), p95: sub(a.p95, b.p95), p99: sub(a.p99, b.p99) };
+}
+
+async function main(): Promise<void> {
+  const machine = describeMachine();
+  progress(`machine: ${machine.cpus}× ${machine.cpuModel}, ${machine.memoryGb} GB, Node ${machine.node}`);
+  const stack: BenchStack = await obtainStack(progress);
+  const { info } = stack;
+  try {
+    const apiKey = info.demo.apiKey;
+    const escrow = { chain_id: info.chainId, address: info.contracts.creditEscrow };
+    const chain = createPublicClient({ transport: viemHttp(info.rpcUrl) });
+    const firstBlock = await chain.getBlockNumber();
+
+    // Processes by the port they listen on (tsx runs the service in a child node process: that is the one found).
+    const pid = (port: number) => pidOfPort(port);
+    const gatewayPid = pid(info.ports.api);
+    const indexerPid = pid(info.ports.indexer);
+    const workerPids = info.workers.map((worker) => pid(Number(new URL(worker.endpoint).port)));
+    const chainPid = pid(info.ports.rpc);
+    const postgresPid = pid(info.ports.postgres);
+    const single =
+      (value: number | undefined): Watched["pids"] =>
+      () =>
+        value ? [value] : [];
+    const groups: Watched[] = [
+      { name: "gateway", pids: single(gatewayPid) },
+      { name: "chain (Hardhat node)", pids: single(chainPid) },
+      { name: "indexer (Ponder)", pids: single(indexerPid) },
+      { name: "postgres", pids: () => (postgresPid ? [postgresPid, ...childrenOf(postgresPid)] : []) },
+      { name: "workers (all)", pids: () => workerPids.filter((value): value is number => value !== undefined) },
+      { name: "bench client", pids: () => [process.pid] },
+    ];
+    progress(`pids: gateway ${gatewayPid}, indexer ${indexerPid}, chain ${chainPid}, postgres ${postgresPid}`);
+
+    // Workers hosting the latency model: direct requests alternate between them like the gateway's routing.
+    const latencyWorkers = info.workers.filter((worker) => worker.models.includes(LATENCY_MODEL));
+    const direct = (round: number) =>
+      workerStream(
+        latencyWorkers[round % latencyWorkers.length]!.endpoint,
+        info.gatewayToken,
+        escrow,
+        LATENCY_MODEL,
+        MAX_TOKENS,
+      );
+    const through = () => gatewayStream(info.apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS);
+
+    progress("warm-up: 40 requests each way");
+    await closedLoops(4, 3, (_, round) => (round % 2 === 0 ? through() : direct(round)));
+
+    // 1. Added latency: gateway and direct requests interleaved in the same loops, at each concurrency.
+    const latency: LatencyRow[] = [];
+    let memory: Record<string, { sampledPeakMb: number; vmHwmMb: number }> = {};
+    for (const concurrency of LATENCY_LEVELS) {
+      progress(`latency: ${concurrency} concurrent streams for ${LATENCY_SECONDS} s (half through the gateway)`);
+      const samplers: { name: string; pid: number | undefined }[] = [
+        { name: "gateway", pid: gatewayPid },
+        { name: "indexer", pid: indexerPid },
+        { name: "worker", pid: workerPids[0] },
+      ];
+      const peaks = new Map<string, number>();
+      const sampler = setInterval(() => {
+        for (const { name, pid: sampled } of samplers) {
+          const now = sampled ? memoryMb(sampled) : undefined;
+          if (now) peaks.set(name, Math.max(peaks.get(name) ?? 0, now.rssMb));
+        }
+      }, 200);
+      const tick = ticker(`latency ${concurrency}`, LATENCY_SECONDS);
+      const gatewayRuns: Timed[] = [];
+      const directRuns: Timed[] = [];
+      let gatewayErrors = 0;
+      let directErrors = 0;
+      await closedLoops(concurrency, LATENCY_SECONDS, async (client, round) => {
+        const viaGateway = (client + round) % 2 === 0;
+        const result = viaGateway ? await through() : await direct(client + round);
+        const ok = result.status === 200 && result.ttftMs !== undefined;
+        if (viaGateway) {
+          if (ok) gatewayRuns.push(result);
+          else gatewayErrors++;
+        } else if (ok) directRuns.push(result);
+        else directErrors++;
+      });
+      clearInterval(tick);
+      clearInterval(sampler);
+      const gw = {
+        ttft: quantiles(gatewayRuns.map((r) => r.ttftMs!)),
+        total: quantiles(gatewayRuns.map((r) => r.totalMs)),
+      };
+      const dr = {
+        ttft: quantiles(directRuns.map((r) => r.ttftMs!)),
+        total: quantiles(directRuns.map((r) => r.totalMs)),
+      };
+      latency.push({
+        concurrency,
+        gateway: { ...gw, errors: gatewayErrors },
+        direct: { ...dr, errors: directErrors },
+        added: { ttft: diff(gw.ttft, dr.ttft), total: diff(gw.total, dr.total) },
+      });
+      progress(
+        `  added TTFT p50 ${latency.at(-1)!.added.ttft.p50} ms, p99 ${latency.at(-1)!.added.ttft.p99} ms ` +
+          `(gateway ${gatewayRuns.length} ok / ${gatewayErrors} errors, direct ${directRuns.length} ok)`,
+      );
+      if (concurrency === Math.max(...LATENCY_LEVELS)) {
+        memory = Object.fromEntries(
+          samplers.map(({ name, pid: sampled }) => [
+            name,
+            {
+              sampledPeakMb: round(peaks.get(name) ?? 0, 1),
+              vmHwmMb: round((sampled ? memoryMb(sampled)?.peakMb : undefined) ?? 0, 1),
+            },
+          ]),
+        );
+      }
+    }
+
+    // 2. Throughput: whole completions over every model (all workers), rising concurrency, settled jobs/s.
+    const models = [...new Set(info.workers.flatMap((worker) => worker.models))].sort();
+    const throughput: {
+      concurrency: number;
+      seconds: number;
+      completedPerSecond: number;
+      settledPerSecond: number;
+      errors: number;
+      latencyMs: Quantiles;
+      cpuCores: Record<string, number>;
+    }[] = [];
+    let best = 0;
+    for (const concurrency of THROUGHPUT_LEVELS) {
+      progress(`throughput: ${concurrency} concurrent clients for ${THROUGHPUT_SECONDS} s`);
+      const fromBlock = (await chain.getBlockNumber()) + 1n;
+      const meter = cpuMeter(groups);
+      const tick = ticker(`throughput ${concurrency}`, THROUGHPUT_SECONDS);
+      const started = performance.now();
+      const { results, errors } = await closedLoops(concurrency, THROUGHPUT_SECONDS, (client, round) =>
+        gatewayComplete(info.apiUrl, apiKey, models[(client + round) % models.length]!, MAX_TOKENS),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      const cpuCores = meter();
+      clearInterval(tick);
+      const toBlock = await chain.getBlockNumber();
+      const settled = await countSettled(chain, escrow.address, fromBlock, toBlock);
+      const ok = results.filter((result) => result.status === 200);
+      const row = {
+        concurrency,
+        seconds: round(seconds, 1),
+        completedPerSecond: round(ok.length / seconds, 1),
+        settledPerSecond: round(settled / seconds, 1),
+        errors: errors + (results.length - ok.length),
+        latencyMs: quantiles(ok.map((result) => result.totalMs)),
+        cpuCores: Object.fromEntries(Object.entries(cpuCores).map(([name, value]) => [name, round(value, 2)])),
+      };
+      throughput.push(row);
+      progress(
+        `  ${row.settledPerSecond} settled/s, ${row.completedPerSecond} completed/s, ${row.errors} errors; CPU ` +
+          Object.entries(row.cpuCores)
+            .map(([name, value]) => `${name} ${value}`)
+            .join(", "),
+      );
+      // Let the settlements of this level land before the next one starts.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      if (row.settledPerSecond < best * 1.05) {
+        progress("  throughput stopped rising: last level");
+        break;
+      }
+      best = Math.max(best, row.settledPerSecond);
+    }
+
+    // 3. Index lag and webhook latency: quiet, one job at a time.
+    progress(`index lag and webhook latency: ${SAMPLES} jobs one at a time`);
+    const lags = await measureLags(info, apiKey, chain);
+
+    // 4. Gas per job from the run's own transactions.
+    progress("gas: reading the run's lock and settlement receipts");
+    const gas = await measureGas(chain, escrow.address, firstBlock + 1n, await chain.getBlockNumber());
+
+    const results = {
+      generatedAt: new Date().toISOString(),
+      machine,
+      stack: {
+        started: stack.started,
+        worker: BENCH_WORKER,
+        maxTokens: MAX_TOKENS,
+        latencyModel: LATENCY_MODEL,
+        latencySeconds: LATENCY_SECONDS,
+        throughputSeconds: THROUGHPUT_SECONDS,
+        lockMode: process.env.BENCH_LOCK_MODE ?? "confirmed (gateway default)",
+      },
+      latency,
+      throughput,
+      gas,
+      indexLagMs: lags.indexLag,
+      webhookLatencyMs: lags.webhook,
+      memoryAt200Streams: memory,
+      durationSeconds: round((performance.now() - began) / 1000, 1),
+    };
+    const dir = path.join(repoRoot, "bench", "results");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+    const markdown = renderMarkdown(results);
+    writeFileSync(path.join(dir, "latest.md"), markdown);
+    process.stdout.write(`\n${markdown}\n`);
+    progress(`wrote bench/results/latest.json and latest.md in ${results.durationSeconds} s`);
+  } finally {
+    if (stack.started) {
+      progress("stopping the stack");
+      await stack.stop();
+    }
+  }
+}
+
+type Chain = ReturnType<typeof createPublicClient>;
+
+async function countSettled(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint): Promise<number> {
+  if (toBlock < fromBlock) return 0;
+  const logs = await chain.getLogs({ address: escrow, fromBlock, toBlock });
+  return parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobSettled" }).length;
+}
+
+/** Gas of the run's real transactions: openJob (lock), settle (single) and settleBatch (per job). */
+async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
+  const logs = await chain.getLogs({ address: escrow, fromBlock, toBlock });
+  const opened = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobOpened" });
+  const settled = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobSettled" });
+  const jobsPerTx = new Map<Hex, number>();
+  for (const log of settled) jobsPerTx.set(log.transactionHash, (jobsPerTx.get(log.transactionHash) ?? 0) + 1);
+  const sample = <T>(values: T[], n: number) =>
+    values.filter((_, i) => i % Math.max(1, Math.floor(values.length / n)) === 0).slice(0, n);
+  const gasOf = async (hash: Hex) => Number((await chain.getTransactionReceipt({ hash })).gasUsed);
+  const lockGas = await Promise.all(sample([...new Set(opened.map((log) => log.transactionHash))], 50).map(gasOf));
+  const singles = [...jobsPerTx].filter(([, n]) => n === 1).map(([hash]) => hash);
+  const batches = [...jobsPerTx].filter(([, n]) => n > 1);
+  const singleGas = await Promise.all(sample(singles, 50).map(gasOf));
+  const batchRows = await Promise.all(sample(batches, 50).map(async ([hash, n]) => ({ n, gas: await gasOf(hash) })));
+  const mean = (values: number[]) =>
+    values.length ? Math.round(values.reduce((a, b) => a + b, 0) / values.length) : null;
+  const batchJobs = batchRows.reduce((sum, row) => sum + row.n, 0);
+  const batchGas = batchRows.reduce((sum, row) => sum + row.gas, 0);
+  const lock = mean(lockGas);
+  const settleSingle = mean(singleGas);
+  const settleBatchedPerJob = batchJobs ? Math.round(batchGas / batchJobs) : null;
+  return {
+    lockPerJob: lock,
+    settleSinglePerJob: settleSingle,
+    settleBatchedPerJob,
+    meanBatchSize: batches.length ? round(batches.reduce((sum, [, n]) => sum + n, 0) / batches.length, 1) : null,
+    maxBatchSize: batches.length ? Math.max(...batches.map(([, n]) => n)) : null,
+    totalPerJobSingle: lock !== null && settleSingle !== null ? lock + settleSingle : null,
+    totalPerJobBatched: lock !== null && settleBatchedPerJob !== null ? lock + settleBatchedPerJob : null,
+    transactions: { locks: opened.length, singleSettlements: singles.length, batchSettlements: batches.length },
+  };
+}
+
+/**
+ * One job at a time: the moment its settlement is first seen mined (receipt polled every 5 ms) → the row with
+ * the settlement readable through @ponder/client (what the API reads), and → the first delivery attempt of its
+ * `job.completed` webhook (attempt records in Postgres).
+ */
+async function measureLags(info: BenchStack["info"], apiKey: string, chain: Chain) {
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200).end("ok"));
+  });
+  await new Promise<void>((resolve) => receiver.listen(RECEIVER_PORT, "127.0.0.1", resolve));
+  const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2, options: `-c search_path="api",public` });
+  const index = new IndexReader(info.indexerUrl);
+  const indexLag: number[] = [];
+  const webhook: number[] = [];
+  try {
+    const created = await fetch(`${info.apiUrl}/v1/webhooks`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ url: `http://127.0.0.1:${RECEIVER_PORT}/hook`, events: ["job.completed"] }),
+    });
+    const hook = (await created.json()) as { id?: string };
+    for (let i = 0; i < SAMPLES; i++) {
+      const result = await gatewayComplete(info.apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS);
+      const settlementTx = result.headers["x-service-settlement-tx"];
+      const jobId = result.headers["x-service-job-id"];
+      if (result.status !== 200 || typeof settlementTx !== "string" || typeof jobId !== "string") continue;
+      let minedAt = 0;
+      for (;;) {
+        const receipt = await chain.getTransactionReceipt({ hash: settlementTx as Hex }).catch(() => undefined);
+        if (receipt) {
+          minedAt = Date.now();
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const deadline = Date.now() + 10_000;
+      let indexedAt: number | undefined;
+      let attemptAt: number | undefined;
+      while (Date.now() < deadline && (indexedAt === undefined || (hook.id && attemptAt === undefined))) {
+        if (indexedAt === undefined) {
+          const row = await index.jobById(jobId).catch(() => undefined);
+          if (row?.settlementTx) indexedAt = Date.now();
+        }
+        if (hook.id && attemptAt === undefined) {
+          const { rows } = await pool.query<{ started_at: Date }>(
+            `SELECT a.started_at FROM webhook_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
+             JOIN webhook_event e ON e.id = d.event_id
+             WHERE a.attempt_number = 1 AND e.event = 'job.completed' AND e.body::jsonb -> 'data' ->> 'job_id' = $1`,
+            [jobId],
+          );
+          if (rows[0]) attemptAt = rows[0].started_at.getTime();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      if (indexedAt !== undefined) indexLag.push(indexedAt - minedAt);
+      if (attemptAt !== undefined) webhook.push(attemptAt - minedAt);
+    }
+    if (hook.id) {
+      await fetch(`${info.apiUrl}/v1/webhooks/${hook.id}`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+    }
+  } finally {
+    await pool.end();
+    receiver.close();
+  }
+  return { indexLag: quantiles(indexLag), webhook: quantiles(webhook) };
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
