@@ -8,6 +8,7 @@ import type { Hex } from "viem";
 import { loadDeployment } from "../contracts/client/index.js";
 import { appRouters } from "./app/index.js";
 import { createChainClients } from "./chain/createChainClients.js";
+import { serializeError } from "./chain/serializeError.js";
 import { EscrowChain } from "./chain/escrowChain.js";
 import { KeyStatusCache } from "./chain/keyStatusCache.js";
 import { SettlementBatcher } from "./chain/settlementBatcher.js";
@@ -86,6 +87,7 @@ export function createLogger(config: GatewayConfig): Logger {
       ],
       censor: "[redacted]",
     },
+    serializers: { err: serializeError },
   });
 }
 
