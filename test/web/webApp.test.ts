@@ -210,7 +210,7 @@ describe("web application", () => {
     await waitUntil("status active", async () => (await text("key-status")) === "Active");
     await page.getByTestId("revoke-key").click();
     await page.getByTestId("revoke-done").waitFor({ timeout: 60_000 });
-    expect(await text("key-status")).toBe("Revoked");
+    await waitUntil("status revoked", async () => (await text("key-status")) === "Revoked");
     await waitUntil("the API refuses the revoked key", async () => {
       const response = await rawRequest("GET", "/v1/account", { apiKey: state.apiKey! });
       return response.status === 401;
