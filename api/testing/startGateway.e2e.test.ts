@@ -1,0 +1,52 @@
+// `startGateway` in process, as other test suites use it, with the faster `submitted` lock mode and a settlement
+// window wide enough to batch: concurrent requests share one nonce counter and one settleBatch transaction.
+// Run against a running dev stack: see gatewayEdges.e2e.test.ts.
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "../../contracts/client/index.js";
+import { stackInfo } from "../../test/support/stackInfo.js";
+import { loadConfig } from "../config.js";
+import { startGateway, type RunningGateway } from "../main.js";
+
+describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", () => {
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    const info = stackInfo();
+    gateway = await startGateway(
+      loadConfig({
+        API_PORT: "8699",
+        DATABASE_URL: info.databaseUrl,
+        API_DB_SCHEMA: "api_in_process",
+        INDEXER_URL: info.indexerUrl,
+        RPC_URL: info.rpcUrl,
+        DEPLOYMENTS_FILE: info.deploymentsFile,
+        GATEWAY_PRIVATE_KEY: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
+        WORKER_GATEWAY_TOKEN: info.gatewayToken,
+        LOCK_MODE: "submitted",
+        SETTLEMENT_BATCH_WINDOW_MS: "300",
+        WEBHOOK_DISPATCHER_ENABLED: "false",
+        RPC_POLLING_INTERVAL_MS: "50",
+        LOG_LEVEL: process.env.GATEWAY_TEST_LOG_LEVEL ?? "silent",
+      }),
+    );
+  });
+  afterAll(() => gateway?.close());
+
+  it("serves concurrent completions whose settlements go out in one settleBatch transaction", async () => {
+    const openai = new OpenAI({ apiKey: stackInfo().demo.apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    const answers = await Promise.all(
+      [1, 2, 3].map((n) =>
+        openai.chat.completions
+          .create({ model: "qwen3-1.7b", messages: [{ role: "user", content: `question ${n}` }], max_tokens: 8 })
+          .withResponse(),
+      ),
+    );
+    const escrowTxs = answers.map(({ response }) => response.headers.get("x-service-tx-hash"));
+    const settlementTxs = answers.map(({ response }) => response.headers.get("x-service-settlement-tx"));
+    expect(new Set(escrowTxs).size).toBe(3);
+    expect(settlementTxs.every((tx) => /^0x[0-9a-f]{64}$/.test(tx ?? ""))).toBe(true);
+    expect(new Set(settlementTxs).size).toBe(1);
+    for (const { data } of answers) expect(data.choices[0]?.message.content).not.toBe("");
+  });
+});
