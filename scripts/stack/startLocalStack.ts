@@ -113,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const progress = options.onProgress ?? (() => {});
   const echo = options.echo ?? false;
   const deploymentsFile = path.join(stateDir, "deployments.json");
+  const webDistDir = path.join(stateDir, "web-dist");
   rmSync(deploymentsFile, { force: true });
   rmSync(path.join(stateDir, "stack.json"), { force: true });
 
@@ -137,7 +138,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       progress("contracts compiled");
     }
 
-    if (options.buildWeb ?? true) await buildWeb(logDir, echo, progress);
+    if (options.buildWeb ?? true) await buildWeb(webDistDir, logDir, echo, progress);
 
     const chain: RunningChain = await startChain({
       port: options.ports.rpc,
@@ -220,7 +221,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         LOG_LEVEL: "info",
         // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/app/appSettings.ts).
         APP_DEV_MODE: "true",
-        ...(webDistExists() ? { WEB_DIST_DIR: path.join(repoRoot, "web/dist") } : {}),
+        ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
         ...options.gatewayEnv,
       },
       logFile: path.join(logDir, "gateway.log"),
@@ -235,7 +236,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       rpcUrl: chain.rpcUrl,
       indexerUrl: indexer.indexerUrl,
       graphqlUrl: `${indexer.indexerUrl}/graphql`,
-      webUrl: webDistExists() ? `${gateway.apiUrl}/` : null,
+      webUrl: webDistExists(webDistDir) ? `${gateway.apiUrl}/` : null,
       chainId: deployments.chainId,
       deploymentsFile,
       contracts: deployments.contracts,
@@ -305,18 +306,26 @@ async function waitUntilServing(apiUrl: string, apiKey: string, modelCount: numb
   );
 }
 
-function webDistExists(): boolean {
-  return existsSync(path.join(repoRoot, "web/dist/index.html"));
+function webDistExists(webDistDir: string): boolean {
+  return existsSync(path.join(webDistDir, "index.html"));
 }
 
-/** Builds the web app into `web/dist` (the gateway serves it); false when there is none or the build failed. */
-async function buildWeb(logDir: string, echo: boolean, progress: (message: string) => void): Promise<boolean> {
+/**
+ * Builds the web app into this stack's own `<stateDir>/web-dist` (the gateway serves it; stacks of parallel test
+ * suites must not empty each other's build); false when there is none or the build failed.
+ */
+async function buildWeb(
+  webDistDir: string,
+  logDir: string,
+  echo: boolean,
+  progress: (message: string) => void,
+): Promise<boolean> {
   if (!existsSync(path.join(repoRoot, "web/index.html"))) return false;
   try {
     await runToCompletion(
       "web build",
       path.join(repoRoot, "node_modules/.bin/vite"),
-      ["build", "--config", "web/vite.config.ts", "--logLevel", "warn"],
+      ["build", "--config", "web/vite.config.ts", "--outDir", webDistDir, "--emptyOutDir", "--logLevel", "warn"],
       { logFile: path.join(logDir, "web-build.log"), echo },
     );
     progress("web app built");
