@@ -124,8 +124,19 @@ describe("POST /v1/jobs/{job_id}/dispute", () => {
 
   it("error: dispute_window_expired (422) more than 60 seconds after the final output token", async () => {
     const { job, text } = await lateJob;
-    // The window runs from the final token (the receipt's finalTokenAt, no later than completed_at).
-    const windowEnd = Date.parse(job.completed_at!) + 62_000;
+    // The window runs from the final token: the receipt's finalTokenAt, as settled on chain.
+    const settlement = await publicClient().getTransactionReceipt({
+      hash: job.on_chain!.settlement_tx as `0x${string}`,
+    });
+    const [settled] = await publicClient().getContractEvents({
+      address: contracts().creditEscrow,
+      abi: creditEscrowAbi,
+      eventName: "JobSettled",
+      fromBlock: settlement.blockNumber,
+      toBlock: settlement.blockNumber,
+      args: { jobId: jobIdToBytes32(job.id) },
+    });
+    const windowEnd = (Number(settled!.args.finalTokenAt) + 60 + 2) * 1000;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, windowEnd - Date.now())));
     const answer = await dispute(job.id, sha256Of(`${text} (too late)`));
     expectErrorBody(answer, 422, "dispute_window_expired");
