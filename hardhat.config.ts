@@ -32,7 +32,7 @@ export default defineConfig({
   test: {
     solidity: {
       fuzz: { runs: fuzzRuns },
-      invariant: { runs: invariantRuns, depth: invariantDepth },
+      invariant: { runs: invariantRuns, depth: invariantDepth, failOnRevert: true },
     },
   },
   networks: {

@@ -24,6 +24,8 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     uint256 public constant MAX_ENDPOINT_LENGTH = 256;
     /// @notice Most models one worker may host.
     uint256 public constant MAX_MODELS_PER_WORKER = 32;
+    /// @notice Slack for a receipt's final token being stamped after the settlement block (the escrow's clock skew).
+    uint64 public constant SETTLEMENT_CLOCK_SKEW = 30;
 
     /// @notice The token staked.
     IERC20 public immutable stakeToken;
@@ -37,6 +39,9 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     uint16 public immutable slashBps;
     /// @inheritdoc IWorkerRegistry
     uint64 public immutable unbondingDelay;
+    /// @notice How long after a settlement the worker's stake may still be slashed for it: the dispute window
+    /// (plus clock skew) and the arbitration window.
+    uint64 public immutable slashExposure;
 
     struct WorkerState {
         WorkerStatus status;
@@ -79,6 +84,7 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
         minStake = minStake_;
         slashBps = slashBps_;
         unbondingDelay = unbondingDelay_;
+        slashExposure = disputeWindow + SETTLEMENT_CLOCK_SKEW + arbitrationWindow;
         _grantRole(DEFAULT_ADMIN_ROLE, admin);
     }
 
@@ -174,6 +180,9 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     function canServe(address worker, bytes32 modelKey) external view returns (bool) {
         WorkerState memory state = _workers[worker];
         if (state.status != WorkerStatus.Active && state.status != WorkerStatus.Unbonding) return false;
+        // An unbonding worker may only be paid while a dispute over the job could still be decided before its
+        // stake unlocks; otherwise it could settle a fraudulent proof and withdraw before the slash.
+        if (state.status == WorkerStatus.Unbonding && block.timestamp + slashExposure >= state.unlockAt) return false;
         if (state.stake < minStake) return false;
         return _hosts[worker][modelKey];
     }

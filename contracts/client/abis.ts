@@ -1206,6 +1206,13 @@ export const workerRegistryAbi = [
   },
   {
     inputs: [],
+    name: "SETTLEMENT_CLOCK_SKEW",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
     name: "SLASHER_ROLE",
     outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
     stateMutability: "view",
@@ -1335,6 +1342,13 @@ export const workerRegistryAbi = [
     inputs: [],
     name: "slashBps",
     outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "slashExposure",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
     stateMutability: "view",
     type: "function",
   },

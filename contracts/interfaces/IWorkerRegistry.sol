@@ -89,7 +89,8 @@ interface IWorkerRegistry {
     function slash(address worker, bytes32 jobId, bytes32 reason) external returns (uint256 amount);
 
     /// @notice Whether `worker` may be paid for a job of `modelKey`: registered, not exited,
-    /// stake at least the minimum, hosting the model. Unbonding workers may still settle jobs.
+    /// stake at least the minimum, hosting the model. Unbonding workers may still settle jobs until the stake's
+    /// unlock is closer than the dispute and arbitration windows (so every payment stays slashable).
     function canServe(address worker, bytes32 modelKey) external view returns (bool);
 
     /// @notice The worker's record.

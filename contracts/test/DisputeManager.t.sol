@@ -210,26 +210,17 @@ contract DisputeManagerTest is EscrowFixture {
 
     /// @dev An unbonding worker may still settle jobs until it withdraws, so a fraud verdict can come after its
     /// stake is gone; the client must be restored from the reserve all the same.
-    function test_resolveDispute_restoresChargeIfWorkerAlreadyWithdrew() public {
-        _fundReserve(RESERVE);
+    function test_settle_revertsIfUnbondingWorkerUnlocksBeforeArbitrationEnds() public {
         vm.prank(worker);
         workers.startUnbonding();
         vm.warp(block.timestamp + UNBONDING_DELAY - 10);
         bytes32 late = bytes32(uint256(JOB) + 1);
-        Settlement memory facts = _settleJob(late, 1_000); // 50 credits
-        vm.warp(block.timestamp + 10);
-        vm.prank(worker);
-        workers.withdraw();
-        uint256 availableBefore = _available(wallet);
+        _openJob(late, maxModel, 4_000);
+        Receipt memory receipt = _receipt(late, 1_000);
+        bytes memory signature = _sign(WORKER_PK, receipt);
 
-        _openDispute(late, facts, CLIENT_HASH);
-        vm.prank(arbiter);
-        disputes.resolveDispute(late, true);
-
-        vm.assertEq(_available(wallet) - availableBefore, 50, "charge restored");
-        vm.assertEq(escrow.reserve(), RESERVE - 50 * UNIT_PER_CREDIT, "from the reserve");
-        (JobStatus status, , , ) = escrow.jobOf(late);
-        vm.assertEq(uint8(status), uint8(JobStatus.DisputeUpheld), "upheld");
+        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.WorkerNotEligible.selector, late, worker, maxModel));
+        _settle(receipt, signature);
     }
 
     // ------------------------------------------------------------ closeExpired

@@ -304,36 +304,36 @@ describe("DisputeManager", function () {
         .withArgs(BIG_JOB, d.wallet.address, true, BIG_CHARGE, STARTING_CREDITS);
     });
 
-    it("upholds a dispute against a worker that already withdrew its stake, restoring credits with nothing slashed", async function () {
+    it("refuses to pay an unbonding worker so close to its unlock that a dispute could outlast its stake", async function () {
       const d = await loadFixture(deployProtocol);
-      // worker2 starts unbonding, settles one last job just before unlock, then leaves with its stake.
       await d.workerRegistry.connect(d.worker2).startUnbonding();
       const { unlockAt } = await d.workerRegistry.getWorker(d.worker2.address);
       await time.increaseTo(unlockAt - 10n);
       const id = jobId(600);
       await d.escrow.connect(d.gateway).openJob(id, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 100);
-      const finalTokenAt = BigInt(await time.latest());
       const receipt = {
         jobId: id,
         outputHash: outputHash("late"),
         promptTokens: 1,
         completionTokens: 100,
-        finalTokenAt,
+        finalTokenAt: BigInt(await time.latest()),
       };
-      await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt));
-      const settlement = {
-        wallet: d.wallet.address,
-        worker: d.worker2.address,
-        outputHash: receipt.outputHash,
-        creditsCharged: 40n,
-        finalTokenAt,
-      };
-      await d.disputeManager.connect(d.gateway).openDispute(id, settlement, CLIENT_HASH);
-      await time.increaseTo(unlockAt);
-      await d.workerRegistry.connect(d.worker2).withdraw();
-      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(id, true))
+      await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt)))
+        .to.be.revertedWithCustomError(d.escrow, "WorkerNotEligible")
+        .withArgs(id, d.worker2.address, modelKey(MODEL_MAX.id));
+    });
+
+    it("upholds a dispute against a worker with no stake left to slash, restoring credits with nothing slashed", async function () {
+      const d = await loadFixture(deployWithDispute);
+      // Earlier slashes (here by the admin, who may slash in this fixture) have taken the stake down to dust.
+      await d.workerRegistry.grantRole(SLASHER_ROLE, d.admin.address);
+      const worker = d.settlement.worker;
+      while (((await d.workerRegistry.getWorker(worker)).stake * 5_000n) / 10_000n > 0n) {
+        await d.workerRegistry.connect(d.admin).slash(worker, OPEN_JOB_ID, FRAUD_REASON);
+      }
+      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.disputeManager, "DisputeResolved")
-        .withArgs(id, Outcome.Upheld, 40n, 0n, d.arbiter.address);
+        .withArgs(OPEN_JOB_ID, Outcome.Upheld, d.settlement.creditsCharged, 0n, d.arbiter.address);
     });
 
     it("reverts with the registry's error when slashing fails for another reason than an empty stake", async function () {

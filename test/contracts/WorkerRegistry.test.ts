@@ -460,6 +460,19 @@ describe("WorkerRegistry", function () {
       expect(await workerRegistry.canServe(outsider.address, MAX_KEY)).to.equal(false);
     });
 
+    it("is true for an unbonding worker while a dispute could still be decided before the unlock", async function () {
+      const { workerRegistry, stranger, unlockAt } = await loadFixture(withUnbondingWorker);
+      const lastPayableAt = unlockAt - PARAMS.disputeWindow - 30n - PARAMS.arbitrationWindow - 1n;
+      await time.increaseTo(lastPayableAt);
+      expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(true);
+    });
+
+    it("is false for an unbonding worker whose stake unlocks before a dispute over a new job could be decided", async function () {
+      const { workerRegistry, stranger, unlockAt } = await loadFixture(withUnbondingWorker);
+      await time.increaseTo(unlockAt - PARAMS.disputeWindow - 30n - PARAMS.arbitrationWindow);
+      expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(false);
+    });
+
     it("is false once the stake fell below the minimum", async function () {
       const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
       await workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON);
