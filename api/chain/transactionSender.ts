@@ -1,4 +1,12 @@
-import type { Abi, Address, ContractFunctionArgs, ContractFunctionName, Hex, TransactionReceipt } from "viem";
+import {
+  encodeFunctionData,
+  type Abi,
+  type Address,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
+  type Hex,
+  type TransactionReceipt,
+} from "viem";
 import type { ChainClients } from "./createChainClients.js";
 
 export interface ContractWrite<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">> {
@@ -7,6 +15,9 @@ export interface ContractWrite<TAbi extends Abi, TName extends ContractFunctionN
   functionName: TName;
   args: ContractFunctionArgs<TAbi, "nonpayable" | "payable", TName>;
 }
+
+/** How long one fee estimate serves every transaction sent meanwhile. */
+const FEE_TTL_MS = 2_000;
 
 export class TransactionRevertedError extends Error {
   override name = "TransactionRevertedError";
@@ -23,6 +34,7 @@ export class TransactionRevertedError extends Error {
 export class TransactionSender {
   private tail: Promise<unknown> = Promise.resolve();
   private nextNonce: number | undefined;
+  private feeCache: { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
 
   constructor(private readonly clients: ChainClients) {}
 
@@ -33,31 +45,59 @@ export class TransactionSender {
   async send<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">>(
     write: ContractWrite<TAbi, TName>,
   ): Promise<Hex> {
-    const { publicClient, walletClient } = this.clients;
+    const { publicClient, walletClient, chain } = this.clients;
     const account = walletClient.account;
     // viem's generic parameter plumbing cannot follow the generic write through; the shapes are checked above.
     const call = { ...write, account } as unknown as Parameters<typeof publicClient.estimateContractGas>[0];
-    const gas = await publicClient.estimateContractGas(call);
+    const [gas, fees] = await Promise.all([publicClient.estimateContractGas(call), this.fees()]);
+    const data = encodeFunctionData(write as unknown as Parameters<typeof encodeFunctionData>[0]);
+    if (account.signTransaction === undefined) throw new Error("the gateway account must be a local account");
+    const sign = account.signTransaction;
+    // Only signing and the raw send happen under the nonce lock: chain id, fees and gas are known beforehand, so
+    // concurrent requests do not queue behind extra round trips (throughput is bounded by this section).
     return this.serialised(async () => {
       // One retry after resynchronising: another sender (an operator script, a restarted replica) may have used
-      // the account's next nonce.
+      // the account's next nonce; a fee the node refuses refreshes the fee estimate.
       for (let attempt = 0; ; attempt++) {
         this.nextNonce ??= await publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
         const nonce = this.nextNonce;
         try {
-          const hash = await walletClient.writeContract({
-            ...(call as unknown as Parameters<typeof walletClient.writeContract>[0]),
+          const serializedTransaction = await sign({
+            type: "eip1559",
+            chainId: chain.id,
+            to: write.address,
+            data,
             gas: (gas * 12n) / 10n + 10_000n,
             nonce,
+            ...(attempt === 0 ? fees : await this.fees(true)),
           });
+          const hash = await publicClient.sendRawTransaction({ serializedTransaction });
           this.nextNonce = nonce + 1;
           return hash;
         } catch (error) {
           this.nextNonce = undefined;
-          if (attempt > 0 || !/nonce/i.test((error as Error).message)) throw error;
+          if (attempt > 0 || !/nonce|fee|underpriced/i.test((error as Error).message)) throw error;
         }
       }
     });
+  }
+
+  /**
+   * EIP-1559 fees, estimated at most once per FEE_TTL_MS (not once per transaction) with headroom: the base fee
+   * can rise 12.5% per block, so the cap is twice the estimate.
+   */
+  private async fees(refresh = false): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    if (refresh || !this.feeCache || Date.now() - this.feeCache.at > FEE_TTL_MS) {
+      this.feeCache = {
+        at: Date.now(),
+        fees: this.clients.publicClient.estimateFeesPerGas().then((estimate) => ({
+          maxFeePerGas: estimate.maxFeePerGas * 2n,
+          maxPriorityFeePerGas: estimate.maxPriorityFeePerGas,
+        })),
+      };
+      this.feeCache.fees.catch(() => (this.feeCache = undefined));
+    }
+    return this.feeCache.fees;
   }
 
   /** Waits until mined; throws TransactionRevertedError when it reverted. */
