@@ -43,11 +43,11 @@ export function disputeRouter(deps: GatewayDeps): Router {
       });
     }
 
-    const windowEnd = indexed.finalTokenAt + BigInt(deps.deployment.params.disputeWindow);
-    // The window runs from the worker's final-token time, a wall-clock time; the escrow enforces it again with
-    // its block time for an actual dispute (a reverted DisputeWindowExpired is the same 422).
-    const now = BigInt(Math.floor(Date.now() / 1000));
-    if (now > windowEnd) throw new ApiError("dispute_window_expired");
+    // The window runs from the receipt's final-token time (whole seconds, the worker's wall clock) and is measured
+    // here to the millisecond: a request 60.2 s after that second is late. The escrow re-checks with its block time
+    // for an actual dispute (a reverted DisputeWindowExpired is the same 422).
+    const windowEndMs = (Number(indexed.finalTokenAt) + deps.deployment.params.disputeWindow) * 1000;
+    if (Date.now() > windowEndMs) throw new ApiError("dispute_window_expired");
 
     const yourHash = body.received_output_hash;
     const workerHash = toProofHash(indexed.outputHash);
