@@ -40,6 +40,7 @@ export interface BenchResults {
   indexLagMs: Quantiles;
   webhookLatencyMs: Quantiles;
   memoryAt200Streams: Record<string, { sampledPeakMb: number; vmHwmMb: number }>;
+  gatewayHeapAfter200StreamsMb: Record<string, number>;
   durationSeconds: number;
 }
 
@@ -120,6 +121,12 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push("| --- | ---: | ---: |");
   for (const [name, value] of Object.entries(results.memoryAt200Streams))
     lines.push(`| ${name} | ${value.sampledPeakMb} | ${value.vmHwmMb} |`);
+  const heap = results.gatewayHeapAfter200StreamsMb;
+  lines.push("");
+  lines.push(
+    `Gateway right after the 200-stream run (its /metrics, MB): RSS ${heap.rss}, V8 heap ${heap.heapUsed} used of ` +
+      `${heap.heapTotal}, external ${heap.external}.`,
+  );
   lines.push("");
   return lines.join("\n");
 }

@@ -20,10 +20,10 @@ import { quantiles, round, type Quantiles } from "./stats.js";
  */
 
 const LATENCY_LEVELS = (process.env.BENCH_LATENCY_LEVELS ?? "1,50,200").split(",").map(Number);
-const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 10);
-const THROUGHPUT_LEVELS = (process.env.BENCH_THROUGHPUT_LEVELS ?? "25,50,100,200,400").split(",").map(Number);
-const THROUGHPUT_SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 20);
-const SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 30);
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 8);
+const THROUGHPUT_LEVELS = (process.env.BENCH_THROUGHPUT_LEVELS ?? "25,50,100,200").split(",").map(Number);
+const THROUGHPUT_SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 15);
+const SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 20);
 const LATENCY_MODEL = process.env.BENCH_MODEL ?? "qwen3-1.7b";
 const MAX_TOKENS = BENCH_WORKER.outputTokens;
 const RECEIVER_PORT = Number(process.env.BENCH_RECEIVER_PORT ?? 8875);
@@ -124,6 +124,7 @@ async function main(): Promise<void> {
     // 1. Added latency: gateway and direct requests interleaved in the same loops, at each concurrency.
     const latency: LatencyRow[] = [];
     let memory: Record<string, { sampledPeakMb: number; vmHwmMb: number }> = {};
+    let gatewayHeap: Record<string, number> = {};
     for (const concurrency of LATENCY_LEVELS) {
       progress(`latency: ${concurrency} concurrent streams for ${LATENCY_SECONDS} s (half through the gateway)`);
       const samplers: { name: string; pid: number | undefined }[] = [
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
       });
       clearInterval(tick);
       clearInterval(sampler);
+      if (concurrency === Math.max(...LATENCY_LEVELS)) gatewayHeap = await heapOf(info.apiUrl);
       const gw = {
         ttft: quantiles(gatewayRuns.map((r) => r.ttftMs!)),
         total: quantiles(gatewayRuns.map((r) => r.totalMs)),
@@ -264,6 +266,7 @@ async function main(): Promise<void> {
       indexLagMs: lags.indexLag,
       webhookLatencyMs: lags.webhook,
       memoryAt200Streams: memory,
+      gatewayHeapAfter200StreamsMb: gatewayHeap,
       durationSeconds: round((performance.now() - began) / 1000, 1),
     };
     const dir = path.join(repoRoot, "bench", "results");
@@ -282,6 +285,19 @@ async function main(): Promise<void> {
 }
 
 type Chain = ReturnType<typeof createPublicClient>;
+
+/** The gateway's V8 heap and external memory from its own /metrics (where its RSS goes). */
+async function heapOf(apiUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${apiUrl}/metrics`)).text().catch(() => "");
+  const value = (name: string) => Number(new RegExp(`^${name} ([0-9.e+]+)$`, "m").exec(text)?.[1] ?? NaN);
+  const mb = (bytes: number) => round(bytes / 1024 ** 2, 1);
+  return {
+    rss: mb(value("process_resident_memory_bytes")),
+    heapTotal: mb(value("nodejs_heap_size_total_bytes")),
+    heapUsed: mb(value("nodejs_heap_size_used_bytes")),
+    external: mb(value("nodejs_external_memory_bytes")),
+  };
+}
 
 async function countSettled(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint): Promise<number> {
   if (toBlock < fromBlock) return 0;
