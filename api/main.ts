@@ -33,6 +33,7 @@ import { healthRouter } from "./routes/health.js";
 import { jobsRouter } from "./routes/jobs.js";
 import { modelsRouter } from "./routes/models.js";
 import { gatewayMetrics, metricsRouter, observeRequests } from "./observability/index.js";
+import { REDACT_PATHS } from "./observability/redactPaths.js";
 import { openapiRouter } from "./openapi/openapiRouter.js";
 import { LatencyStats } from "./routing/latencyStats.js";
 import { WorkerClient } from "./routing/workerClient.js";
@@ -77,14 +78,7 @@ export function createLogger(config: GatewayConfig): Logger {
     base: { service: "gateway" },
     // Keys and secrets never reach a log line.
     redact: {
-      paths: [
-        "req.headers.authorization",
-        'req.headers["idempotency-key"]',
-        "req.headers.cookie",
-        "*.apiKey",
-        "*.secret",
-        "*.privateKey",
-      ],
+      paths: REDACT_PATHS,
       censor: "[redacted]",
     },
     serializers: { err: serializeError },
@@ -214,8 +208,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   sweepTimer.unref();
 
   const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.API_PORT, config.API_HOST, () => resolve(listening));
-    listening.once("error", reject);
+    // Express 5 hands a listen error to the callback instead of emitting it.
+    const listening = app.listen(config.API_PORT, config.API_HOST, (error?: Error) => (error ? reject(error) : resolve(listening)));
   });
   // Streams may legitimately stay open up to the job timeout.
   server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
