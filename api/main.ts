@@ -209,7 +209,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   const server: Server = await new Promise((resolve, reject) => {
     // Express 5 hands a listen error to the callback instead of emitting it.
-    const listening = app.listen(config.API_PORT, config.API_HOST, (error?: Error) => (error ? reject(error) : resolve(listening)));
+    const listening = app.listen(config.API_PORT, config.API_HOST, (error?: Error) =>
+      error ? reject(error) : resolve(listening),
+    );
   });
   // Streams may legitimately stay open up to the job timeout.
   server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;

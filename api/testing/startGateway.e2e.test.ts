@@ -4,6 +4,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "../../contracts/client/index.js";
+import { findFreePort } from "../../scripts/stack/ports.js";
 import { stackInfo } from "../../test/support/stackInfo.js";
 import { loadConfig } from "../config.js";
 import { startGateway, type RunningGateway } from "../main.js";
@@ -15,7 +16,7 @@ describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", (
     const info = stackInfo();
     gateway = await startGateway(
       loadConfig({
-        API_PORT: "8699",
+        API_PORT: String(await findFreePort(8690, 8699)),
         DATABASE_URL: info.databaseUrl,
         API_DB_SCHEMA: "api_in_process",
         INDEXER_URL: info.indexerUrl,
