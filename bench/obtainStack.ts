@@ -37,6 +37,8 @@ export async function obtainStack(progress: (message: string) => void): Promise<
       RATE_LIMIT_MAX: "100000000",
       LOG_LEVEL: "warn",
       ...(process.env.BENCH_LOCK_MODE ? { LOCK_MODE: process.env.BENCH_LOCK_MODE } : {}),
+      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the gateway under the bench's load.
+      ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}),
     },
     demoUsdg: 20_000n,
     compile: process.env.BENCH_COMPILE !== "0",

@@ -241,6 +241,13 @@ async function main(): Promise<void> {
     }
 
     // 3. Index lag and webhook latency: quiet, one job at a time.
+    // The throughput levels mined thousands of blocks: let the indexer catch up first, or its backlog is measured.
+    progress("waiting for the indexer to catch up with the chain");
+    const head = Number(await chain.getBlockNumber());
+    const reader = new IndexReader(info.indexerUrl);
+    const catchUpUntil = Date.now() + 60_000;
+    while (Date.now() < catchUpUntil && ((await reader.indexedBlock().catch(() => 0)) ?? 0) < head)
+      await new Promise((resolve) => setTimeout(resolve, 250));
     progress(`index lag and webhook latency: ${SAMPLES} jobs one at a time`);
     const lags = await measureLags(info, apiKey, chain);
 
