@@ -27,7 +27,8 @@ export function serveWeb(distDir: string): Router {
       return;
     }
     res.setHeader("cache-control", "no-cache");
-    res.sendFile(indexFile);
+    // Relative to `root`: `send` refuses paths with dot-folders (`.local/…`) unless they are inside the root.
+    res.sendFile("index.html", { root: path.resolve(distDir) });
   });
   return router;
 }

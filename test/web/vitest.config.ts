@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { VerifyLastSequencer } from "./support/verifyLastSequencer.js";
 
 // One real local stack for the run (test/web/globalSetup.ts): the web app served by the gateway, driven by
 // Debian's Chromium through playwright-core, and the verify command against the same chain. Files run one at a
@@ -14,6 +15,6 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 180_000,
     hookTimeout: 300_000,
-    sequence: { concurrent: false },
+    sequence: { concurrent: false, sequencer: VerifyLastSequencer },
   },
 });

@@ -1,0 +1,27 @@
+import { afterAll } from "vitest";
+import { startWorker } from "../../../scripts/stack/startWorkers.js";
+import { freshAccount } from "../../support/chain.js";
+import { stackInfo } from "../../support/stackInfo.js";
+import { addCatalogModel, uniqueModelId, waitUntilModelHasWorkers } from "../../support/workers.js";
+
+/**
+ * A model of the test's own, served by one worker of its own (fresh key, staked, registered) on `port` (this
+ * suite's range, 8800–8839). Upheld disputes slash the worker that served the job: they must not hit the shared
+ * pool's workers, which other tests still need. Stopped after the file's tests.
+ */
+export async function startOwnWorker(label: string, port: number, apiKey: string): Promise<{ model: string }> {
+  const model = uniqueModelId(label);
+  await addCatalogModel(model, { tier: "lite" });
+  const { privateKey } = await freshAccount();
+  const info = stackInfo();
+  const worker = await startWorker({
+    spec: { privateKey, port, models: [model] },
+    gatewayToken: info.gatewayToken,
+    rpcUrl: info.rpcUrl,
+    deploymentsFile: info.deploymentsFile,
+    logFile: `${info.stateDir}/logs/web-test-worker-${port}.log`,
+  });
+  afterAll(() => worker.stop());
+  await waitUntilModelHasWorkers(model, apiKey, 1);
+  return { model };
+}
