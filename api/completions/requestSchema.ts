@@ -55,6 +55,18 @@ export function chatRequestSchema(maxMessages: number) {
 
 export type ChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
 
+// Building the zod schema costs more CPU than parsing a request with it (profiled under load): build it once per
+// message limit (the limit is a setting, so in practice once).
+const schemaByLimit = new Map<number, ReturnType<typeof chatRequestSchema>>();
+function cachedChatRequestSchema(maxMessages: number): ReturnType<typeof chatRequestSchema> {
+  let schema = schemaByLimit.get(maxMessages);
+  if (!schema) {
+    schema = chatRequestSchema(maxMessages);
+    schemaByLimit.set(maxMessages, schema);
+  }
+  return schema;
+}
+
 /** The request as the gateway uses it: validated, aliases folded, unsupported features refused. */
 export interface ChatCompletionRequest {
   model: string;
@@ -86,7 +98,7 @@ export function parseChatRequest(body: unknown, maxMessages: number): ChatComple
       });
     }
   }
-  const parsed = parseOrThrow(chatRequestSchema(maxMessages), body);
+  const parsed = parseOrThrow(cachedChatRequestSchema(maxMessages), body);
   if (parsed.stream_options && !parsed.stream) {
     throw new ApiError("invalid_request", {
       message: "'stream_options' is only allowed when 'stream' is true.",
