@@ -5,6 +5,13 @@ import { freshAccount } from "./chain.js";
 import { stackInfo } from "./stackInfo.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
 
+const started: RunningGateway[] = [];
+
+// Registered at import (collection time), so it runs after the importing file's tests.
+afterAll(async () => {
+  await Promise.all(started.splice(0).map((gateway) => gateway.stop()));
+});
+
 /**
  * A second gateway on the same chain, index and database (its own table schema) with other settings, e.g. a
  * low `RATE_LIMIT_MAX`. It signs with a fresh account without roles, so it cannot race the main gateway's
@@ -26,6 +33,6 @@ export async function startExtraGateway(env: Record<string, string>, schema: str
     env,
     logFile: `${info.stateDir}/logs/extra-gateway-${port}.log`,
   });
-  afterAll(() => gateway.stop());
+  started.push(gateway);
   return gateway;
 }

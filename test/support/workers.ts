@@ -51,19 +51,18 @@ export async function addCatalogModel(
 export type ExtraWorkerOptions = Omit<WorkerSpec, "privateKey" | "port"> & { fault?: WorkerFault };
 
 const started: RunningWorker[] = [];
-let cleanupRegistered = false;
+
+// Registered when a test file imports this module (collection time): a hook registered later, from inside a
+// beforeAll, would never run, and the workers would outlive the file.
+afterAll(async () => {
+  await Promise.all(started.splice(0).map((worker) => worker.stop()));
+});
 
 /**
  * Starts a worker of the test's own (fresh key, funded, staked, registered), stopped after the file's tests.
  * Resolves once the gateway lists all its models (`GET /v1/models`) with `apiKey`.
  */
 export async function startExtraWorker(options: ExtraWorkerOptions, apiKey: string): Promise<RunningWorker> {
-  if (!cleanupRegistered) {
-    cleanupRegistered = true;
-    afterAll(async () => {
-      await Promise.all(started.splice(0).map((worker) => worker.stop()));
-    });
-  }
   const { privateKey } = await freshAccount();
   const port = await findFreePort(EXTRA_PORTS.from, EXTRA_PORTS.to);
   const info = stackInfo();
