@@ -55,30 +55,32 @@ export function JobsPage() {
                   <div className="muted small">{job.usdg_value.toFixed(2)} USDG</div>
                 </td>
                 <td>{job.worker_address ? <Mono value={job.worker_address} /> : "—"}</td>
-                <td className="txs">
-                  <span>
-                    escrow <TxLink hash={job.escrow_tx} />
-                  </span>
-                  {job.settlement_tx ? (
+                <td>
+                  <div className="txs">
                     <span>
-                      settlement <TxLink hash={job.settlement_tx} />
+                      escrow <TxLink hash={job.escrow_tx} />
                     </span>
-                  ) : null}
-                  {job.refund_tx ? (
-                    <span>
-                      refund <TxLink hash={job.refund_tx} />
-                    </span>
-                  ) : null}
-                  {job.fail_tx ? (
-                    <span>
-                      failure <TxLink hash={job.fail_tx} />
-                    </span>
-                  ) : null}
-                  {job.dispute_tx ? (
-                    <span>
-                      dispute <TxLink hash={job.dispute_tx} />
-                    </span>
-                  ) : null}
+                    {job.settlement_tx ? (
+                      <span>
+                        settlement <TxLink hash={job.settlement_tx} />
+                      </span>
+                    ) : null}
+                    {job.refund_tx ? (
+                      <span>
+                        refund <TxLink hash={job.refund_tx} />
+                      </span>
+                    ) : null}
+                    {job.fail_tx ? (
+                      <span>
+                        failure <TxLink hash={job.fail_tx} />
+                      </span>
+                    ) : null}
+                    {job.dispute_tx ? (
+                      <span>
+                        dispute <TxLink hash={job.dispute_tx} />
+                      </span>
+                    ) : null}
+                  </div>
                 </td>
               </tr>
             ))}
