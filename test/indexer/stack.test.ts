@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import pg from "pg";
@@ -13,6 +13,7 @@ import { startPostgres } from "../../scripts/stack/startPostgres.js";
 
 const stateDirs: string[] = [];
 function newStateDir(): string {
+  mkdirSync(path.join(repoRoot, ".local"), { recursive: true });
   const dir = mkdtempSync(path.join(repoRoot, ".local", "test-stack-"));
   stateDirs.push(dir);
   return dir;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createClient } from "@ponder/client";
 import { loadDeployment, type Deployment } from "../../../contracts/client/deployment.js";
@@ -35,6 +35,7 @@ export type IndexedStack = {
 
 /** A fresh Hardhat node with the contracts deployed, embedded Postgres in a new folder, and the indexer. */
 export async function startIndexedStack(name: string): Promise<IndexedStack> {
+  mkdirSync(path.join(repoRoot, ".local"), { recursive: true });
   const stateDir = mkdtempSync(path.join(repoRoot, ".local", `test-${name}-`));
   const chain = await startChain({ port: CHAIN_PORT, logFile: path.join(stateDir, "chain.log") });
   let postgres: RunningPostgres | undefined;
