@@ -106,9 +106,8 @@ describe("web application", () => {
     await page.getByTestId("save-threshold").click();
     await page.getByTestId("threshold-saved").waitFor();
     await page.reload();
-    // A reload drops the in-page wallet: reconnect and sign in again (the cookie alone is not the wallet).
+    // A reload drops the in-page wallet; reconnecting the same wallet resumes the session without a new signature.
     await page.getByTestId("connect-dev-wallet").click();
-    await page.getByTestId("sign-in").click();
     await page.getByRole("link", { name: "Settings" }).click();
     await waitUntil("threshold shown", async () => (await page.getByTestId("threshold").inputValue()) === "250");
     await screenshot(page, "05-settings-threshold");
@@ -205,7 +204,6 @@ describe("web application", () => {
   it("revokes the key, and the API refuses it with 401", async () => {
     await page.goto(stackInfo().webUrl!);
     await page.getByTestId("connect-dev-wallet").click();
-    await page.getByTestId("sign-in").click();
     await page.getByRole("link", { name: "Settings" }).click();
     await waitUntil("status active", async () => (await text("key-status")) === "Active");
     await page.getByTestId("revoke-key").click();

@@ -1,4 +1,5 @@
 import { useState } from "react";
+import { appApi } from "../appApi";
 import { useApp } from "../appContext";
 import { plainError } from "../chain/plainError";
 import { connectDevWallet, devWalletAvailable } from "../wallet/connectDevWallet";
@@ -27,7 +28,11 @@ export function ConnectPanel() {
   };
   const connect = (make: () => Promise<ConnectedWallet>) =>
     run("Connecting…", async () => {
-      setWallet(await make());
+      const connected = await make();
+      setWallet(connected);
+      // A session this browser still holds for the same wallet (e.g. after a reload) needs no new signature.
+      const existing = await appApi.me().catch(() => null);
+      if (existing && existing.wallet === connected.address.toLowerCase()) setSession(existing);
     });
   const signInNow = (connected: ConnectedWallet) =>
     run("Waiting for your signature…", async () => {
