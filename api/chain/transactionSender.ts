@@ -1,4 +1,5 @@
 import {
+  ContractFunctionRevertedError,
   encodeFunctionData,
   type Abi,
   type Address,
@@ -8,6 +9,7 @@ import {
   type TransactionReceipt,
 } from "viem";
 import type { ChainClients } from "./createChainClients.js";
+import { RawTransactionError, RawTransactionPipe } from "./rawTransactionPipe.js";
 
 export interface ContractWrite<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">> {
   address: Address;
@@ -36,7 +38,13 @@ export class TransactionSender {
   private nextNonce: number | undefined;
   private feeCache: { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
 
-  constructor(private readonly clients: ChainClients) {}
+  private readonly pipe: RawTransactionPipe;
+
+  constructor(private readonly clients: ChainClients) {
+    const rpcUrl = clients.chain.rpcUrls.default.http[0];
+    if (!rpcUrl) throw new Error("the chain needs an HTTP RPC URL");
+    this.pipe = new RawTransactionPipe(rpcUrl);
+  }
 
   get address(): Address {
     return this.clients.walletClient.account.address;
@@ -53,33 +61,43 @@ export class TransactionSender {
     const data = encodeFunctionData(write as unknown as Parameters<typeof encodeFunctionData>[0]);
     if (account.signTransaction === undefined) throw new Error("the gateway account must be a local account");
     const sign = account.signTransaction;
-    // Only signing and the raw send happen under the nonce lock: chain id, fees and gas are known beforehand, so
-    // concurrent requests do not queue behind extra round trips (throughput is bounded by this section).
-    return this.serialised(async () => {
-      // One retry after resynchronising: another sender (an operator script, a restarted replica) may have used
-      // the account's next nonce; a fee the node refuses refreshes the fee estimate.
-      for (let attempt = 0; ; attempt++) {
+    // Only signing happens under the nonce lock: chain id, fees and gas are known beforehand, and the signed
+    // transaction goes to the pipe, which sends in signing order, several per round trip.
+    for (let attempt = 0; ; attempt++) {
+      const sent = await this.serialised(async () => {
         this.nextNonce ??= await publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
         const nonce = this.nextNonce;
-        try {
-          const serializedTransaction = await sign({
-            type: "eip1559",
-            chainId: chain.id,
-            to: write.address,
-            data,
-            gas: (gas * 12n) / 10n + 10_000n,
-            nonce,
-            ...(attempt === 0 ? fees : await this.fees(true)),
+        const serializedTransaction = await sign({
+          type: "eip1559",
+          chainId: chain.id,
+          to: write.address,
+          data,
+          gas: (gas * 12n) / 10n + 10_000n,
+          nonce,
+          ...(attempt === 0 ? fees : await this.fees(true)),
+        });
+        this.nextNonce = nonce + 1;
+        // Not awaited here: the lock is free for the next signature while this one travels.
+        return { hash: this.pipe.send(serializedTransaction) };
+      });
+      try {
+        return await sent.hash;
+      } catch (error) {
+        // One retry after resynchronising: another sender (an operator script, a restarted replica) may have used
+        // the account's next nonce; a fee the node refuses refreshes the fee estimate.
+        this.nextNonce = undefined;
+        // Reverted while being mined: the same decoded error viem gives for a reverted write (revertOf reads it).
+        if (error instanceof RawTransactionError && error.data && error.data !== "0x") {
+          throw new ContractFunctionRevertedError({
+            abi: write.abi,
+            data: error.data,
+            functionName: write.functionName,
+            message: error.message,
           });
-          const hash = await publicClient.sendRawTransaction({ serializedTransaction });
-          this.nextNonce = nonce + 1;
-          return hash;
-        } catch (error) {
-          this.nextNonce = undefined;
-          if (attempt > 0 || !/nonce|fee|underpriced/i.test((error as Error).message)) throw error;
         }
+        if (attempt > 0 || !/nonce|fee|underpriced/i.test((error as Error).message)) throw error;
       }
-    });
+    }
   }
 
   /**
