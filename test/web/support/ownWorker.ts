@@ -1,8 +1,14 @@
 import { afterAll } from "vitest";
-import { startWorker } from "../../../scripts/stack/startWorkers.js";
+import { startWorker, type RunningWorker } from "../../../scripts/stack/startWorkers.js";
 import { freshAccount } from "../../support/chain.js";
 import { stackInfo } from "../../support/stackInfo.js";
 import { addCatalogModel, uniqueModelId, waitUntilModelHasWorkers } from "../../support/workers.js";
+
+const started: RunningWorker[] = [];
+// Registered when a test file imports this module (a hook registered from inside beforeAll may not run).
+afterAll(async () => {
+  await Promise.all(started.splice(0).map((worker) => worker.stop()));
+});
 
 /**
  * A model of the test's own, served by one worker of its own (fresh key, staked, registered) on `port` (this
@@ -21,7 +27,7 @@ export async function startOwnWorker(label: string, port: number, apiKey: string
     deploymentsFile: info.deploymentsFile,
     logFile: `${info.stateDir}/logs/web-test-worker-${port}.log`,
   });
-  afterAll(() => worker.stop());
+  started.push(worker);
   await waitUntilModelHasWorkers(model, apiKey, 1);
   return { model };
 }
