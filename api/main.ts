@@ -116,6 +116,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     probeIntervalMs: config.WORKER_PROBE_INTERVAL_MS,
     probeTimeoutMs: config.WORKER_PROBE_TIMEOUT_MS,
     maxRecentFailures: 3,
+    minStake: BigInt(deployment.params.minStake),
   });
   const deps: GatewayDeps = {
     config,

@@ -26,6 +26,8 @@ export interface WorkerPoolOptions {
   probeTimeoutMs: number;
   /** Failures in a row after which a worker is taken out until the next good probe. */
   maxRecentFailures: number;
+  /** The registry's minimum stake: a worker slashed below it can no longer be paid, so it gets no jobs. */
+  minStake: bigint;
 }
 
 /**
@@ -74,6 +76,7 @@ export class WorkerPool {
     }
     const next = new Map<string, WorkerState>();
     for (const row of registered) {
+      if (row.stake < this.options.minStake) continue;
       const address = row.address.toLowerCase();
       const previous = this.workers.get(address);
       next.set(address, {
