@@ -5,6 +5,9 @@ import { startLocalStack, stackPorts, type StackInfo } from "../scripts/stack/st
 
 /** The simulated workers' fixed timing in a stack the bench starts (direct and gateway runs see the same). */
 export const BENCH_WORKER = { ttftMs: 20, tokensPerSecond: 500, outputTokens: 16 };
+/** Node options of the bench's gateway (`BENCH_GATEWAY_NODE_OPTIONS`; empty string for Node's defaults). */
+export const GATEWAY_NODE_OPTIONS =
+  process.env.BENCH_GATEWAY_NODE_OPTIONS ?? "--max-old-space-size=192 --max-semi-space-size=4";
 export const BENCH_PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 8860);
 
 export type BenchStack = { info: StackInfo; stop: () => Promise<void>; started: boolean };
@@ -37,8 +40,9 @@ export async function obtainStack(progress: (message: string) => void): Promise<
       RATE_LIMIT_MAX: "100000000",
       LOG_LEVEL: "warn",
       ...(process.env.BENCH_LOCK_MODE ? { LOCK_MODE: process.env.BENCH_LOCK_MODE } : {}),
-      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the gateway under the bench's load.
-      ...(process.env.BENCH_GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_GATEWAY_NODE_OPTIONS } : {}),
+      // A capped V8 heap keeps the gateway's RSS bounded under 200 streams (uncapped, V8 lets the heap grow to
+      // ~340 MB of mostly garbage and RSS passes 600 MB). Override e.g. with `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+      NODE_OPTIONS: GATEWAY_NODE_OPTIONS,
     },
     demoUsdg: 20_000n,
     compile: process.env.BENCH_COMPILE !== "0",

@@ -11,6 +11,7 @@ export interface BenchResults {
     latencySeconds: number;
     throughputSeconds: number;
     lockMode: string;
+    gatewayNodeOptions: string;
     latencyModel: string;
   };
   latency: {
@@ -56,7 +57,8 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Machine: ${machine.cpus} cores, ${machine.cpuModel}, ${machine.memoryGb} GB RAM, ${machine.os}, Node ${machine.node}. ` +
       `Simulated workers: TTFT ${stack.worker.ttftMs} ms, ${stack.worker.tokensPerSecond} tokens/s, ` +
-      `${stack.worker.outputTokens} tokens per answer. Local Hardhat automine chain. Lock mode: ${stack.lockMode}.`,
+      `${stack.worker.outputTokens} tokens per answer. Local Hardhat automine chain. Lock mode: ${stack.lockMode}. ` +
+      `Gateway Node options: \`${stack.gatewayNodeOptions}\`.`,
   );
   lines.push("");
   lines.push(

@@ -8,7 +8,7 @@ import { IndexReader } from "../api/index/indexReader.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
 import { gatewayComplete, gatewayStream, workerStream, type Timed } from "./clients.js";
 import { describeMachine } from "./machine.js";
-import { BENCH_WORKER, obtainStack, type BenchStack } from "./obtainStack.js";
+import { BENCH_WORKER, GATEWAY_NODE_OPTIONS, obtainStack, type BenchStack } from "./obtainStack.js";
 import { childrenOf, cpuMeter, memoryMb, pidOfPort, type Watched } from "./procStats.js";
 import { renderMarkdown } from "./renderMarkdown.js";
 import { quantiles, round, type Quantiles } from "./stats.js";
@@ -269,6 +269,7 @@ async function main(): Promise<void> {
         latencySeconds: LATENCY_SECONDS,
         throughputSeconds: THROUGHPUT_SECONDS,
         lockMode: process.env.BENCH_LOCK_MODE ?? "confirmed (gateway default)",
+        gatewayNodeOptions: stack.started ? GATEWAY_NODE_OPTIONS || "(Node defaults)" : "(the running stack's)",
       },
       latency,
       throughput,
