@@ -1,10 +1,13 @@
 import { createConfig } from "ponder";
 import { loadDeployment } from "../contracts/client/deployment.js";
-import { apiKeyRegistryAbi } from "./abis/ApiKeyRegistry.js";
-import { creditEscrowAbi } from "./abis/CreditEscrow.js";
-import { disputeManagerAbi } from "./abis/DisputeManager.js";
-import { modelCatalogAbi } from "./abis/ModelCatalog.js";
-import { workerRegistryAbi } from "./abis/WorkerRegistry.js";
+// The ABIs every component shares (generated from the artifacts and checked against them by the contract tests).
+import {
+  apiKeyRegistryAbi,
+  creditEscrowAbi,
+  disputeManagerAbi,
+  modelCatalogAbi,
+  workerRegistryAbi,
+} from "../contracts/client/abis.js";
 import { readIndexerEnv } from "./config/readIndexerEnv.js";
 
 const env = readIndexerEnv();
