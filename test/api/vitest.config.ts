@@ -7,7 +7,7 @@ import { ConservationLastSequencer } from "../support/sequencer.js";
 export default defineConfig({
   root: fileURLToPath(new URL("../../", import.meta.url)),
   test: {
-    include: ["test/api/**/*.test.ts"],
+    include: ["test/api/**/*.test.ts", "api/**/*.e2e.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
     pool: "forks",
     poolOptions: { forks: { singleFork: true } },
