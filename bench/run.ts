@@ -310,15 +310,27 @@ async function heapOf(apiUrl: string): Promise<Record<string, number>> {
   };
 }
 
+/** Blocks per `eth_getLogs` call: a whole run's logs in one answer exceed viem's response size limit. */
+const LOG_PAGE_BLOCKS = 1_000n;
+
+async function escrowLogs(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
+  const pages = [];
+  for (let from = fromBlock; from <= toBlock; from += LOG_PAGE_BLOCKS) {
+    const to = from + LOG_PAGE_BLOCKS - 1n < toBlock ? from + LOG_PAGE_BLOCKS - 1n : toBlock;
+    pages.push(await chain.getLogs({ address: escrow, fromBlock: from, toBlock: to }));
+  }
+  return pages.flat();
+}
+
 async function countSettled(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint): Promise<number> {
   if (toBlock < fromBlock) return 0;
-  const logs = await chain.getLogs({ address: escrow, fromBlock, toBlock });
+  const logs = await escrowLogs(chain, escrow, fromBlock, toBlock);
   return parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobSettled" }).length;
 }
 
 /** Gas of the run's real transactions: openJob (lock), settle (single) and settleBatch (per job). */
 async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
-  const logs = await chain.getLogs({ address: escrow, fromBlock, toBlock });
+  const logs = await escrowLogs(chain, escrow, fromBlock, toBlock);
   const opened = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobOpened" });
   const settled = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobSettled" });
   const jobsPerTx = new Map<Hex, number>();
