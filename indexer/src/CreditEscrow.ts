@@ -1,5 +1,6 @@
 import { ponder } from "ponder:registry";
 import { changeAccount } from "./write/account.js";
+import { projectEscrowReturn } from "./write/escrowReturned.js";
 import { recordChainEvent } from "./write/chainEvent.js";
 import { jobIdFromKey } from "./write/ids.js";
 import { changeJob, getJob, insertJob } from "./write/job.js";
@@ -133,66 +134,29 @@ ponder.on("CreditEscrow:JobSettled", async ({ event, context }) => {
 
 ponder.on("CreditEscrow:JobFailed", async ({ event, context }) => {
   const { jobId: jobKey, wallet, creditsReturned, balanceAfter } = event.args;
-  const opened = await getJob(context.db, jobKey);
-  await changeJob(context.db, jobKey, {
-    status: "failed",
-    creditsRefunded: creditsReturned,
-    balanceAfter,
-    completedAt: event.block.timestamp,
-    failTx: event.transaction.hash,
-  });
-  await changeAccount(context.db, wallet, (row) => ({
-    creditsAvailable: balanceAfter,
-    creditsLocked: row.creditsLocked - opened.creditsLocked,
-  }));
-  await recordChainEvent(context.db, context.chain.id, event, {
+  await projectEscrowReturn(context.db, context.chain.id, event, {
     name: "JobFailed",
-    wallet,
+    status: "failed",
+    txColumn: "failTx",
     jobKey,
-    data: {
-      jobId: opened.id,
-      jobKey,
-      wallet,
-      modelId: opened.modelId,
-      tier: opened.tier,
-      creditsReturned,
-      balanceAfter,
-      failTx: event.transaction.hash,
-      blockNumber: event.block.number,
-    },
+    wallet,
+    credits: creditsReturned,
+    balanceAfter,
+    data: { creditsReturned },
   });
 });
 
 ponder.on("CreditEscrow:JobRefunded", async ({ event, context }) => {
   const { jobId: jobKey, wallet, creditsRefunded, balanceAfter, caller } = event.args;
-  const opened = await getJob(context.db, jobKey);
-  await changeJob(context.db, jobKey, {
-    status: "refunded",
-    creditsRefunded,
-    balanceAfter,
-    completedAt: event.block.timestamp,
-    refundTx: event.transaction.hash,
-  });
-  await changeAccount(context.db, wallet, (row) => ({
-    creditsAvailable: balanceAfter,
-    creditsLocked: row.creditsLocked - opened.creditsLocked,
-  }));
-  await recordChainEvent(context.db, context.chain.id, event, {
+  await projectEscrowReturn(context.db, context.chain.id, event, {
     name: "JobRefunded",
-    wallet,
+    status: "refunded",
+    txColumn: "refundTx",
     jobKey,
-    data: {
-      jobId: opened.id,
-      jobKey,
-      wallet,
-      modelId: opened.modelId,
-      tier: opened.tier,
-      creditsRefunded,
-      balanceAfter,
-      caller,
-      refundTx: event.transaction.hash,
-      blockNumber: event.block.number,
-    },
+    wallet,
+    credits: creditsRefunded,
+    balanceAfter,
+    data: { creditsRefunded, caller },
   });
 });
 
