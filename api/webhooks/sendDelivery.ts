@@ -34,32 +34,42 @@ export interface SenderOptions {
   /** Extra trusted CA certificates (PEM), added to Node's roots; tests trust their receiver's this way. */
   extraCa?: string;
   userAgent?: string;
+  /** Every address of a host name (default: the system resolver, `dns.lookup` with `all`). Tests replace DNS. */
+  resolveHost?: ResolveHost;
 }
+
+export type ResolveHost = (hostname: string, family: number, hints: number) => Promise<dns.LookupAddress[]>;
+
+const systemResolver: ResolveHost = (hostname, family, hints) =>
+  dns.promises.lookup(hostname, { all: true, family, hints });
 
 /**
  * DNS lookup that refuses a name when ANY of its addresses is not allowed (so a name that mixes a public and a
  * private address cannot be used to reach the private one), and hands the socket exactly the checked addresses:
  * there is no second resolution between the check and the connect (DNS rebinding).
  */
-function guardedLookup(policy: TargetPolicy): net.LookupFunction {
+function guardedLookup(policy: TargetPolicy, resolveHost: ResolveHost): net.LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: options.family ?? 0, hints: options.hints ?? 0 }, (err, addresses) => {
-      if (err) return callback(err, "", 0);
-      const list = addresses;
-      const refused = list
-        .map((a) => ({ a, verdict: checkTargetAddress(a.address, policy) }))
-        .find((x) => !x.verdict.allowed);
-      if (refused && !refused.verdict.allowed) {
-        const error = Object.assign(new Error(`refused target ${hostname}: ${refused.verdict.reason}`), {
-          code: "ETARGETREFUSED",
-        });
-        return callback(error, "", 0);
-      }
-      const first = list[0];
-      if (!first) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
-      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
-      return callback(null, first.address, first.family);
-    });
+    const family = typeof options.family === "number" ? options.family : 0;
+    resolveHost(hostname, family, options.hints ?? 0).then(
+      (list) => {
+        const refused = list
+          .map((a) => ({ a, verdict: checkTargetAddress(a.address, policy) }))
+          .find((x) => !x.verdict.allowed);
+        if (refused && !refused.verdict.allowed) {
+          const error = Object.assign(new Error(`refused target ${hostname}: ${refused.verdict.reason}`), {
+            code: "ETARGETREFUSED",
+          });
+          return callback(error, "", 0);
+        }
+        const first = list[0];
+        if (!first)
+          return callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "", 0);
+        if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+        return callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, "", 0),
+    );
   };
 }
 
@@ -78,7 +88,7 @@ function isStaleConnectionError(error: NodeJS.ErrnoException): boolean {
  * `webhook-timestamp`, `webhook-signature`), both over the same timestamp.
  */
 export function createSender(options: SenderOptions): Sender {
-  const lookup = guardedLookup(options.policy);
+  const lookup = guardedLookup(options.policy, options.resolveHost ?? systemResolver);
   const ca = options.extraCa ? [...tls.rootCertificates, options.extraCa] : undefined;
   const tlsOptions = ca ? { ca } : {};
   // Kept-alive sockets serve the next delivery to the same receiver; Node closes an idle one before the receiver's
