@@ -51,7 +51,7 @@ export const errorCatalog = {
   webhook_limit_reached: {
     status: 409,
     type: "conflict_error",
-    message: "The wallet already has the most webhooks it can have (20). Delete one first.",
+    message: "The wallet already has the most webhooks it can have. Delete one first.",
   },
   webhook_delivery_not_found: {
     status: 404,

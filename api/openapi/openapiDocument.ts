@@ -1,5 +1,6 @@
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
+import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
 
 /**
@@ -510,7 +511,7 @@ const paths: Record<string, Schema> = {
   "/v1/webhooks": {
     post: {
       operationId: "createWebhook",
-      summary: "Register a webhook for the key's wallet (at most 20 per wallet)",
+      summary: `Register a webhook for the key's wallet (at most ${MAX_WEBHOOKS_PER_WALLET} per wallet)`,
       tags: ["Webhooks"],
       requestBody: { required: true, content: { "application/json": { schema: ref("WebhookCreateRequest") } } },
       responses: {

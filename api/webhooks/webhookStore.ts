@@ -4,13 +4,7 @@ import { ulid } from "ulid";
 import { ApiError } from "../errors/ApiError.js";
 import type { EventName } from "./eventNames.js";
 import { inTransaction } from "./recordEvent.js";
-
-/**
- * The most webhooks a wallet can have at once (deleted ones do not count, failed ones do): one event fans out to
- * at most this many POSTs, and the whole list fits in one page of `GET /v1/webhooks`. Beyond it, `POST
- * /v1/webhooks` answers 409 `webhook_limit_reached`.
- */
-export const MAX_WEBHOOKS_PER_WALLET = 20;
+import { MAX_WEBHOOKS_PER_WALLET } from "./webhookLimits.js";
 
 export type WebhookStatus = "active" | "failed";
 
