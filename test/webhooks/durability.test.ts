@@ -93,13 +93,14 @@ describe("durability", () => {
     const events = 40;
     fixture = await webhookFixture(stack, { name: "pair", walletIndex: 19, receiverPort: 8776 });
     const f = fixture;
-    f.receiver.setBehaviour(() => ({ status: 200, delayMs: 30 }));
-    await depositMany(f, events);
-
+    // The first answer is held for 1.5 s (within the 2 s timeout), so whichever dispatcher sent it is busy while the
+    // other, already running, must take work: both share it however their start-up times differ under load.
+    f.receiver.setBehaviour(({ index }) => ({ status: 200, delayMs: index === 0 ? 1_500 : 30 }));
     await Promise.all([
       spawn(f, "pair-a", { WEBHOOK_DISPATCH_BATCH: "2" }),
       spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" }),
     ]);
+    await depositMany(f, events);
     await eventually(
       "all delivered",
       async () => {

@@ -47,7 +47,7 @@ describe("stale keep-alive connections", () => {
     for (const request of dropped) {
       const resend = answered.find((r) => r.rawBody === request.rawBody);
       expect(resend?.reusedConnection).toBe(false);
-      expect(resend!.receivedAt - request.receivedAt).toBeLessThan(5_000); // at once, not after the 200 ms retry delay plus a claim
+      expect(resend?.headers["service-delivery-attempt"]).toBe(request.headers["service-delivery-attempt"]);
     }
     // No failed attempt was recorded: one successful attempt per delivery.
     const attempts = await attemptsOf(f.pool, f.webhookId);
