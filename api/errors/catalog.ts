@@ -48,6 +48,11 @@ export const errorCatalog = {
   // Product-defined codes for the 404/409/413/422/429/500 cases the spec leaves open
   job_not_found: { status: 404, type: "not_found_error", message: "No such job for this API key." },
   webhook_not_found: { status: 404, type: "not_found_error", message: "No such webhook for this API key." },
+  webhook_limit_reached: {
+    status: 409,
+    type: "conflict_error",
+    message: "The wallet already has the most webhooks it can have. Delete one first.",
+  },
   webhook_delivery_not_found: {
     status: 404,
     type: "not_found_error",

@@ -1,5 +1,6 @@
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
+import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
 
 /**
@@ -19,6 +20,7 @@ const address: Schema = { type: "string", pattern: "^0x[0-9a-fA-F]{40}$", descri
 const isoTime: Schema = { type: "string", format: "date-time", description: "ISO 8601 UTC timestamp." };
 const proofHash: Schema = { type: "string", pattern: "^sha256:[0-9a-f]{64}$" };
 const jobId: Schema = { type: "string", pattern: "^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$" };
+const webhookId: Schema = { type: "string", pattern: "^wh_[0-7][0-9A-HJKMNP-TV-Z]{25}$" };
 const tier: Schema = { type: "string", enum: ["lite", "standard", "pro", "max"] };
 
 const usage: Schema = {
@@ -292,7 +294,9 @@ const schemas: Record<string, Schema> = {
         minLength: 16,
         maxLength: 256,
         pattern: "^[\\x21-\\x7e]+$",
-        description: "Signing secret; generated (and shown once in the answer) when absent.",
+        description:
+          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent. " +
+          "Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
       },
     },
   },
@@ -300,7 +304,7 @@ const schemas: Record<string, Schema> = {
     type: "object",
     required: ["id", "object", "url", "events", "created_at", "status"],
     properties: {
-      id: { type: "string", pattern: "^wh_[0-9A-HJKMNP-TV-Z]{26}$" },
+      id: webhookId,
       object: { const: "webhook" },
       url: { type: "string" },
       events: { type: "array", items: ref("EventName") },
@@ -311,8 +315,13 @@ const schemas: Record<string, Schema> = {
   },
   WebhookList: {
     type: "object",
-    required: ["object", "data"],
-    properties: { object: { const: "list" }, data: { type: "array", items: ref("Webhook") } },
+    required: ["object", "data", "has_more", "next_cursor"],
+    properties: {
+      object: { const: "list" },
+      data: { type: "array", items: ref("Webhook") },
+      has_more: { type: "boolean" },
+      next_cursor: nullable(webhookId),
+    },
   },
   WebhookDeleted: {
     type: "object",
@@ -502,21 +511,33 @@ const paths: Record<string, Schema> = {
   "/v1/webhooks": {
     post: {
       operationId: "createWebhook",
-      summary: "Register a webhook for the key's wallet",
+      summary: `Register a webhook for the key's wallet (at most ${MAX_WEBHOOKS_PER_WALLET} per wallet)`,
       tags: ["Webhooks"],
       requestBody: { required: true, content: { "application/json": { schema: ref("WebhookCreateRequest") } } },
       responses: {
         "201": json(ref("Webhook"), "The webhook (with `secret` only when generated).", {
           location: { description: "`/v1/webhooks/{id}`", schema: { type: "string" } },
         }),
-        ...errorResponses(...AUTH, "invalid_request"),
+        ...errorResponses(...AUTH, "invalid_request", "webhook_limit_reached"),
       },
     },
     get: {
       operationId: "listWebhooks",
-      summary: "The wallet's webhooks",
+      summary: "The wallet's webhooks, newest first, paginated like the jobs",
+      description:
+        "Each query parameter is given at most once, as a plain value; anything else (a repeated or bracketed " +
+        "parameter, an unknown name) is `invalid_request` naming it.",
       tags: ["Webhooks"],
-      responses: { "200": json(ref("WebhookList"), "The webhooks."), ...errorResponses(...AUTH) },
+      parameters: [
+        { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+        { name: "before", in: "query", description: "Webhooks created before this webhook id.", schema: webhookId },
+        { name: "after", in: "query", description: "Webhooks created after this webhook id.", schema: webhookId },
+        { name: "status", in: "query", schema: { type: "string", enum: ["active", "failed"] } },
+      ],
+      responses: {
+        "200": json(ref("WebhookList"), "A page of webhooks."),
+        ...errorResponses(...AUTH, "invalid_request"),
+      },
     },
   },
   "/v1/webhooks/{webhook_id}": {

@@ -1,94 +1,78 @@
 import net from "node:net";
+import ipaddr from "ipaddr.js";
 
-// Ranges a webhook may never reach in production: private, loopback, link-local, CGNAT, multicast, unspecified,
-// documentation/benchmark/reserved, and the IPv6 forms that embed or translate to IPv4 (checked separately below).
-const BLOCKED_V4: Array<[string, number]> = [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // CGNAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local (cloud metadata lives here)
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.88.99.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved + broadcast
+// Which addresses a webhook may reach in production. The ranges come from `ipaddr.js` (its `range()` names every
+// entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries plus multicast and broadcast), not from a
+// hand-kept list: an address is deliverable only when ipaddr.js calls it plain `unicast`.
+
+/**
+ * Special-purpose IPv6 blocks ipaddr.js 2.x does not name, so they would come back as `unicast`:
+ * - `::/96` IPv4-compatible addresses (deprecated by RFC 4291 §2.5.5.1; some stacks still route them to IPv4);
+ * - `100:0:0:1::/64` the dummy IPv6 prefix (RFC 9780, IANA registry 2025).
+ */
+const EXTRA_IPV6_RANGES: Array<[string, [ipaddr.IPv6, number]]> = [
+  ["ipv4Compatible", ipaddr.IPv6.parseCIDR("::/96")],
+  ["dummyPrefix", ipaddr.IPv6.parseCIDR("100:0:0:1::/64")],
 ];
 
-const BLOCKED_V6: Array<[string, number]> = [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
-  ["100::", 64], // discard
-  ["2001::", 32], // Teredo (tunnels to arbitrary IPv4)
-  ["2001:db8::", 32], // documentation
-  ["2002::", 16], // 6to4 (embeds IPv4)
-  ["fc00::", 7], // unique local (ULA)
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local (deprecated)
-  ["ff00::", 8], // multicast
-];
-
-const blockList = new net.BlockList();
-for (const [address, prefix] of BLOCKED_V4) blockList.addSubnet(address, prefix, "ipv4");
-for (const [address, prefix] of BLOCKED_V6) blockList.addSubnet(address, prefix, "ipv6");
+/**
+ * The well-known NAT64 prefix (RFC 6052). DNS64 resolvers on IPv6-only networks synthesise `64:ff9b::<IPv4>` for
+ * every IPv4-only host, so refusing the whole prefix would refuse every IPv4-only receiver there: the IPv4 address
+ * inside is judged instead. The local-use prefix `64:ff9b:1::/48` (RFC 8215) has a network-specific layout and
+ * is refused outright.
+ */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
 
 export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
 
+export interface AddressClass {
+  /** `unicast` for a public unicast address, else the special-purpose range's name (ipaddr.js names). */
+  range: string;
+  /** The IPv4 address an IPv4-mapped or NAT64 IPv6 address reaches, when it is one, and which form it was. */
+  embeddedIPv4?: { address: string; via: "ipv4Mapped" | "nat64" };
+}
+
+/**
+ * The range of a literal IP address (`null` when `address` is not one). IPv4-mapped (`::ffff:a.b.c.d`) and
+ * well-known NAT64 (`64:ff9b::a.b.c.d`) addresses take the range of the IPv4 address they reach. Every other
+ * IPv6 form that embeds or tunnels to IPv4 (IPv4-compatible `::a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`,
+ * 6to4 `2002::/16`, Teredo `2001::/32`, local-use NAT64) is a special-purpose range of its own.
+ */
+export function classifyAddressRange(address: string): AddressClass | null {
+  // net.isIP accepts only the canonical textual forms (not `0x7f.1` or `2130706433`); URL parsing has already
+  // normalised those in hostnames, and DNS answers are canonical.
+  if (net.isIP(address) === 0) return null;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === "ipv4") return { range: parsed.range() };
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) {
+    const embedded = v6.toIPv4Address();
+    return { range: embedded.range(), embeddedIPv4: { address: embedded.toString(), via: "ipv4Mapped" } };
+  }
+  if (v6.match(NAT64_WELL_KNOWN)) {
+    const embedded = new ipaddr.IPv4(v6.toByteArray().slice(12));
+    return { range: embedded.range(), embeddedIPv4: { address: embedded.toString(), via: "nat64" } };
+  }
+  const range = v6.range();
+  if (range !== "unicast") return { range };
+  const extra = EXTRA_IPV6_RANGES.find(([, cidr]) => v6.match(cidr));
+  return { range: extra ? extra[0] : "unicast" };
+}
+
 /** Whether a literal IP address is a public unicast address a webhook may be delivered to. */
 export function classifyAddress(address: string): AddressVerdict {
-  const family = net.isIP(address);
-  if (family === 0) return { allowed: false, reason: "not an IP address" };
-  if (family === 4) {
-    return blockList.check(address, "ipv4")
-      ? { allowed: false, reason: `non-public IPv4 ${address}` }
-      : { allowed: true };
-  }
-  const embedded = embeddedIPv4(address);
-  if (embedded !== null) {
-    // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach an IPv4 host:
-    // judge that host.
-    const verdict = classifyAddress(embedded);
-    return verdict.allowed ? verdict : { allowed: false, reason: `${address} maps to ${verdict.reason}` };
-  }
-  return blockList.check(address, "ipv6")
-    ? { allowed: false, reason: `non-public IPv6 ${address}` }
-    : { allowed: true };
+  const verdict = classifyAddressRange(address);
+  if (!verdict) return { allowed: false, reason: "not an IP address" };
+  if (verdict.range === "unicast") return { allowed: true };
+  const via = verdict.embeddedIPv4 ? ` (reaches IPv4 ${verdict.embeddedIPv4.address})` : "";
+  return { allowed: false, reason: `${address}${via} is in a special-purpose range (${verdict.range})` };
 }
 
-/** The IPv4 address inside an IPv4-mapped, IPv4-compatible or NAT64 IPv6 address, else null. */
-function embeddedIPv4(address: string): string | null {
-  const words = expandIPv6(address);
-  if (!words) return null;
-  const firstFiveZero = words.slice(0, 5).every((w) => w === 0);
-  const mapped = firstFiveZero && words[5] === 0xffff;
-  const compatible = firstFiveZero && words[5] === 0 && (words[6] !== 0 || (words[7] ?? 0) > 1);
-  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0);
-  if (!mapped && !compatible && !nat64) return null;
-  const high = words[6] ?? 0;
-  const low = words[7] ?? 0;
-  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-}
-
-/** Eight 16-bit words of an IPv6 address (dotted IPv4 tails included), or null when it is not IPv6. */
-function expandIPv6(address: string): number[] | null {
-  if (net.isIP(address) !== 6) return null;
-  let text = address.split("%")[0] ?? address;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const parts = dotted[1].split(".").map(Number);
-    const tail = `${(((parts[0] ?? 0) << 8) | (parts[1] ?? 0)).toString(16)}:${(((parts[2] ?? 0) << 8) | (parts[3] ?? 0)).toString(16)}`;
-    text = text.slice(0, text.length - dotted[1].length) + tail;
-  }
-  const [head, tail] = text.includes("::") ? text.split("::") : [text, undefined];
-  const headWords = head ? head.split(":").filter((w) => w !== "") : [];
-  const tailWords = tail ? tail.split(":").filter((w) => w !== "") : [];
-  const missing = 8 - headWords.length - tailWords.length;
-  const words = [...headWords, ...Array<string>(tail === undefined ? 0 : missing).fill("0"), ...tailWords];
-  if (words.length !== 8) return null;
-  return words.map((w) => Number.parseInt(w, 16));
+/**
+ * Whether a literal IP address is this host's loopback: IPv4 127/8, IPv6 ::1, or the IPv4-mapped form of 127/8
+ * (a NAT64 address of 127/8 would be the translator's loopback, not ours).
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const verdict = classifyAddressRange(address);
+  return verdict?.range === "loopback" && verdict.embeddedIPv4?.via !== "nat64";
 }

@@ -19,8 +19,12 @@ interface Claimed {
   url: string;
   secret: string;
   body: string;
-  total_attempts: number;
+  /** The number of the attempt this claim is about to make (already counted in the database). */
+  attempt_number: number;
 }
+
+/** What an attempt row says until its outcome is recorded; it stays so when the dispatcher dies meanwhile. */
+export const ATTEMPT_IN_FLIGHT_ERROR = "no outcome recorded: the dispatcher stopped during this attempt";
 
 /**
  * Claims due deliveries for this dispatcher. `FOR UPDATE SKIP LOCKED` makes concurrent claims by several
@@ -28,6 +32,11 @@ interface Claimed {
  * attempt is in flight, after the claiming statement committed. A dispatcher that dies mid-attempt loses its
  * lease when it expires; the row is then attempted again (at-least-once: only an attempt that was recorded as
  * acknowledged is never repeated).
+ *
+ * The attempt is COUNTED in the same statement, before anything is sent: `total_attempts` moves on and an attempt
+ * row (marked in flight) is written, so an attempt whose dispatcher crashed keeps its number and the re-send
+ * after the lease expiry carries the next `Service-Delivery-Attempt`, never the same one twice. The five attempts
+ * of the spec's series (`series_attempts`) count recorded outcomes only, so a crash does not use one up.
  */
 export async function claimDueDeliveries(pool: pg.Pool, options: DeliveryRunOptions): Promise<Claimed[]> {
   const { rows } = await pool.query<Claimed>(
@@ -40,22 +49,28 @@ export async function claimDueDeliveries(pool: pg.Pool, options: DeliveryRunOpti
        LIMIT $3
        FOR UPDATE OF d SKIP LOCKED
      ), leased AS (
-       UPDATE webhook_delivery d SET lease_owner = $1, lease_until = now() + make_interval(secs => $2::double precision / 1000)
+       UPDATE webhook_delivery d SET lease_owner = $1,
+         lease_until = now() + make_interval(secs => $2::double precision / 1000),
+         total_attempts = d.total_attempts + 1
        FROM picked WHERE d.id = picked.id
        RETURNING d.id, d.webhook_id, d.event_id, d.total_attempts
+     ), counted AS (
+       INSERT INTO webhook_attempt (delivery_id, attempt_number, started_at, duration_ms, ok, error, dispatcher)
+       SELECT l.id, l.total_attempts, now(), 0, false, $4, $1 FROM leased l
      )
-     SELECT l.id, l.webhook_id, l.event_id, l.total_attempts, w.url, w.secret, e.body
+     SELECT l.id, l.webhook_id, l.event_id, l.total_attempts AS attempt_number, w.url, w.secret, e.body
      FROM leased l JOIN webhook w ON w.id = l.webhook_id JOIN webhook_event e ON e.id = l.event_id`,
-    [options.owner, options.leaseMs, options.batchSize],
+    [options.owner, options.leaseMs, options.batchSize, ATTEMPT_IN_FLIGHT_ERROR],
   );
   return rows;
 }
 
 /**
- * Records one attempt and moves the delivery on: delivered; or due again per the schedule; or, after the last
- * attempt of the series, `failed`, which also marks the WEBHOOK failed and holds its other pending deliveries
- * (spec: "marked failed and no more retries occur"). Only the lease holder records; a stale holder's outcome is
- * dropped (the new holder makes its own attempt).
+ * Records one attempt's outcome on its attempt row and moves the delivery on: delivered; or due again per the
+ * schedule; or, after the last attempt of the series, `failed`, which also marks the WEBHOOK failed and holds its
+ * other pending deliveries (spec: "marked failed and no more retries occur"). Only the lease holder moves the
+ * delivery; a stale holder's outcome is still written on its own attempt row (the new holder makes its own
+ * attempt under the next number).
  */
 export async function recordAttempt(
   pool: pg.Pool,
@@ -65,28 +80,13 @@ export async function recordAttempt(
   options: DeliveryRunOptions,
 ): Promise<"delivered" | "retry" | "failed" | "lost_lease"> {
   return inTransaction(pool, async (client) => {
-    const current = await client.query<{
-      series_attempts: number;
-      total_attempts: number;
-      webhook_status: string;
-      deleted: boolean;
-    }>(
-      `SELECT d.series_attempts, d.total_attempts, w.status AS webhook_status, w.deleted_at IS NOT NULL AS deleted
-       FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-       WHERE d.id = $1 AND d.lease_owner = $2 AND d.status = 'pending'
-       FOR UPDATE OF d`,
-      [delivery.id, options.owner],
-    );
-    const row = current.rows[0];
-    if (!row) return "lost_lease";
-    const attemptNumber = row.total_attempts + 1;
     await client.query(
-      `INSERT INTO webhook_attempt
-         (delivery_id, attempt_number, started_at, duration_ms, status_code, response_snippet, error, ok, dispatcher)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      `UPDATE webhook_attempt SET started_at = $3, duration_ms = $4, status_code = $5, response_snippet = $6,
+         error = $7, ok = $8
+       WHERE delivery_id = $1 AND attempt_number = $2 AND dispatcher = $9`,
       [
         delivery.id,
-        attemptNumber,
+        delivery.attempt_number,
         startedAt,
         outcome.durationMs,
         outcome.statusCode,
@@ -96,21 +96,34 @@ export async function recordAttempt(
         options.owner,
       ],
     );
+    const current = await client.query<{
+      series_attempts: number;
+      webhook_status: string;
+      deleted: boolean;
+    }>(
+      `SELECT d.series_attempts, w.status AS webhook_status, w.deleted_at IS NOT NULL AS deleted
+       FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
+       WHERE d.id = $1 AND d.lease_owner = $2 AND d.status = 'pending'
+       FOR UPDATE OF d`,
+      [delivery.id, options.owner],
+    );
+    const row = current.rows[0];
+    if (!row) return "lost_lease";
     const series = row.series_attempts + 1;
     if (outcome.ok) {
       await client.query(
-        `UPDATE webhook_delivery SET status = 'delivered', delivered_at = now(), series_attempts = $2, total_attempts = $3,
+        `UPDATE webhook_delivery SET status = 'delivered', delivered_at = now(), series_attempts = $2,
            next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-        [delivery.id, series, attemptNumber],
+        [delivery.id, series],
       );
       return "delivered";
     }
     const maxAttempts = options.retryScheduleMs.length;
     if (series >= maxAttempts) {
       await client.query(
-        `UPDATE webhook_delivery SET status = 'failed', failed_at = now(), series_attempts = $2, total_attempts = $3,
+        `UPDATE webhook_delivery SET status = 'failed', failed_at = now(), series_attempts = $2,
            next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-        [delivery.id, series, attemptNumber],
+        [delivery.id, series],
       );
       await client.query(
         `UPDATE webhook SET status = 'failed', failed_at = now() WHERE id = $1 AND status = 'active'`,
@@ -127,10 +140,10 @@ export async function recordAttempt(
     const stopped = row.webhook_status !== "active" || row.deleted;
     const delay = options.retryScheduleMs[series] ?? 0;
     await client.query(
-      `UPDATE webhook_delivery SET status = $4, series_attempts = $2, total_attempts = $3,
-         next_attempt_at = CASE WHEN $4 = 'pending' THEN now() + make_interval(secs => $5::double precision / 1000) END,
+      `UPDATE webhook_delivery SET status = $3, series_attempts = $2,
+         next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $4::double precision / 1000) END,
          lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-      [delivery.id, series, attemptNumber, stopped ? "held" : "pending", delay],
+      [delivery.id, series, stopped ? "held" : "pending", delay],
     );
     return "retry";
   });
@@ -149,7 +162,7 @@ export async function runDueDeliveries(pool: pg.Pool, sender: Sender, options: D
         secret: delivery.secret,
         body: delivery.body,
         eventId: delivery.event_id,
-        attempt: delivery.total_attempts + 1,
+        attempt: delivery.attempt_number,
       });
       await recordAttempt(pool, delivery, outcome, startedAt, options);
     }),

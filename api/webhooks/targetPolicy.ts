@@ -1,5 +1,5 @@
 import net from "node:net";
-import { classifyAddress, type AddressVerdict } from "./classifyAddress.js";
+import { classifyAddress, isLoopbackAddress, type AddressVerdict } from "./classifyAddress.js";
 
 /** What the deployment allows webhooks to reach (from WEBHOOK_ALLOW_* in api/config.ts). */
 export interface TargetPolicy {
@@ -16,14 +16,12 @@ export function isLoopbackHost(hostname: string): boolean {
     .replace(/\.$/, "")
     .toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (net.isIP(host) === 4) return host.startsWith("127.");
-  if (net.isIP(host) === 6) return host === "::1" || host === "0:0:0:0:0:0:0:1";
-  return false;
+  return net.isIP(host) !== 0 && isLoopbackAddress(host);
 }
 
 /** Whether an IP address (a literal in the URL, or one DNS returned) may be connected to under `policy`. */
 export function checkTargetAddress(address: string, policy: TargetPolicy): AddressVerdict {
   if (policy.allowPrivateTargets) return { allowed: true };
-  if (policy.allowHttpLoopback && isLoopbackHost(address)) return { allowed: true };
+  if (policy.allowHttpLoopback && isLoopbackAddress(address)) return { allowed: true };
   return classifyAddress(address);
 }

@@ -19,4 +19,6 @@ export const createWebhookBody = z.object({
 });
 
 /** `wh_` + ULID. */
-export const webhookIdParam = z.object({ webhook_id: z.string().regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/) });
+export const webhookId = z.string().regex(/^wh_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a webhook id (wh_<ULID>)");
+
+export const webhookIdParam = z.object({ webhook_id: webhookId });

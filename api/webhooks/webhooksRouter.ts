@@ -5,8 +5,9 @@ import { authOf } from "../http/middleware/authenticate.js";
 import { parseOrThrow } from "../http/validate.js";
 import type { TargetPolicy } from "./targetPolicy.js";
 import { webhookUrlProblem } from "./validateWebhookUrl.js";
+import { parseListWebhooksQuery } from "./listWebhooksQuery.js";
 import { createWebhookBody, webhookIdParam } from "./webhookSchemas.js";
-import { deleteWebhook, generateSecret, insertWebhook, listWebhooks } from "./webhookStore.js";
+import { deleteWebhook, generateSecret, insertWebhook, listWebhookPage } from "./webhookStore.js";
 
 export interface WebhooksRouterDeps {
   pool: pg.Pool;
@@ -15,7 +16,8 @@ export interface WebhooksRouterDeps {
 
 /**
  * `/v1/webhooks` (spec, Endpoints). Mount behind `authenticate`: webhooks belong to the authenticated key's
- * wallet, so a rotated key keeps them, and another wallet's webhook answers 404 `webhook_not_found`.
+ * wallet, so a rotated key keeps them, and another wallet's webhook answers 404 `webhook_not_found`. A wallet has
+ * at most `MAX_WEBHOOKS_PER_WALLET` (409 `webhook_limit_reached`); the list is paginated like `GET /v1/jobs`.
  */
 export function webhooksRouter(deps: WebhooksRouterDeps): Router {
   const router = Router();
@@ -40,8 +42,9 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
       .json(generated ? { ...webhook, secret } : webhook);
   });
 
-  router.get("/v1/webhooks", async (_req, res) => {
-    res.json({ object: "list", data: await listWebhooks(deps.pool, authOf(res).wallet) });
+  router.get("/v1/webhooks", async (req, res) => {
+    const query = parseListWebhooksQuery(req.query);
+    res.json(await listWebhookPage(deps.pool, authOf(res).wallet, query));
   });
 
   router.delete("/v1/webhooks/:webhook_id", async (req, res) => {

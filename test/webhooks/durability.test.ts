@@ -4,6 +4,7 @@ import { startDispatcherProcess, type DispatcherProcess } from "./support/dispat
 import { eventually, sleep } from "./support/eventually.js";
 import { indexed } from "./support/startWebhookStack.js";
 import { attemptsOf, deliveriesOf, webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
+import { ATTEMPT_IN_FLIGHT_ERROR } from "../../api/webhooks/runDeliveries.js";
 
 // Dispatchers as real processes sharing one database: a crash loses nothing and re-sends nothing that was
 // acknowledged; two at once never send the same delivery twice (SKIP LOCKED claims + leases).
@@ -92,13 +93,14 @@ describe("durability", () => {
     const events = 40;
     fixture = await webhookFixture(stack, { name: "pair", walletIndex: 19, receiverPort: 8776 });
     const f = fixture;
-    f.receiver.setBehaviour(() => ({ status: 200, delayMs: 30 }));
-    await depositMany(f, events);
-
+    // The first answer is held for 1.5 s (within the 2 s timeout), so whichever dispatcher sent it is busy while the
+    // other, already running, must take work: both share it however their start-up times differ under load.
+    f.receiver.setBehaviour(({ index }) => ({ status: 200, delayMs: index === 0 ? 1_500 : 30 }));
     await Promise.all([
       spawn(f, "pair-a", { WEBHOOK_DISPATCH_BATCH: "2" }),
       spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" }),
     ]);
+    await depositMany(f, events);
     await eventually(
       "all delivered",
       async () => {
@@ -117,5 +119,32 @@ describe("durability", () => {
     const byDispatcher = countBy(attempts.map((a) => a.dispatcher ?? "?"));
     expect([...byDispatcher.keys()].sort()).toEqual(["pair-a", "pair-b"]);
     console.log(`[webhooks] two dispatchers: ${JSON.stringify(Object.fromEntries(byDispatcher))}`);
+  });
+
+  // Issue 12 item 6: the attempt is counted (durably) before it is sent.
+  it("a delivery re-sent after a dispatcher crash carries the next Service-Delivery-Attempt, never 1 again", async () => {
+    fixture = await webhookFixture(stack, { name: "attempt_count", walletIndex: 31, receiverPort: 8782 });
+    const f = fixture;
+    // The first request is held unanswered, so the dispatcher dies with the attempt in flight.
+    f.receiver.setBehaviour(({ index }) => (index === 0 ? { status: 200, delayMs: 8_000 } : { status: 200 }));
+    await depositMany(f, 1);
+    const timing = { WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_LEASE_MS: "5500" };
+    const first = await spawn(f, "count-a", timing);
+    await eventually("first attempt received", () => (f.receiver.requests.length >= 1 ? true : undefined));
+    await first.kill();
+    processes.splice(processes.indexOf(first), 1);
+
+    await spawn(f, "count-b", timing);
+    await eventually(
+      "delivered",
+      async () => ((await deliveriesOf(f.pool, f.webhookId))[0]?.status === "delivered" ? true : undefined),
+      30_000,
+    );
+    expect(f.receiver.requests.map((r) => r.headers["service-delivery-attempt"])).toEqual(["1", "2"]);
+    const attempts = await attemptsOf(f.pool, f.webhookId);
+    expect(attempts.map((a) => [a.attempt_number, a.ok, a.error, a.dispatcher])).toEqual([
+      [1, false, ATTEMPT_IN_FLIGHT_ERROR, "count-a"],
+      [2, true, null, "count-b"],
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import { selfSignedCert } from "./support/selfSignedCert.js";
 import { freshGatewaySchema, loadStackDeployment } from "./support/startWebhookStack.js";
 import { indexKeyDirectory, startWebhookApi } from "./support/webhookApi.js";
 import { verifySignature } from "./support/verifySignature.js";
+import { Webhook } from "standardwebhooks";
 import type pg from "pg";
 
 // Every event name of the spec, derived from real chain activity (Hardhat + deployed contracts + Ponder) or the
@@ -269,6 +270,19 @@ describe("event delivery", () => {
     for (const request of receiver.requests) {
       expect(verifySignature(String(request.headers["service-signature"]), request.rawBody, secret)).toBe(true);
       expect(verifySignature(String(request.headers["service-signature"]), request.rawBody, "whsec_wrong")).toBe(false);
+    }
+  });
+
+  it("signs every delivery per Standard Webhooks too (the generated secret used as is by the standardwebhooks package)", () => {
+    const verifier = new Webhook(secret);
+    for (const request of receiver.requests) {
+      const headers = {
+        "webhook-id": String(request.headers["webhook-id"]),
+        "webhook-timestamp": String(request.headers["webhook-timestamp"]),
+        "webhook-signature": String(request.headers["webhook-signature"]),
+      };
+      expect(verifier.verify(request.rawBody, headers)).toEqual(JSON.parse(request.rawBody));
+      expect(headers["webhook-id"]).toBe(request.headers["service-event-id"]);
     }
   });
 

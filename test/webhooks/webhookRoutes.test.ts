@@ -7,8 +7,10 @@ import { freshGatewaySchema, loadStackDeployment } from "./support/startWebhookS
 import { indexKeyDirectory, startWebhookApi } from "./support/webhookApi.js";
 import { attemptsOf, webhookFixture } from "./support/webhookFixture.js";
 import { insertWebhook } from "../../api/webhooks/webhookStore.js";
+import { MAX_WEBHOOKS_PER_WALLET } from "../../api/webhooks/webhookLimits.js";
 import { startDispatcher } from "../../api/webhooks/startDispatcher.js";
 import { ponderIndexReader } from "../../api/webhooks/chainEventFeed.js";
+import { ATTEMPT_IN_FLIGHT_ERROR } from "../../api/webhooks/runDeliveries.js";
 
 // POST/GET/DELETE /v1/webhooks behind the real authenticate middleware (keys from the index), production
 // target policy; plus the delivery-time SSRF guard and the low-credit threshold setting.
@@ -74,7 +76,9 @@ describe("POST /v1/webhooks", () => {
       status: "active",
     });
     expect(created.body["id"]).toMatch(/^wh_[0-9A-Z]{26}$/);
-    expect(created.body["secret"]).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+    // The Standard Webhooks secret format: whsec_ + base64 of 24 random bytes.
+    expect(created.body["secret"]).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(Buffer.from(String(created.body["secret"]).slice(6), "base64")).toHaveLength(24);
     expect(Date.parse(String(created.body["created_at"]))).not.toBeNaN();
   });
 
@@ -124,21 +128,137 @@ describe("POST /v1/webhooks", () => {
 });
 
 describe("GET /v1/webhooks", () => {
-  it("lists the wallet's webhooks without any secret", async () => {
+  it("lists the wallet's webhooks, newest first, without any secret", async () => {
     const list = await call("GET", "/v1/webhooks", ownerKey);
-    expect(list.body["object"]).toBe("list");
+    expect(list.body).toMatchObject({ object: "list", has_more: false, next_cursor: null });
     const data = list.body["data"] as Array<Record<string, unknown>>;
     expect(data.map((w) => w["url"])).toEqual([
-      "https://hooks.example.com/a",
-      "https://hooks.example.com/b",
       "https://hooks.example.com/c",
+      "https://hooks.example.com/b",
+      "https://hooks.example.com/a",
     ]);
     for (const webhook of data)
       expect(Object.keys(webhook).sort()).toEqual(["created_at", "events", "id", "object", "status", "url"]);
   });
 
   it("shows nothing of another wallet's webhooks", async () => {
-    expect((await call("GET", "/v1/webhooks", otherKey)).body).toEqual({ object: "list", data: [] });
+    expect((await call("GET", "/v1/webhooks", otherKey)).body).toEqual({
+      object: "list",
+      data: [],
+      has_more: false,
+      next_cursor: null,
+    });
+  });
+});
+
+// Issue 11 item 6: a cap per wallet, and the list paginated like GET /v1/jobs.
+describe("webhooks per wallet", () => {
+  const hook = (n: number) => ({ url: `https://hooks.example.com/cap/${n}`, events: ["job.completed"] });
+
+  it("caps a wallet at 20 webhooks: concurrent creations beyond it get 409 webhook_limit_reached", async () => {
+    const { apiKey } = await chain.registerKey(await chain.wallet(27));
+    await waitUntilIndexed(apiKey);
+    const answers = await Promise.all(
+      Array.from({ length: 26 }, (_, n) => call("POST", "/v1/webhooks", apiKey, hook(n))),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(MAX_WEBHOOKS_PER_WALLET);
+    const refused = answers.filter((a) => a.status !== 201);
+    expect(refused).toHaveLength(26 - MAX_WEBHOOKS_PER_WALLET);
+    for (const answer of refused) {
+      expect(answer.status).toBe(409);
+      expect(answer.body).toEqual({
+        error: {
+          code: "webhook_limit_reached",
+          message: expect.stringContaining("20 webhooks") as unknown,
+          type: "conflict_error",
+          param: null,
+          docs: "http://docs.test/errors#webhook_limit_reached",
+          details: { limit: 20 },
+        },
+      });
+    }
+    const listed = await call("GET", "/v1/webhooks?limit=100", apiKey);
+    expect(listed.body["data"]).toHaveLength(MAX_WEBHOOKS_PER_WALLET);
+
+    // A deleted webhook frees its place.
+    const first = (listed.body["data"] as Array<{ id: string }>)[0]!.id;
+    expect((await call("DELETE", `/v1/webhooks/${first}`, apiKey)).status).toBe(200);
+    expect((await call("POST", "/v1/webhooks", apiKey, hook(99))).status).toBe(201);
+    expect((await call("POST", "/v1/webhooks", apiKey, hook(100))).status).toBe(409);
+  });
+
+  describe("pagination", () => {
+    let key: string;
+    let ids: string[] = []; // oldest first
+
+    beforeAll(async () => {
+      key = (await chain.registerKey(await chain.wallet(28))).apiKey;
+      await waitUntilIndexed(key);
+      for (let n = 0; n < 5; n++) ids.push(String((await call("POST", "/v1/webhooks", key, hook(n))).body["id"]));
+      ids = [...ids].sort(); // ids are time-ordered; created in sequence they sort as created
+    });
+
+    const idsOf = (body: Record<string, unknown>) => (body["data"] as Array<{ id: string }>).map((w) => w.id);
+
+    it("defaults to a page of 20, newest first", async () => {
+      const page = await call("GET", "/v1/webhooks", key);
+      expect(idsOf(page.body)).toEqual([...ids].reverse());
+      expect(page.body).toMatchObject({ has_more: false, next_cursor: null });
+    });
+
+    it("walks back with limit and before, next_cursor being the next page's before", async () => {
+      const [a, b, c, d, e] = ids as [string, string, string, string, string];
+      const first = await call("GET", "/v1/webhooks?limit=2", key);
+      expect(first.body).toEqual(expect.objectContaining({ has_more: true, next_cursor: d }));
+      expect(idsOf(first.body)).toEqual([e, d]);
+      const second = await call("GET", `/v1/webhooks?limit=2&before=${d}`, key);
+      expect(idsOf(second.body)).toEqual([c, b]);
+      expect(second.body).toMatchObject({ has_more: true, next_cursor: b });
+      const third = await call("GET", `/v1/webhooks?limit=2&before=${b}`, key);
+      expect(idsOf(third.body)).toEqual([a]);
+      expect(third.body).toMatchObject({ has_more: false, next_cursor: null });
+    });
+
+    it("walks forward with after (pages still newest first), next_cursor being the next page's after", async () => {
+      const [a, b, c, d, e] = ids as [string, string, string, string, string];
+      const first = await call("GET", `/v1/webhooks?limit=2&after=${a}`, key);
+      expect(idsOf(first.body)).toEqual([c, b]);
+      expect(first.body).toMatchObject({ has_more: true, next_cursor: c });
+      const second = await call("GET", `/v1/webhooks?limit=2&after=${c}`, key);
+      expect(idsOf(second.body)).toEqual([e, d]);
+      expect(second.body).toMatchObject({ has_more: false, next_cursor: null });
+      const bounded = await call("GET", `/v1/webhooks?after=${a}&before=${e}`, key);
+      expect(idsOf(bounded.body)).toEqual([d, c, b]);
+    });
+
+    it("filters by status", async () => {
+      await pool.query("UPDATE webhook SET status = 'failed' WHERE id = $1", [ids[1]]);
+      expect(idsOf((await call("GET", "/v1/webhooks?status=failed", key)).body)).toEqual([ids[1]]);
+      expect(idsOf((await call("GET", "/v1/webhooks?status=active&limit=1", key)).body)).toEqual([ids[4]]);
+    });
+
+    it.each([
+      ["status[]=failed", "status[]"],
+      ["limit[]=5", "limit[]"],
+      ["before[]=wh_01ARZ3NDEKTSV4RRFFQ69G5FAV", "before[]"],
+      ["limit=1&limit=2", "limit"],
+      ["limit=0x5", "limit"],
+      ["limit=1e1", "limit"],
+      ["limit=+5", "limit"],
+      ["limit=5.0", "limit"],
+      ["limit=0", "limit"],
+      ["limit=101", "limit"],
+      ["limit=", "limit"],
+      ["before=job_01ARZ3NDEKTSV4RRFFQ69G5FAV", "before"],
+      ["after=wh_nonsense", "after"],
+      ["status=deleted", "status"],
+      ["status=active&status=failed", "status"],
+      ["cursor=abc", "cursor"],
+    ])("error: ?%s → 400 invalid_request naming %s", async (query, param) => {
+      const answer = await call("GET", `/v1/webhooks?${query}`, key);
+      expect(answer.status).toBe(400);
+      expect(answer.body["error"]).toMatchObject({ code: "invalid_request", param });
+    });
   });
 });
 
@@ -215,7 +335,7 @@ describe("delivery-time target check", () => {
         await fixture.chain.deposit(fixture.wallet, 100n);
         const attempts = await eventually("attempt recorded", async () => {
           const rows = await attemptsOf(fixture.pool, sneaky.id);
-          return rows.length > 0 ? rows : undefined;
+          return rows.length > 0 && rows[0]?.error !== ATTEMPT_IN_FLIGHT_ERROR ? rows : undefined;
         });
         expect(attempts[0]).toMatchObject({ ok: false, status_code: null });
         expect(attempts[0]?.error).toContain("refused target");

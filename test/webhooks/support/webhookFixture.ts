@@ -5,7 +5,7 @@ import type { EventName } from "../../../api/webhooks/eventNames.js";
 import { startDispatcher, type Dispatcher } from "../../../api/webhooks/startDispatcher.js";
 import { insertWebhook } from "../../../api/webhooks/webhookStore.js";
 import { chainActions, type ChainActions } from "./chainActions.js";
-import { startHttpsReceiver, type HttpsReceiver } from "./httpsReceiver.js";
+import { startHttpsReceiver, type HttpsReceiver, type HttpsReceiverOptions } from "./httpsReceiver.js";
 import { selfSignedCert, type SelfSignedCert } from "./selfSignedCert.js";
 import { freshGatewaySchema, loadStackDeployment, type WebhookStackInfo } from "./startWebhookStack.js";
 
@@ -31,12 +31,18 @@ export interface WebhookFixture {
  */
 export async function webhookFixture(
   stack: WebhookStackInfo,
-  options: { name: string; walletIndex: number; receiverPort: number; events?: EventName[] },
+  options: {
+    name: string;
+    walletIndex: number;
+    receiverPort: number;
+    events?: EventName[];
+    receiverOptions?: HttpsReceiverOptions;
+  },
 ): Promise<WebhookFixture> {
   const chain = chainActions(stack.rpcUrl, loadStackDeployment(stack));
   const { pool, schema } = await freshGatewaySchema(stack.databaseUrl, options.name);
   const cert = selfSignedCert();
-  const receiver = await startHttpsReceiver(cert, options.receiverPort);
+  const receiver = await startHttpsReceiver(cert, options.receiverPort, options.receiverOptions);
   const wallet = await chain.wallet(options.walletIndex);
   const secret = `whsec_test_${options.name}_0123456789`;
   const webhook = await insertWebhook(pool, {
