@@ -21,6 +21,8 @@ import { useAsync } from "../useAsync";
 
 const WINDOWS = [7, 30, 90] as const;
 const CHART_HEIGHT = 240;
+/** Bars stay readable when a window has few days with data. */
+const MAX_BAR = 28;
 const shortDay = (date: string) => date.slice(5);
 
 /** The wallet's spending and service quality, as charts: from the chain's index and the gateway's records. */
@@ -109,8 +111,16 @@ function Charts({ activity }: { activity: WalletActivity }) {
     status: entry.status,
     value: entry.jobs,
   }));
-  const ttft = activity.time_to_first_token.map((day) => ({ ...day, date: shortDay(day.date) }));
+  // Every day of the window on the axis, like the other charts; a day without a relayed token has no bar.
+  const ttftOf = new Map(activity.time_to_first_token.map((day) => [day.date, day]));
+  const ttft = activity.by_day.map((day) => ({
+    date: shortDay(day.date),
+    p50_ms: ttftOf.get(day.date)?.p50_ms ?? null,
+    p95_ms: ttftOf.get(day.date)?.p95_ms ?? null,
+  }));
+  // Only models that cost something are drawn (a job that failed was not charged).
   const spentByModel = activity.by_model.filter((entry) => entry.credits_charged > 0);
+  const spentModels = spentByModel.map((entry) => entry.model);
   return (
     <div className="chart-grid">
       <ChartCard title="Credits spent per day, by model" testId="chart-credits-per-day">
@@ -120,7 +130,7 @@ function Charts({ activity }: { activity: WalletActivity }) {
           <YAxis allowDecimals={false} fontSize={12} />
           <Tooltip />
           <Legend wrapperStyle={{ fontSize: 12 }} />
-          {models.map((model) => (
+          {spentModels.map((model) => (
             <Bar
               key={model}
               dataKey={model}
@@ -151,8 +161,8 @@ function Charts({ activity }: { activity: WalletActivity }) {
           <YAxis allowDecimals={false} fontSize={12} />
           <Tooltip />
           <Legend wrapperStyle={{ fontSize: 12 }} />
-          <Bar dataKey="prompt" stackId="tokens" fill="#9fb4f5" isAnimationActive={false} />
-          <Bar dataKey="completion" stackId="tokens" fill="#2f5bea" isAnimationActive={false} />
+          <Bar dataKey="prompt" stackId="tokens" fill="#9fb4f5" maxBarSize={MAX_BAR} isAnimationActive={false} />
+          <Bar dataKey="completion" stackId="tokens" fill="#2f5bea" maxBarSize={MAX_BAR} isAnimationActive={false} />
         </BarChart>
       </ChartCard>
       <ChartCard title="Jobs by outcome" testId="chart-outcomes">
@@ -174,7 +184,7 @@ function Charts({ activity }: { activity: WalletActivity }) {
         </PieChart>
       </ChartCard>
       <ChartCard title="Time to first token per day (ms)" testId="chart-ttft" wide>
-        {ttft.length === 0 ? (
+        {activity.time_to_first_token.length === 0 ? (
           <Empty>No token was relayed in this window yet.</Empty>
         ) : (
           <BarChart data={ttft}>
@@ -183,8 +193,8 @@ function Charts({ activity }: { activity: WalletActivity }) {
             <YAxis fontSize={12} unit=" ms" width={70} />
             <Tooltip />
             <Legend wrapperStyle={{ fontSize: 12 }} />
-            <Bar dataKey="p50_ms" name="median" fill="#9fb4f5" isAnimationActive={false} />
-            <Bar dataKey="p95_ms" name="p95" fill="#e8833a" isAnimationActive={false} />
+            <Bar dataKey="p50_ms" name="median" fill="#9fb4f5" maxBarSize={MAX_BAR} isAnimationActive={false} />
+            <Bar dataKey="p95_ms" name="p95" fill="#e8833a" maxBarSize={MAX_BAR} isAnimationActive={false} />
           </BarChart>
         )}
       </ChartCard>
