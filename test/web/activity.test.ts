@@ -213,6 +213,16 @@ describe("Jobs page", () => {
     expect(byApi).toHaveLength(SETTLED_RUNS.find((run) => run.model === "qwen3-1.7b")!.runs);
   });
 
+  it("after= returns the jobs just newer than the cursor, newest first, and next_cursor continues that way", async () => {
+    const cursor = apiJobs[5]!.id;
+    const page = await appGet<{ data: { id: string }[]; has_more: boolean; next_cursor: string | null }>(
+      `/app/jobs?limit=3&after=${cursor}`,
+    );
+    expect(page.data.map((job) => job.id)).toEqual(apiJobs.slice(2, 5).map((job) => job.id));
+    expect(page.has_more).toBe(true);
+    expect(page.next_cursor).toBe(apiJobs[2]!.id);
+  });
+
   it("error: the backend refuses an unknown status filter in the API's error format", async () => {
     const answer = await appGet<{ error: { code: string; param: string } }>("/app/jobs?status=lost");
     expect(answer.error.code).toBe("invalid_request");
