@@ -34,8 +34,16 @@ function progress(message: string): void {
   process.stderr.write(`[bench ${seconds}s] ${message}\n`);
 }
 
+/** Requests answered and failed so far in the running level (the ticker prints them). */
+type Tally = { done: number; errors: number };
+
 /** Runs `clients` closed loops of `task` until `seconds` have passed; each loop waits for its answer. */
-async function closedLoops<T>(clients: number, seconds: number, task: (client: number, round: number) => Promise<T>) {
+async function closedLoops<T>(
+  clients: number,
+  seconds: number,
+  task: (client: number, round: number) => Promise<T>,
+  tally: Tally = { done: 0, errors: 0 },
+) {
   const until = performance.now() + seconds * 1000;
   const results: T[] = [];
   let errors = 0;
@@ -44,8 +52,10 @@ async function closedLoops<T>(clients: number, seconds: number, task: (client: n
       for (let round = 0; performance.now() < until; round++) {
         try {
           results.push(await task(client, round));
+          tally.done++;
         } catch {
           errors++;
+          tally.errors++;
         }
       }
     }),
@@ -53,11 +63,15 @@ async function closedLoops<T>(clients: number, seconds: number, task: (client: n
   return { results, errors };
 }
 
-function ticker(label: string, seconds: number): NodeJS.Timeout {
+/** Every 5 s while a level runs: its elapsed time and the requests answered so far, with the rate. */
+function ticker(label: string, seconds: number, tally: Tally): NodeJS.Timeout {
   const start = performance.now();
   return setInterval(() => {
     const elapsed = (performance.now() - start) / 1000;
-    progress(`${label}: ${Math.min(seconds, elapsed).toFixed(0)}/${seconds} s`);
+    progress(
+      `${label}: ${Math.min(seconds, elapsed).toFixed(0)}/${seconds} s, ${tally.done} requests ` +
+        `(${(tally.done / Math.max(elapsed, 0.001)).toFixed(1)}/s), ${tally.errors} errors`,
+    );
   }, 5_000);
 }
 
@@ -125,8 +139,11 @@ async function main(): Promise<void> {
     const latency: LatencyRow[] = [];
     let memory: Record<string, { sampledPeakMb: number; vmHwmMb: number }> = {};
     let gatewayHeap: Record<string, number> = {};
-    for (const concurrency of LATENCY_LEVELS) {
-      progress(`latency: ${concurrency} concurrent streams for ${LATENCY_SECONDS} s (half through the gateway)`);
+    for (const [level, concurrency] of LATENCY_LEVELS.entries()) {
+      progress(
+        `latency level ${level + 1}/${LATENCY_LEVELS.length}: ${concurrency} concurrent streams for ` +
+          `${LATENCY_SECONDS} s (half through the gateway)`,
+      );
       const samplers: { name: string; pid: number | undefined }[] = [
         { name: "gateway", pid: gatewayPid },
         { name: "indexer", pid: indexerPid },
@@ -139,21 +156,27 @@ async function main(): Promise<void> {
           if (now) peaks.set(name, Math.max(peaks.get(name) ?? 0, now.rssMb));
         }
       }, 200);
-      const tick = ticker(`latency ${concurrency}`, LATENCY_SECONDS);
+      const tally: Tally = { done: 0, errors: 0 };
+      const tick = ticker(`latency ${concurrency}`, LATENCY_SECONDS, tally);
       const gatewayRuns: Timed[] = [];
       const directRuns: Timed[] = [];
       let gatewayErrors = 0;
       let directErrors = 0;
-      await closedLoops(concurrency, LATENCY_SECONDS, async (client, round) => {
-        const viaGateway = (client + round) % 2 === 0;
-        const result = viaGateway ? await through() : await direct(client + round);
-        const ok = result.status === 200 && result.ttftMs !== undefined;
-        if (viaGateway) {
-          if (ok) gatewayRuns.push(result);
-          else gatewayErrors++;
-        } else if (ok) directRuns.push(result);
-        else directErrors++;
-      });
+      await closedLoops(
+        concurrency,
+        LATENCY_SECONDS,
+        async (client, round) => {
+          const viaGateway = (client + round) % 2 === 0;
+          const result = viaGateway ? await through() : await direct(client + round);
+          const ok = result.status === 200 && result.ttftMs !== undefined;
+          if (viaGateway) {
+            if (ok) gatewayRuns.push(result);
+            else gatewayErrors++;
+          } else if (ok) directRuns.push(result);
+          else directErrors++;
+        },
+        tally,
+      );
       clearInterval(tick);
       clearInterval(sampler);
       if (concurrency === Math.max(...LATENCY_LEVELS)) gatewayHeap = await heapOf(info.apiUrl);
@@ -201,14 +224,21 @@ async function main(): Promise<void> {
     }[] = [];
     let best = 0;
     let flat = 0;
-    for (const concurrency of THROUGHPUT_LEVELS) {
-      progress(`throughput: ${concurrency} concurrent clients for ${THROUGHPUT_SECONDS} s`);
+    for (const [level, concurrency] of THROUGHPUT_LEVELS.entries()) {
+      progress(
+        `throughput level ${level + 1}/${THROUGHPUT_LEVELS.length}: ${concurrency} concurrent clients for ` +
+          `${THROUGHPUT_SECONDS} s`,
+      );
       const fromBlock = (await chain.getBlockNumber()) + 1n;
       const meter = cpuMeter(groups);
-      const tick = ticker(`throughput ${concurrency}`, THROUGHPUT_SECONDS);
+      const tally: Tally = { done: 0, errors: 0 };
+      const tick = ticker(`throughput ${concurrency}`, THROUGHPUT_SECONDS, tally);
       const started = performance.now();
-      const { results, errors } = await closedLoops(concurrency, THROUGHPUT_SECONDS, (client, round) =>
-        gatewayComplete(info.apiUrl, apiKey, models[(client + round) % models.length]!, MAX_TOKENS),
+      const { results, errors } = await closedLoops(
+        concurrency,
+        THROUGHPUT_SECONDS,
+        (client, round) => gatewayComplete(info.apiUrl, apiKey, models[(client + round) % models.length]!, MAX_TOKENS),
+        tally,
       );
       const seconds = (performance.now() - started) / 1000;
       const cpuCores = meter();

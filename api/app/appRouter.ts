@@ -19,7 +19,8 @@ import { issueNonce } from "./nonceStore.js";
 import { clearSessionCookie, sessionTokenOf, setSessionCookie } from "./sessionCookie.js";
 import { createSession, endSession, findSession } from "./sessionStore.js";
 import { verifySignIn } from "./verifySignIn.js";
-import { WalletJobs } from "./walletJobs.js";
+import { WalletActivity } from "./walletActivity.js";
+import { INDEX_STATUS_OF, WalletJobs } from "./walletJobs.js";
 
 export interface AppRouterDeps {
   config: GatewayConfig;
@@ -27,7 +28,12 @@ export interface AppRouterDeps {
   pool: pg.Pool;
   deployment: Deployment;
   publicClient: PublicClient;
+  /** The Model resources of `GET /v1/models` (the Models page shows the same facts without an API key). */
+  listModels: () => Promise<unknown[]>;
 }
+
+/** The Activity page shows at most this many days. */
+export const MAX_ACTIVITY_DAYS = 90;
 
 /** The chain the local stack runs (Hardhat); dev-mode helpers exist only there. */
 export const LOCAL_CHAIN_ID = 31337;
@@ -36,13 +42,19 @@ export const SUGGESTED_DEPOSIT_USDG = 10;
 const KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 
 const loginBody = z.object({ message: z.string().min(1).max(4096), signature: z.string().min(1).max(4096) });
+const jobCursor = z
+  .string()
+  .regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/)
+  .optional();
+/** Paged and filtered like `GET /v1/jobs` (api/README.md "Job list"). */
 const jobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
-  before: z
-    .string()
-    .regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/)
-    .optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  before: jobCursor,
+  after: jobCursor,
+  status: z.enum(Object.keys(INDEX_STATUS_OF) as [keyof typeof INDEX_STATUS_OF]).optional(),
+  model: z.string().min(1).max(200).optional(),
 });
+const activityQuery = z.object({ days: z.coerce.number().int().min(1).max(MAX_ACTIVITY_DAYS).default(30) });
 const mintBody = z.object({ usdg: z.number().int().min(1).max(10_000) });
 
 /** A public client on the deployment's chain, for reads and signature checks. */
@@ -77,6 +89,7 @@ export function appRouter(deps: AppRouterDeps): {
 } {
   const router = Router();
   const jobs = new WalletJobs(deps.config.INDEXER_URL);
+  const activity = new WalletActivity(deps.config.INDEXER_URL, deps.pool);
   const devMode = deps.settings.APP_DEV_MODE && deps.deployment.chainId === LOCAL_CHAIN_ID;
 
   const resolveWallet = async (req: Request): Promise<string | null> => {
@@ -194,9 +207,25 @@ export function appRouter(deps: AppRouterDeps): {
   router.get("/app/jobs", async (req, res) => {
     const wallet = await walletOf(req);
     const query = parseOrThrow(jobsQuery, req.query);
-    const data = await jobs.list(wallet, { limit: query.limit, ...(query.before ? { before: query.before } : {}) });
+    if (query.before && query.after) {
+      throw new ApiError("invalid_request", { param: "after", message: "Use either before or after, not both." });
+    }
+    const page = await jobs.page(wallet, query);
     res.setHeader("cache-control", "no-store");
-    res.json({ object: "list", data, has_more: data.length === query.limit });
+    res.json({ object: "list", ...page });
+  });
+
+  router.get("/app/activity", async (req, res) => {
+    const wallet = await walletOf(req);
+    const query = parseOrThrow(activityQuery, req.query);
+    res.setHeader("cache-control", "no-store");
+    res.json(await activity.report(wallet, query.days));
+  });
+
+  router.get("/app/models", async (req, res) => {
+    await walletOf(req);
+    res.setHeader("cache-control", "no-store");
+    res.json({ object: "list", data: await deps.listModels() });
   });
 
   if (devMode) {

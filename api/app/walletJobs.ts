@@ -1,4 +1,4 @@
-import { and, createClient, desc, eq, inArray, lt, type Client } from "@ponder/client";
+import { and, asc, createClient, desc, eq, gt, inArray, lt, type Client } from "@ponder/client";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import * as schema from "../../indexer/ponder.schema.js";
@@ -28,6 +28,26 @@ export interface WalletJob {
   dispute_outcome: string | null;
 }
 
+/** The API's job states (spec) and the index status each one is found under: the index knows chain outcomes only,
+ * so a job still `processing` or `settling` for the gateway is `pending` there. */
+export const INDEX_STATUS_OF = {
+  pending: "pending",
+  processing: "pending",
+  settling: "pending",
+  settled: "settled",
+  failed: "failed",
+  refunded: "refunded",
+  disputed: "disputed",
+} as const;
+
+export interface WalletJobsQuery {
+  limit: number;
+  before?: string | undefined;
+  after?: string | undefined;
+  status?: keyof typeof INDEX_STATUS_OF | undefined;
+  model?: string | undefined;
+}
+
 const iso = (seconds: bigint | null) => (seconds == null ? null : new Date(Number(seconds) * 1000).toISOString());
 const num = (value: bigint | null) => (value == null ? null : Number(value));
 
@@ -39,15 +59,35 @@ export class WalletJobs {
     this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
   }
 
-  async list(wallet: string, options: { limit: number; before?: string }): Promise<WalletJob[]> {
+  /**
+   * One page of the wallet's jobs, newest first, paged and filtered like `GET /v1/jobs`: `before` walks back,
+   * `after` returns the jobs just newer than the cursor; `next_cursor` continues in the same direction.
+   */
+  async page(
+    wallet: string,
+    options: WalletJobsQuery,
+  ): Promise<{ data: WalletJob[]; has_more: boolean; next_cursor: string | null }> {
     const conditions = [eq(schema.job.wallet, wallet.toLowerCase() as Hex)];
     if (options.before) conditions.push(lt(schema.job.id, options.before));
-    const jobs = await this.client.db
+    if (options.after) conditions.push(gt(schema.job.id, options.after));
+    if (options.model) conditions.push(eq(schema.job.modelId, options.model));
+    if (options.status) conditions.push(eq(schema.job.status, INDEX_STATUS_OF[options.status]));
+    const forward = options.after !== undefined && options.before === undefined;
+    const rows = await this.client.db
       .select()
       .from(schema.job)
       .where(and(...conditions))
-      .orderBy(desc(schema.job.id))
-      .limit(options.limit);
+      .orderBy(forward ? asc(schema.job.id) : desc(schema.job.id))
+      .limit(options.limit + 1);
+    const hasMore = rows.length > options.limit;
+    const page = rows.slice(0, options.limit);
+    if (forward) page.reverse();
+    const data = await this.describe(page);
+    const cursor = forward ? data[0]?.id : data.at(-1)?.id;
+    return { data, has_more: hasMore, next_cursor: hasMore ? (cursor ?? null) : null };
+  }
+
+  private async describe(jobs: (typeof schema.job.$inferSelect)[]): Promise<WalletJob[]> {
     const disputed = jobs.filter((job) => job.disputeTx != null).map((job) => job.jobKey);
     const disputes =
       disputed.length === 0

@@ -34,6 +34,26 @@ describe("completion objects", () => {
     expect(chunkObject(meta, {}, "length").choices[0]).toMatchObject({ delta: {}, finish_reason: "length" });
   });
 
+  it("puts the charge in usage: cost in credits where OpenRouter has it, the details in usage.service", () => {
+    const charge = {
+      job_id: "job_01JD0000000000000000000000",
+      credits_charged: 8,
+      usdg_value: 0.08,
+      credits_remaining: 992,
+      escrow_tx: `0x${"a".repeat(64)}`,
+      settlement_tx: null,
+      worker_address: `0x${"b".repeat(40)}`,
+    };
+    expect(usageOf(3, 1, charge)).toEqual({
+      prompt_tokens: 3,
+      completion_tokens: 1,
+      total_tokens: 4,
+      cost: 8,
+      service: charge,
+    });
+    expect(usageOf(3, 1)).not.toHaveProperty("cost");
+  });
+
   it("builds the usage chunk with no choices", () => {
     expect(usageChunkObject(meta, usageOf(1, 2))).toMatchObject({
       object: "chat.completion.chunk",

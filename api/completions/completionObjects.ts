@@ -6,6 +6,29 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /**
+   * Credits charged for the request: the place OpenRouter uses for the cost (`usage.cost`), so tools that read it
+   * there (LiteLLM, LangChain's `response_metadata.usage`) find it; here in credits, not dollars.
+   */
+  cost?: number;
+  /** What the charge was and where it is on chain (api/README.md "The charge in the response"). */
+  service?: ServiceCharge;
+}
+
+/**
+ * The service's extension of `usage`: the charge, the balance after it and the escrow and settlement
+ * transactions. It rides in `usage` because every SDK passes `usage` through whole; a stream carries it only in
+ * the `stream_options.include_usage` chunk.
+ */
+export interface ServiceCharge {
+  job_id: string;
+  credits_charged: number;
+  usdg_value: number;
+  credits_remaining: number;
+  escrow_tx: string;
+  /** Null when the settlement transaction was not yet sent when the object was written (see the trailer). */
+  settlement_tx: string | null;
+  worker_address: string;
 }
 
 export interface CompletionMeta {
@@ -20,11 +43,12 @@ export function completionIdOf(jobId: string): string {
   return `chatcmpl-${jobId}`;
 }
 
-export function usageOf(promptTokens: number, completionTokens: number): Usage {
+export function usageOf(promptTokens: number, completionTokens: number, charge?: ServiceCharge): Usage {
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
+    ...(charge ? { cost: charge.credits_charged, service: charge } : {}),
   };
 }
 

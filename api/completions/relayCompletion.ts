@@ -130,10 +130,12 @@ export async function relayCompletion(
           if (tokens === 0) {
             clearTimeout(ackTimer);
             deps.latency.record(candidate.address, prepared.model.id, Date.now() - attemptStartedAt);
-            gatewayMetrics.timeToFirstToken.observe(
-              { model: prepared.model.id },
-              (Date.now() - opened.startedAt) / 1000,
-            );
+            const firstTokenMs = Date.now() - opened.startedAt;
+            gatewayMetrics.timeToFirstToken.observe({ model: prepared.model.id }, firstTokenMs / 1000);
+            // Kept for the models' trust figures; never holds up the stream.
+            void deps.jobs
+              .update(opened.jobId, { first_token_ms: firstTokenMs })
+              .catch((error: unknown) => log.warn({ err: error }, "could not record the time to first token"));
             serving = candidate;
             servingNotified = true;
             sink.onServing(candidate.address, backend);

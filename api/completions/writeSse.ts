@@ -20,10 +20,24 @@ export function writeSse(res: Response, payload: unknown): void {
   if (!res.writableEnded && !res.destroyed) res.write(sseEvent(payload));
 }
 
-/** Ends the stream with `[DONE]`, then the settlement trailer when there is one. */
+/** Writes `data: [DONE]` once: the answer is complete, whatever follows (only the trailer) is optional. */
+export function writeDone(res: Response): void {
+  if (res.writableEnded || res.destroyed || doneWritten.has(res)) return;
+  doneWritten.add(res);
+  res.write(SSE_DONE);
+}
+
+const doneWritten = new WeakSet<Response>();
+
+/** Whether `[DONE]` went out: after it, nothing but the trailer may follow. */
+export function doneWasWritten(res: Response): boolean {
+  return doneWritten.has(res);
+}
+
+/** Ends the stream with `[DONE]` (unless it went out already), then the settlement trailer when there is one. */
 export function endSse(res: Response, settlementTx: string | undefined): void {
   if (res.writableEnded || res.destroyed) return;
-  res.write(SSE_DONE);
+  writeDone(res);
   if (settlementTx) res.addTrailers({ "x-service-settlement-tx": settlementTx });
   res.end();
 }

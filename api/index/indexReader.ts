@@ -1,4 +1,4 @@
-import { and, asc, createClient, desc, eq, gt, inArray, lt, type Client } from "@ponder/client";
+import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, type Client } from "@ponder/client";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
 
@@ -103,6 +103,15 @@ export class IndexReader {
       .where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex))
       .limit(1);
     return rows[0];
+  }
+
+  /** Disputes opened at or after `sinceSeconds` (chain time), with the model of their job (trust figures). */
+  async disputesSince(sinceSeconds: bigint): Promise<{ modelId: string; outcome: string }[]> {
+    return this.client.db
+      .select({ modelId: schema.job.modelId, outcome: schema.dispute.outcome })
+      .from(schema.dispute)
+      .innerJoin(schema.job, eq(schema.job.jobKey, schema.dispute.jobKey))
+      .where(gte(schema.dispute.openedAt, sinceSeconds));
   }
 
   /** Latest indexed block of the chain. */

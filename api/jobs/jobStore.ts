@@ -35,6 +35,7 @@ export interface GatewayJobRow {
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
+  first_token_ms?: number | null;
 }
 
 export interface NewGatewayJob {
@@ -70,6 +71,7 @@ type Patch = Partial<{
   timed_out: boolean;
   error: string;
   completed_at: Date;
+  first_token_ms: number;
 }>;
 
 /** The gateway_job table (db/migrations/001_gateway_jobs.sql). */

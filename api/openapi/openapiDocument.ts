@@ -33,6 +33,53 @@ const usage: Schema = {
   },
 };
 
+/** `usage` of a completion: the token counts plus the charge (api/README.md "The charge in the response"). */
+const completionUsage: Schema = {
+  allOf: [
+    usage,
+    {
+      type: "object",
+      required: ["cost", "service"],
+      properties: {
+        cost: {
+          type: "integer",
+          minimum: 0,
+          description: "Credits charged for this request (where OpenRouter puts the cost; here in credits).",
+        },
+        service: {
+          type: "object",
+          description: "The charge and its transactions.",
+          additionalProperties: false,
+          required: [
+            "job_id",
+            "credits_charged",
+            "usdg_value",
+            "credits_remaining",
+            "escrow_tx",
+            "settlement_tx",
+            "worker_address",
+          ],
+          properties: {
+            job_id: jobId,
+            credits_charged: { type: "integer", minimum: 0, description: "Equal to `cost`." },
+            usdg_value: { type: "number", minimum: 0, description: "`credits_charged` / 100." },
+            credits_remaining: { type: "integer", minimum: 0, description: "The wallet's balance after the charge." },
+            escrow_tx: txHash,
+            settlement_tx: {
+              ...nullable(txHash),
+              description:
+                "The settlement transaction when it was sent before this object was written (always on a whole " +
+                "completion unless the chain is slow; on a stream only when already known, otherwise in the " +
+                "`x-service-settlement-tx` trailer and the job resource).",
+            },
+            worker_address: address,
+          },
+        },
+      },
+    },
+  ],
+};
+
 const schemas: Record<string, Schema> = {
   Error: {
     type: "object",
@@ -59,6 +106,7 @@ const schemas: Record<string, Schema> = {
     },
   },
   Usage: usage,
+  CompletionUsage: completionUsage,
   ChatMessage: {
     type: "object",
     required: ["role", "content"],
@@ -125,7 +173,7 @@ const schemas: Record<string, Schema> = {
           },
         },
       },
-      usage: ref("Usage"),
+      usage: ref("CompletionUsage"),
     },
   },
   ChatCompletionChunk: {
@@ -158,7 +206,7 @@ const schemas: Record<string, Schema> = {
           },
         },
       },
-      usage: ref("Usage"),
+      usage: ref("CompletionUsage"),
     },
   },
   Model: {
@@ -179,6 +227,12 @@ const schemas: Record<string, Schema> = {
           "median_latency_ms",
           "parameters",
           "context_window",
+          "stats_window_hours",
+          "jobs_observed",
+          "p95_time_to_first_token_ms",
+          "success_rate",
+          "disputes_opened",
+          "disputes_upheld",
         ],
         properties: {
           tier,
@@ -192,6 +246,33 @@ const schemas: Record<string, Schema> = {
           },
           parameters: { type: "string" },
           context_window: { type: "integer", minimum: 1 },
+          stats_window_hours: {
+            type: "integer",
+            minimum: 1,
+            description: "The window the figures below cover: the last this many hours.",
+          },
+          jobs_observed: {
+            type: "integer",
+            minimum: 0,
+            description: "Jobs of the model that ended in the window (the base of `success_rate`).",
+          },
+          p95_time_to_first_token_ms: {
+            type: ["integer", "null"],
+            minimum: 0,
+            description: "p95 time from the request to its first token, over the window; null without jobs.",
+          },
+          success_rate: {
+            type: ["number", "null"],
+            minimum: 0,
+            maximum: 1,
+            description: "Share of the window's jobs that produced an answer; null without jobs.",
+          },
+          disputes_opened: { type: "integer", minimum: 0, description: "Disputes opened in the window." },
+          disputes_upheld: {
+            type: "integer",
+            minimum: 0,
+            description: "Of those, upheld by the arbiter (the worker was slashed).",
+          },
         },
       },
     },

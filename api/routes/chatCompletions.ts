@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from "express";
 import type { Hex } from "viem";
+import { creditsToUsdg } from "../../contracts/client/index.js";
 import {
   completionIdOf,
   chunkObject,
@@ -7,12 +8,13 @@ import {
   usageChunkObject,
   usageOf,
   type CompletionMeta,
+  type ServiceCharge,
 } from "../completions/completionObjects.js";
 import { openEscrow } from "../completions/openEscrow.js";
 import { prepareCompletion } from "../completions/prepareCompletion.js";
 import { jobHeaders, relayCompletion, type RelayOutcome } from "../completions/relayCompletion.js";
 import { parseChatRequest } from "../completions/requestSchema.js";
-import { endSse, startSse, writeSse } from "../completions/writeSse.js";
+import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../completions/writeSse.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError, errorBody } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
@@ -132,23 +134,40 @@ async function runCompletion(
       return;
     }
 
-    const usage = usageOf(outcome.promptTokens, outcome.completionTokens);
-    const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
+    const charge = (settlementTx: Hex | undefined): ServiceCharge => ({
+      job_id: opened.jobId,
+      credits_charged: outcome.creditsCharged,
+      usdg_value: creditsToUsdg(outcome.creditsCharged),
+      credits_remaining: outcome.creditsRemaining,
+      escrow_tx: opened.escrowTx,
+      settlement_tx: settlementTx ?? null,
+      worker_address: outcome.worker,
+    });
     if (request.stream) {
+      // The receipt is stored (the charge is now certain): the client gets the end of the answer, its charge and
+      // [DONE] at once, never held for the chain (api/README.md "When the connection breaks"). The settlement
+      // transaction follows as the trailer; the connection stays open only for that.
+      const knownTx = await settlementTxIfSent(outcome.ticket.submitted);
+      const usageNow = usageOf(outcome.promptTokens, outcome.completionTokens, charge(knownTx));
       if (firstChunk) writeSse(res, chunkObject(meta, { role: "assistant", content: "" }, null));
       writeSse(res, chunkObject(meta, {}, outcome.finishReason));
-      if (request.includeUsage) writeSse(res, usageChunkObject(meta, usage));
-      const settlementTx = await settlementTxOf(outcome.ticket.submitted);
+      if (request.includeUsage) writeSse(res, usageChunkObject(meta, usageNow));
+      writeDone(res);
+      const settlementTx = knownTx ?? (await settlementTxOf(outcome.ticket.submitted));
       const headers = {
         ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
         ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
         "x-service-backend": outcome.backend,
       };
+      const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
+      const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
       await remember({ status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage });
       endSse(res, settlementTx);
       return;
     }
     const settlementTx = await settlementTxOf(outcome.ticket.submitted);
+    const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
+    const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
     const headers = {
       ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
       ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
@@ -160,10 +179,11 @@ async function runCompletion(
   } catch (error) {
     if (streamStarted) {
       deps.logger.error({ err: error, job_id: opened.jobId }, "error after the stream started");
-      writeSse(
-        res,
-        errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL),
-      );
+      if (!doneWasWritten(res))
+        writeSse(
+          res,
+          errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL),
+        );
       endSse(res, undefined);
       return undefined;
     }
@@ -175,6 +195,17 @@ async function runCompletion(
     deps.activeJobs.delete(opened.jobId);
     void servingWorker;
   }
+}
+
+/** The settlement transaction if it was already sent; never waits. */
+async function settlementTxIfSent(submitted: Promise<Hex>): Promise<Hex | undefined> {
+  const notYet = Symbol("not yet");
+  // A settled promise resolves before a macrotask; one turn of the event loop tells whether it already has.
+  const value = await Promise.race([
+    submitted.catch(() => undefined),
+    new Promise<typeof notYet>((resolve) => setImmediate(() => resolve(notYet))),
+  ]);
+  return value === notYet ? undefined : value;
 }
 
 async function settlementTxOf(submitted: Promise<Hex>): Promise<Hex | undefined> {

@@ -2,9 +2,10 @@ import { Router } from "express";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
+import { modelTrustOf, type ModelTrustFigures } from "../jobs/modelTrust.js";
 
-/** The Model resource (spec) with its `service` extension. */
-function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: number) {
+/** The Model resource (spec) with its `service` extension: the spec's fields, then the trust figures. */
+function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: number, trust: ModelTrustFigures) {
   return {
     id: model.id,
     object: "model" as const,
@@ -18,8 +19,22 @@ function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: num
       median_latency_ms: deps.latency.modelMedian(model.id),
       parameters: model.parameters,
       context_window: model.contextWindow,
+      ...trust,
     },
   };
+}
+
+export type ModelResource = ReturnType<typeof toModelResource>;
+
+/** Every listed model with at least one healthy worker (spec rule 4), as Model resources. */
+export async function listedModelResources(deps: GatewayDeps): Promise<ModelResource[]> {
+  const trust = modelTrustOf(deps);
+  const data: ModelResource[] = [];
+  for (const model of await deps.models.all()) {
+    const workers = deps.workers.candidates(model.id).length;
+    if (workers > 0) data.push(toModelResource(deps, model, workers, await trust.of(model.id)));
+  }
+  return data;
 }
 
 /** GET /v1/models and /v1/models/{model_id}: listed models with at least one healthy worker (spec rule 4). */
@@ -27,13 +42,7 @@ export function modelsRouter(deps: GatewayDeps): Router {
   const router = Router();
 
   router.get("/v1/models", async (_req, res) => {
-    const models = await deps.models.all();
-    const data = [];
-    for (const model of models) {
-      const workers = deps.workers.candidates(model.id).length;
-      if (workers > 0) data.push(toModelResource(deps, model, workers));
-    }
-    res.json({ object: "list", data });
+    res.json({ object: "list", data: await listedModelResources(deps) });
   });
 
   router.get("/v1/models/:model_id", async (req, res) => {
@@ -46,7 +55,7 @@ export function modelsRouter(deps: GatewayDeps): Router {
         message: `The model '${req.params.model_id}' does not exist.`,
       });
     }
-    res.json(toModelResource(deps, model, workers));
+    res.json(toModelResource(deps, model, workers, await modelTrustOf(deps).of(model.id)));
   });
 
   return router;

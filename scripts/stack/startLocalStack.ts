@@ -110,7 +110,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // Logs describe one run (the chain is new each time).
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
-  const progress = options.onProgress ?? (() => {});
+  const report = options.onProgress ?? (() => {});
+  // Each step's line says how long it took (the time since the previous line), so a slow step stands out.
+  let stepStartedAt = Date.now();
+  const progress = (message: string) => {
+    const now = Date.now();
+    report(`${message} (${formatSeconds(now - stepStartedAt)})`);
+    stepStartedAt = now;
+  };
   const echo = options.echo ?? false;
   const deploymentsFile = path.join(stateDir, "deployments.json");
   const webDistDir = path.join(stateDir, "web-dist");
@@ -124,7 +131,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stopped = true;
     for (const { name, stop: stopOne, timeoutMs } of stops.reverse()) {
       await withTimeout(stopOne(), timeoutMs ?? STOP_TIMEOUT_MS).catch((error: unknown) =>
-        progress(`stopping ${name} failed: ${String(error)}`),
+        report(`stopping ${name} failed: ${String(error)}`),
       );
     }
   };
@@ -253,6 +260,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stop();
     throw error;
   }
+}
+
+function formatSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 function withTimeout(promise: Promise<void>, ms: number): Promise<void> {

@@ -10,11 +10,39 @@ import { repoRoot } from "../stack/repoRoot.js";
 import { createChainReader } from "./chainReader.js";
 import { checkJob } from "./checkJob.js";
 import { VerifyInputError, findJobEvents, resolveJobKey } from "./findJobEvents.js";
+import type { ScanProgress } from "./logsByTopics.js";
 import { reconcileWallet } from "./reconcileWallet.js";
 
 const USAGE = `usage: npm run verify -- <job_… | 0x job key | 0x tx hash> [--text FILE]
-       npm run verify -- --wallet ADDRESS
-options: --rpc-url URL  --deployments FILE  (default: RPC_URL / DEPLOYMENTS_FILE, else .local/stack.json)`;
+       npm run verify -- --wallet ADDRESS [--blocks-per-query N]
+options: --rpc-url URL  --deployments FILE  (default: RPC_URL / DEPLOYMENTS_FILE, else .local/stack.json)
+         --blocks-per-query N  blocks per eth_getLogs page (default VERIFY_BLOCKS_PER_QUERY, else 5000)`;
+
+/** Progress goes to stderr at most this often (plus the first and the last page), so stdout stays the report. */
+const PROGRESS_EVERY_MS = 500;
+
+/** Prints one progress line per page of the wallet scan (throttled): blocks read, share done, events so far. */
+function scanProgress(): (progress: ScanProgress) => void {
+  const started = Date.now();
+  let printedAt = 0;
+  let first = true;
+  return ({ fromBlock, toBlock, scannedTo, logs }) => {
+    const done = scannedTo >= toBlock;
+    if (!first && !done && Date.now() - printedAt < PROGRESS_EVERY_MS) return;
+    first = false;
+    printedAt = Date.now();
+    const total = toBlock - fromBlock + 1n;
+    const read = scannedTo - fromBlock + 1n;
+    const percent = total === 0n ? 100 : Number((read * 100n) / total);
+    console.error(
+      `verify: blocks ${fromBlock.toLocaleString("en-US")}–${scannedTo.toLocaleString("en-US")} of ` +
+        `${toBlock.toLocaleString("en-US")} (${percent}%), ${logs.toLocaleString("en-US")} escrow events, ` +
+        `${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+  };
+}
+
+const blocksPerQuerySchema = z.coerce.number().int().min(1).max(1_000_000);
 
 const stackFileSchema = z.object({ rpcUrl: z.string().url(), deploymentsFile: z.string().min(1) });
 
@@ -47,6 +75,7 @@ export async function main(argv: string[]): Promise<number> {
       wallet: { type: "string" },
       "rpc-url": { type: "string" },
       deployments: { type: "string" },
+      "blocks-per-query": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -57,7 +86,13 @@ export async function main(argv: string[]): Promise<number> {
   const reader = createChainReader(...(Object.values(chainSettings(values)) as [string, string]));
   if (values.wallet) {
     if (!isAddress(values.wallet, { strict: false })) throw new VerifyInputError(`not an address: ${values.wallet}`);
-    const report = await reconcileWallet(reader, getAddress(values.wallet));
+    const blocks = values["blocks-per-query"] ?? process.env.VERIFY_BLOCKS_PER_QUERY;
+    const parsedBlocks = blocks === undefined ? undefined : blocksPerQuerySchema.safeParse(blocks);
+    if (parsedBlocks && !parsedBlocks.success) throw new VerifyInputError(`not a block count: ${blocks}`);
+    const report = await reconcileWallet(reader, getAddress(values.wallet), {
+      ...(parsedBlocks?.success ? { blocksPerQuery: BigInt(parsedBlocks.data) } : {}),
+      onProgress: scanProgress(),
+    });
     console.log(report.lines.join("\n"));
     console.log(report.problems.length === 0 ? "CONSISTENT" : `INCONSISTENT: ${report.problems.length} problem(s)`);
     return report.problems.length === 0 ? 0 : 1;

@@ -2,7 +2,7 @@ import type { Address } from "viem";
 import { creditEscrowAbi } from "../../contracts/client/abis.js";
 import type { ChainReader } from "./chainReader.js";
 import { bigArg, decodeProductLogs, formatUsdg, type ProductEvent } from "./decodeProductLogs.js";
-import { addressTopic, logsByTopics } from "./logsByTopics.js";
+import { addressTopic, logsByTopicsPaged, type ScanOptions } from "./logsByTopics.js";
 
 export interface WalletReport {
   lines: string[];
@@ -27,14 +27,23 @@ const sum = (events: ProductEvent[], name: string, field: string) =>
  * Replays a wallet's whole history from the escrow's logs and compares it with the escrow's state:
  * deposits − withdrawals − charges + restored − locked = available, and the still-locked credits = locked.
  */
-export async function reconcileWallet(reader: ChainReader, wallet: Address): Promise<WalletReport> {
+export async function reconcileWallet(
+  reader: ChainReader,
+  wallet: Address,
+  scan: ScanOptions = {},
+): Promise<WalletReport> {
   const { contracts } = reader.deployment;
   // Deposited/Withdrawn index the wallet first (topic 1); the job events index the job id first, the wallet second.
   const walletTopic = addressTopic(wallet);
-  const [first, second] = await Promise.all([
-    logsByTopics(reader, contracts.creditEscrow, [null, walletTopic]),
-    logsByTopics(reader, contracts.creditEscrow, [null, null, walletTopic]),
-  ]);
+  const [first = [], second = []] = await logsByTopicsPaged(
+    reader,
+    contracts.creditEscrow,
+    [
+      [null, walletTopic],
+      [null, null, walletTopic],
+    ],
+    scan,
+  );
   // A deposit paid by the wallet itself matches both queries (payer is topic 2): keep each log once.
   const unique = new Map([...first, ...second].map((log) => [`${log.transactionHash}:${log.logIndex}`, log]));
   const logs = [...unique.values()].sort((a, b) =>

@@ -5,6 +5,7 @@ import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { openBrowser, screenshot, type TestBrowser } from "./support/browser.js";
 import { failJob, openUnroutedJob, settledJob, upheldDispute } from "./support/jobs.js";
 import { startOwnWorker } from "./support/ownWorker.js";
+import { WEB_TEST_PORT_BASE } from "./globalSetup.js";
 
 // The explorer page (/tx/<hash>) needs no sign-in: it reads the transaction from the chain and decodes the
 // product's events. Settlement and escrow lock are covered in webApp.test.ts; here disputes and refunds.
@@ -35,7 +36,7 @@ describe("explorer page", () => {
 
   beforeAll(async () => {
     // Upholding the dispute slashes the job's worker: a worker of this file's own.
-    const { model } = await startOwnWorker("explorer-dispute", 8831, client.apiKey);
+    const { model } = await startOwnWorker("explorer-dispute", WEB_TEST_PORT_BASE + 31, client.apiKey);
     const job = await settledJob(client, model);
     const { disputeTx, resolveTx } = await upheldDispute(client, job.jobId);
     await openExplorer(job.settlementTx);

@@ -7,6 +7,7 @@ import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { failJob, openUnroutedJob, settledJob, timeoutRefund, upheldDispute, type SettledJob } from "./support/jobs.js";
 import { startOwnWorker } from "./support/ownWorker.js";
 import { runVerify } from "./support/runVerify.js";
+import { WEB_TEST_PORT_BASE } from "./globalSetup.js";
 
 // `npm run verify` against the real local chain: jobs that settled, were disputed (and upheld), failed and timed
 // out, a tampered text, and a whole wallet's history. The command sees only the RPC URL and deployments file.
@@ -25,7 +26,7 @@ let disputeModel: string;
 
 beforeAll(async () => {
   client = await createClientWallet({ usdg: 5n });
-  ({ model: disputeModel } = await startOwnWorker("verify-dispute", 8832, client.apiKey));
+  ({ model: disputeModel } = await startOwnWorker("verify-dispute", WEB_TEST_PORT_BASE + 32, client.apiKey));
 });
 
 describe("npm run verify", () => {
@@ -102,6 +103,24 @@ describe("npm run verify", () => {
     expect(run.stdout).toContain("✓ locked from the logs = locked in the escrow");
     expect(run.stdout).toMatch(/jobs\s+4 opened: 2 settled, 1 failed, 1 refunded/);
     expect(run.stdout).toContain("CONSISTENT");
+  });
+
+  it("reports its progress on stderr page by page over a long history, with the same result", async () => {
+    const run = await runVerify(["--wallet", client.wallet, "--blocks-per-query", "25"]);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const lines = run.stderr.split("\n").filter((line) => line.startsWith("verify: blocks "));
+    // The first and the last page are always reported; the stack's chain has far more than two pages of 25 blocks.
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines[0]).toMatch(/^verify: blocks [\d,]+–[\d,]+ of [\d,]+ \(\d+%\), [\d,]+ escrow events, [\d.]+ s$/);
+    expect(lines.at(-1)).toMatch(/\(100%\)/);
+    expect(run.stdout).toMatch(/jobs\s+4 opened: 2 settled, 1 failed, 1 refunded/);
+    expect(run.stdout).toContain("CONSISTENT");
+  });
+
+  it("error: exits 2 for a block count that is not a positive integer", async () => {
+    const run = await runVerify(["--wallet", client.wallet, "--blocks-per-query", "0"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("not a block count");
   });
 
   it("error: exits non-zero for a job the chain has never seen", async () => {

@@ -7,10 +7,12 @@ import { publicClientOf } from "./chain/publicClientOf";
 import { ConnectPanel } from "./components/ConnectPanel";
 import { Nav } from "./components/Nav";
 import { ErrorNote, Loading } from "./components/StatusNote";
+import { ActivityPage } from "./pages/ActivityPage";
 import { ExplorerPage } from "./pages/ExplorerPage";
 import { FundPage } from "./pages/FundPage";
 import { HomePage } from "./pages/HomePage";
 import { JobsPage } from "./pages/JobsPage";
+import { ModelsPage } from "./pages/ModelsPage";
 import { SettingsPage } from "./pages/SettingsPage";
 import { WebhooksPage } from "./pages/WebhooksPage";
 import { useRoute } from "./useRoute";
@@ -74,6 +76,10 @@ function Shell({ config }: { config: AppConfig }) {
     page = <WebhooksPage />;
   } else if (path === "/jobs") {
     page = <JobsPage />;
+  } else if (path === "/activity") {
+    page = <ActivityPage />;
+  } else if (path === "/models") {
+    page = <ModelsPage />;
   } else {
     page = <HomePage />;
   }

@@ -1,4 +1,23 @@
-import type { AppAccount, AppConfig, AppSession, FailedDelivery, WalletJob, Webhook } from "./appTypes";
+import type {
+  AppAccount,
+  AppConfig,
+  AppSession,
+  FailedDelivery,
+  ServiceModel,
+  WalletActivity,
+  WalletJobFilter,
+  WalletJobPage,
+  Webhook,
+} from "./appTypes";
+
+function jobsPath(filter: WalletJobFilter): string {
+  const query = new URLSearchParams({ limit: String(filter.limit) });
+  for (const name of ["before", "after", "status", "model"] as const) {
+    const value = filter[name];
+    if (value) query.set(name, value);
+  }
+  return `/app/jobs?${query.toString()}`;
+}
 
 /** An error answer of the backend, in the API's error format. */
 export class AppApiError extends Error {
@@ -52,7 +71,9 @@ export const appApi = {
   logout: () => request<unknown>("POST", "/app/logout"),
   me: () => request<AppSession>("GET", "/app/me"),
   account: () => request<AppAccount>("GET", "/app/account"),
-  jobs: () => request<{ data: WalletJob[] }>("GET", "/app/jobs?limit=100"),
+  jobs: (filter: WalletJobFilter) => request<WalletJobPage>("GET", jobsPath(filter)),
+  activity: (days: number) => request<WalletActivity>("GET", `/app/activity?days=${days}`),
+  models: () => request<{ data: ServiceModel[] }>("GET", "/app/models"),
   webhooks: () => request<{ data: Webhook[] }>("GET", "/app/webhooks"),
   deliveries: () => request<{ data: FailedDelivery[] }>("GET", "/app/webhooks/deliveries?limit=50"),
   replayOne: (id: string) => request<{ replayed: number }>("POST", `/app/webhooks/deliveries/${id}/replay`),

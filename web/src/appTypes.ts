@@ -94,3 +94,69 @@ export interface FailedDelivery {
   failed_at: string | null;
   attempts: DeliveryAttempt[];
 }
+
+/** One page of `GET /app/jobs` (paged and filtered like `GET /v1/jobs`). */
+export interface WalletJobPage {
+  object: "list";
+  data: WalletJob[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export interface WalletJobFilter {
+  limit: number;
+  before?: string;
+  after?: string;
+  status?: string;
+  model?: string;
+}
+
+/** `GET /app/activity`: the wallet's charges, tokens, outcomes and waiting times per UTC day. */
+export interface WalletActivity {
+  object: "activity";
+  wallet: string;
+  days: number;
+  from: string;
+  to: string;
+  totals: { jobs: number; credits_charged: number; prompt_tokens: number; completion_tokens: number };
+  by_day: {
+    date: string;
+    jobs: number;
+    credits_charged: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+    credits_by_model: Record<string, number>;
+  }[];
+  by_model: {
+    model: string;
+    jobs: number;
+    credits_charged: number;
+    prompt_tokens: number;
+    completion_tokens: number;
+  }[];
+  by_outcome: { status: string; jobs: number }[];
+  time_to_first_token: { date: string; jobs: number; p50_ms: number; p95_ms: number }[];
+}
+
+/** A Model resource of `GET /v1/models` (served to the app as `GET /app/models`). */
+export interface ServiceModel {
+  id: string;
+  object: "model";
+  created: number;
+  owned_by: string;
+  service: {
+    tier: string;
+    credits_per_request: number;
+    credits_per_1k_tokens: number;
+    active_workers: number;
+    median_latency_ms: number;
+    parameters: string;
+    context_window: number;
+    stats_window_hours: number;
+    jobs_observed: number;
+    p95_time_to_first_token_ms: number | null;
+    success_rate: number | null;
+    disputes_opened: number;
+    disputes_upheld: number;
+  };
+}

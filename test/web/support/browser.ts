@@ -40,8 +40,18 @@ export async function openBrowser(): Promise<TestBrowser> {
   };
 }
 
-/** Saves a full-page screenshot to test-results/web/<name>.png (a CI artifact). */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** The committed pictures of the app (docs/screenshots/), refreshed when `UPDATE_DOCS_SCREENSHOTS=1`. */
+export const DOCS_SCREENSHOT_DIR = path.join(repoRoot, "docs", "screenshots");
+
+/**
+ * Saves a full-page screenshot to test-results/web/<name>.png (a CI artifact); with `docs`, and when
+ * `UPDATE_DOCS_SCREENSHOTS=1`, also to docs/screenshots/<name>.png (committed, linked from the README).
+ */
+export async function screenshot(page: Page, name: string, { docs = false }: { docs?: boolean } = {}): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  if (docs && process.env.UPDATE_DOCS_SCREENSHOTS === "1") {
+    mkdirSync(DOCS_SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: path.join(DOCS_SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  }
 }

@@ -1,5 +1,5 @@
 import { afterAll } from "vitest";
-import { startWorker, type RunningWorker } from "../../../scripts/stack/startWorkers.js";
+import { startWorker, type RunningWorker, type WorkerFault } from "../../../scripts/stack/startWorkers.js";
 import { freshAccount } from "../../support/chain.js";
 import { stackInfo } from "../../support/stackInfo.js";
 import { addCatalogModel, uniqueModelId, waitUntilModelHasWorkers } from "../../support/workers.js";
@@ -12,16 +12,21 @@ afterAll(async () => {
 
 /**
  * A model of the test's own, served by one worker of its own (fresh key, staked, registered) on `port` (this
- * suite's range, 8800–8839). Upheld disputes slash the worker that served the job: they must not hit the shared
+ * suite's range, `WEB_TEST_PORT_BASE` + 0–39). Upheld disputes slash the worker that served the job: they must not hit the shared
  * pool's workers, which other tests still need. Stopped after the file's tests.
  */
-export async function startOwnWorker(label: string, port: number, apiKey: string): Promise<{ model: string }> {
+export async function startOwnWorker(
+  label: string,
+  port: number,
+  apiKey: string,
+  options: { fault?: WorkerFault } = {},
+): Promise<{ model: string }> {
   const model = uniqueModelId(label);
   await addCatalogModel(model, { tier: "lite" });
   const { privateKey } = await freshAccount();
   const info = stackInfo();
   const worker = await startWorker({
-    spec: { privateKey, port, models: [model] },
+    spec: { privateKey, port, models: [model], ...(options.fault ? { fault: options.fault } : {}) },
     gatewayToken: info.gatewayToken,
     rpcUrl: info.rpcUrl,
     deploymentsFile: info.deploymentsFile,

@@ -6,7 +6,9 @@ import { Mono } from "./ExplorerLink";
 const LINKS = [
   { path: "/", label: "Balance" },
   { path: "/fund", label: "Fund" },
+  { path: "/activity", label: "Activity" },
   { path: "/jobs", label: "Jobs" },
+  { path: "/models", label: "Models" },
   { path: "/webhooks", label: "Webhooks" },
   { path: "/settings", label: "Settings" },
 ];

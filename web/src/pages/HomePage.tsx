@@ -14,6 +14,9 @@ export function HomePage() {
           <button type="button" className="secondary" onClick={() => navigate("/settings")}>
             Manage API key
           </button>
+          <button type="button" className="secondary" onClick={() => navigate("/activity")}>
+            See activity
+          </button>
           <button type="button" className="secondary" onClick={() => navigate("/jobs")}>
             See jobs
           </button>
