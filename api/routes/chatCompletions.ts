@@ -16,6 +16,7 @@ import { endSse, startSse, writeSse } from "../completions/writeSse.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError, errorBody } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { failJob } from "../jobs/closeJob.js";
 import { bodyHashOf, type StoredResponse } from "../jobs/idempotencyStore.js";
 
@@ -28,6 +29,7 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.post("/v1/chat/completions", async (req, res) => {
     const auth = authOf(res);
+    parseQuery(req, NO_QUERY);
     const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
     const idempotencyKey = idempotencyKeyOf(req);
     if (idempotencyKey !== undefined) {

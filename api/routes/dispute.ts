@@ -6,6 +6,7 @@ import { revertOf } from "../chain/revertOf.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import { loadJob, type LoadedJob } from "../jobs/loadJob.js";
 
@@ -23,6 +24,7 @@ export function disputeRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.post("/v1/jobs/:job_id/dispute", async (req, res) => {
     const auth = authOf(res);
+    parseQuery(req, NO_QUERY);
     const body = parseOrThrow(disputeBodySchema, req.body ?? {});
     let job = await loadJob(deps, auth.keyHash, req.params.job_id);
     if (!job) throw new ApiError("job_not_found");
