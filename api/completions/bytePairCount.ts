@@ -9,8 +9,8 @@ import { CL_AND_O_TOKEN_SPLIT_PATTERN } from "gpt-tokenizer/encodingParams/const
  * letters or symbols without spaces (120 KB of emoji took 16 s). This is the same greedy merge — lowest rank first,
  * leftmost on ties, a piece that is itself a token counts as one — driven by a binary heap over a linked list of
  * parts, so the counts are identical (`bytePairCount.test.ts` compares them with gpt-tokenizer) and the cost is
- * O(n log n). The counting is resumable: `countTextTokens` returns after roughly `sliceBudget` units of work so a
- * caller can yield to the event loop between slices.
+ * O(n log n). The counting is resumable: `countTextTokens` returns when the caller's `outOfTime()` says so (checked
+ * every 1,024 merge steps and before every piece), so the caller can yield to the event loop between slices.
  */
 
 /** Token ranks keyed by the token's bytes as a latin1 string (one char per byte), built once. */
@@ -93,15 +93,74 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const CHECK_EVERY = 0x3ff;
 
 /**
+ * Memo of "rank of token a followed by token b" (or NO_RANK), so the long runs an attacker sends (the same few
+ * pairs over and over) cost one integer hash probe per lookup instead of a substring and a string-map lookup.
+ * Open addressing in typed arrays (3 MB); emptied when three quarters full.
+ */
+class PairMemo {
+  private static readonly CAPACITY = 1 << 18;
+  private readonly left = new Int32Array(PairMemo.CAPACITY).fill(-1);
+  private readonly right = new Int32Array(PairMemo.CAPACITY);
+  private readonly value = new Int32Array(PairMemo.CAPACITY);
+  private size = 0;
+
+  constructor(
+    private readonly bytesOfRank: readonly string[],
+    private readonly table: Map<string, number>,
+  ) {}
+
+  get(a: number, b: number): number {
+    const mask = PairMemo.CAPACITY - 1;
+    let slot = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b, 0x85ebca77)) & mask;
+    for (;;) {
+      const stored = this.left[slot]!;
+      if (stored === -1) break;
+      if (stored === a && this.right[slot] === b) return this.value[slot]!;
+      slot = (slot + 1) & mask;
+    }
+    const rank = this.table.get(this.bytesOfRank[a]! + this.bytesOfRank[b]!) ?? NO_RANK;
+    if (this.size >= (PairMemo.CAPACITY * 3) / 4) {
+      this.left.fill(-1);
+      this.size = 0;
+      return rank;
+    }
+    this.left[slot] = a;
+    this.right[slot] = b;
+    this.value[slot] = rank;
+    this.size++;
+    return rank;
+  }
+}
+
+let pairMemo: PairMemo | undefined;
+
+function pairs(table: Map<string, number>): PairMemo {
+  if (pairMemo) return pairMemo;
+  const bytesOfRank: string[] = [];
+  for (const [bytes, rank] of table) bytesOfRank[rank] = bytes;
+  pairMemo = new PairMemo(bytesOfRank, table);
+  return pairMemo;
+}
+
+const BOM_BYTES = "\xef\xbb\xbf";
+
+/**
  * The byte-pair merge of one pre-tokenized piece (its UTF-8 bytes as a latin1 string), resumable: `run` works
- * until the piece is done or `outOfTime()` says the slice is over (checked every few hundred steps).
+ * until the piece is done or `outOfTime()` says the slice is over (checked every 1,024 steps). Allocation is the
+ * only work done up front; linking the parts happens in the resumable first phase.
  */
 class PieceMerge {
   private readonly n: number;
-  /** Parts are [i, next[i]); `pairRank[i]` is the rank of part i joined with the part after it, or NO_RANK. */
+  /** Parts are [i, next[i]); `pairRank[i]` is 1 + the rank of part i joined with the part after it, 0 if none. */
   private readonly next: Int32Array;
   private readonly prev: Int32Array;
   private readonly pairRank: Int32Array;
+  /**
+   * The token of each part, so a pair is looked up by two ranks. Not used for a piece containing a byte-order
+   * mark, where gpt-tokenizer's lookup depends on the bytes themselves (see `rankOf`).
+   */
+  private readonly token: Int32Array | undefined;
+  private readonly memo: PairMemo;
   private readonly heap: Float64Array;
   private heapSize = 0;
   /** Next byte whose initial pair rank is still to be looked up (phase 1), then n. */
@@ -117,23 +176,29 @@ class PieceMerge {
     this.parts = n;
     this.next = new Int32Array(n);
     this.prev = new Int32Array(n);
-    this.pairRank = new Int32Array(n).fill(NO_RANK);
+    this.pairRank = new Int32Array(n);
+    this.token = bytes.includes(BOM_BYTES) ? undefined : new Int32Array(n);
+    this.memo = pairs(table);
     // Every merge pushes at most two entries.
     this.heap = new Float64Array(3 * n);
-    for (let i = 0; i < n; i++) {
-      this.next[i] = i + 1;
-      this.prev[i] = i - 1;
-    }
   }
 
   /** Returns true when the piece is fully merged (`parts` is then its token count). */
   run(outOfTime: () => boolean): boolean {
-    const { n, pairRank } = this;
+    const { n, pairRank, next, prev, token } = this;
     let steps = 0;
     while (this.initialized < n - 1) {
       const i = this.initialized++;
+      if (i === 0) {
+        next[0] = 1;
+        prev[0] = -1;
+        if (token) token[0] = this.table.get(this.bytes[0]!)!;
+      }
+      next[i + 1] = i + 2;
+      prev[i + 1] = i;
+      if (token) token[i + 1] = this.table.get(this.bytes[i + 1]!)!;
       const rank = this.rankOfPair(i);
-      pairRank[i] = rank;
+      pairRank[i] = rank + 1;
       if (rank !== NO_RANK) this.push(rank, i);
       if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return false;
     }
@@ -143,20 +208,21 @@ class PieceMerge {
       const rank = Math.floor(key / OFFSET_SPAN);
       const start = key - rank * OFFSET_SPAN;
       // Stale entry: the part was merged away or its pair changed since.
-      if (pairRank[start] !== rank) continue;
-      const removed = this.next[start]!;
-      const after = removed + 1 >= n ? n : this.next[removed]!;
-      this.next[start] = after;
-      if (after < n) this.prev[after] = start;
-      pairRank[removed] = NO_RANK;
+      if (pairRank[start] !== rank + 1) continue;
+      const removed = next[start]!;
+      const after = removed + 1 >= n ? n : next[removed]!;
+      next[start] = after;
+      if (after < n) prev[after] = start;
+      pairRank[removed] = 0;
+      if (token) token[start] = rank;
       this.parts--;
       const own = this.rankOfPair(start);
-      pairRank[start] = own;
+      pairRank[start] = own + 1;
       if (own !== NO_RANK) this.push(own, start);
-      const before = this.prev[start]!;
+      const before = prev[start]!;
       if (before >= 0) {
         const previous = this.rankOfPair(before);
-        pairRank[before] = previous;
+        pairRank[before] = previous + 1;
         if (previous !== NO_RANK) this.push(previous, before);
       }
       if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0;
@@ -167,6 +233,7 @@ class PieceMerge {
   private rankOfPair(start: number): number {
     const second = this.next[start]!;
     if (second >= this.n) return NO_RANK;
+    if (this.token) return this.memo.get(this.token[start]!, this.token[second]!);
     const end = second + 1 >= this.n ? this.n : this.next[second]!;
     return rankOf(this.table, this.bytes.substring(start, end)) ?? NO_RANK;
   }
@@ -248,7 +315,6 @@ export function startTextCount(text: string): TextCount {
  */
 export function countTextTokens(state: TextCount, outOfTime: () => boolean, stopAt = Number.POSITIVE_INFINITY): void {
   const table = ranks();
-  let pieces = 0;
   while (!state.done && state.tokens < stopAt) {
     if (state.merging) {
       if (!state.merging.run(outOfTime)) return;
@@ -256,7 +322,8 @@ export function countTextTokens(state: TextCount, outOfTime: () => boolean, stop
       state.merging = undefined;
       continue;
     }
-    if ((++pieces & CHECK_EVERY) === 0 && outOfTime()) return;
+    // Checked before every piece: a long piece's pre-tokenizer match and set-up are not sliced.
+    if (outOfTime()) return;
     const match = state.regex.exec(state.text);
     if (!match) {
       state.done = true;
@@ -286,5 +353,5 @@ export function countTokensOf(text: string): number {
 
 /** Builds the rank table now (start-up), instead of on the first request. */
 export function warmTokenizer(): void {
-  ranks();
+  pairs(ranks());
 }
