@@ -12,6 +12,7 @@ import {
 } from "../../contracts/client/index.js";
 import type { GatewayConfig } from "../config.js";
 import { ApiError } from "../errors/ApiError.js";
+import { integerParam, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import type { AppSettings } from "./appSettings.js";
 import { mintTestStablecoin } from "./mintTestStablecoin.js";
@@ -37,7 +38,7 @@ const KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 
 const loginBody = z.object({ message: z.string().min(1).max(4096), signature: z.string().min(1).max(4096) });
 const jobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: integerParam("limit", 1, 100).default(50),
   before: z
     .string()
     .regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/)
@@ -193,7 +194,7 @@ export function appRouter(deps: AppRouterDeps): {
 
   router.get("/app/jobs", async (req, res) => {
     const wallet = await walletOf(req);
-    const query = parseOrThrow(jobsQuery, req.query);
+    const query = parseQuery(req, jobsQuery);
     const data = await jobs.list(wallet, { limit: query.limit, ...(query.before ? { before: query.before } : {}) });
     res.setHeader("cache-control", "no-store");
     res.json({ object: "list", data, has_more: data.length === query.limit });

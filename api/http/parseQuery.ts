@@ -12,6 +12,15 @@ import { parseOrThrow } from "./validate.js";
 /** For endpoints without query parameters (spec: "No parameters"). */
 export const NO_QUERY = z.object({});
 
+/** An integer query parameter: decimal digits only (no sign, exponent, fraction, hex or spaces), within bounds. */
+export function integerParam(name: string, min: number, max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]+$/, `${name} must be an integer written in decimal digits`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`));
+}
+
 /** Longer parameter names are shortened in error messages. */
 const MAX_NAME_SHOWN = 100;
 

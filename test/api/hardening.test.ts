@@ -4,14 +4,7 @@ import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { parseEventLogs, type Hex } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "../../contracts/client/index.js";
-import {
-  chatBody,
-  expectErrorBody,
-  rawRequest,
-  waitForJobStatus,
-  type Job,
-  type RawResponse,
-} from "../support/api.js";
+import { chatBody, expectErrorBody, rawRequest, waitForJobStatus, type Job, type RawResponse } from "../support/api.js";
 import { accountOf, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
@@ -31,7 +24,7 @@ function complete(body: unknown, apiKey: string, headers: Record<string, string>
   return rawRequest("POST", "/v1/chat/completions", { apiKey, body, headers });
 }
 
-/** The `v1` settlement of a completion answer, and its job once the index has it. */
+/** The job id a completion answer names. */
 function jobIdOf(response: RawResponse): string {
   return String(response.headers["x-service-job-id"]);
 }
@@ -45,7 +38,9 @@ describe("item 1: the context-length check is bounded and never stalls other cli
   });
 
   /** Sends `body` and samples GET /healthz back to back until the answer arrives. */
-  async function whileSampling(body: unknown): Promise<{ response: RawResponse; elapsedMs: number; samples: number[] }> {
+  async function whileSampling(
+    body: unknown,
+  ): Promise<{ response: RawResponse; elapsedMs: number; samples: number[] }> {
     const samples: number[] = [];
     const started = performance.now();
     let answered = false;
@@ -78,6 +73,7 @@ describe("item 1: the context-length check is bounded and never stalls other cli
       if (elapsedMs <= 1_000 && Math.max(...samples) <= 100) break;
     }
     const best = attempts.at(-1)!;
+    console.info(`1 MB context check: ${JSON.stringify(attempts)}`);
     expect(best.elapsedMs, JSON.stringify(attempts)).toBeLessThanOrEqual(1_000);
     expect(best.worstSampleMs, JSON.stringify(attempts)).toBeLessThanOrEqual(100);
   });
@@ -89,7 +85,10 @@ describe("item 1: the context-length check is bounded and never stalls other cli
     // The workers' tokenizer agrees: one token per 字 in a run, so the boundary is exact.
     expect(encodeChat([{ role: "user", content: run(window) }], "gpt-4o").length).toBe(window);
 
-    const atWindow = await complete({ model: SMALL_WINDOW, messages: [{ role: "user", content: run(window) }] }, brokeKey);
+    const atWindow = await complete(
+      { model: SMALL_WINDOW, messages: [{ role: "user", content: run(window) }] },
+      brokeKey,
+    );
     expectErrorBody(atWindow, 400, "context_length_exceeded", { param: "messages" });
     // One token less fits: the next check (credits) is the one that answers.
     const underWindow = await complete(
@@ -384,7 +383,10 @@ describe("item 8: without max_tokens a balance that covers the tier price is eno
   });
 
   it("with 42 credits, locks 42 and generates the 600 tokens they pay for (finish_reason length)", async () => {
-    const response = await complete({ model, messages: [{ role: "user", content: "Tell me everything." }] }, client.apiKey);
+    const response = await complete(
+      { model, messages: [{ role: "user", content: "Tell me everything." }] },
+      client.apiKey,
+    );
     expect(response.status, response.body).toBe(200);
     const completion = response.json<{
       choices: { finish_reason: string }[];
