@@ -1,7 +1,13 @@
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors/ApiError.js";
-import { CHAT_FRAMING, countPromptTokens, type PromptMessage } from "./countPromptTokens.js";
+import {
+  CHAT_FRAMING,
+  LONG_COUNTS_AT_ONCE,
+  LONG_PROMPT_CHARS,
+  countPromptTokens,
+  type PromptMessage,
+} from "./countPromptTokens.js";
 
 const reference = (messages: PromptMessage[]) => encodeChat(messages, "gpt-4o").length;
 
@@ -56,5 +62,14 @@ describe("countPromptTokens", () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).code).toBe("invalid_request");
     expect((error as ApiError).param).toBe("messages.1.content");
+  });
+});
+
+describe("countPromptTokens: long prompts take turns", () => {
+  it(`answers every one of more than ${LONG_COUNTS_AT_ONCE} long prompts sent at once, exactly`, async () => {
+    const content = "字".repeat(LONG_PROMPT_CHARS + 1);
+    const expected = await countPromptTokens([{ role: "user", content }]);
+    const results = await Promise.all(Array.from({ length: 5 }, () => countPromptTokens([{ role: "user", content }])));
+    expect(results).toEqual(Array.from({ length: 5 }, () => expected));
   });
 });

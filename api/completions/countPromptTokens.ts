@@ -30,7 +30,8 @@ export const CHAT_FRAMING = { perMessage: 4, primer: 3 } as const;
  * Bounded by design (api/README.md, "Context-length check"): the exact count runs in slices of at most
  * COUNT_SLICE_MS with a turn of the event loop between them (short prompts finish in the first slice), and stops
  * as soon as it reaches `limit`. The merge is O(n log n), so even a whole 1 MB body costs well under a second of
- * CPU, and no request holds the event loop for more than one slice.
+ * CPU. Long prompts are counted at most LONG_COUNTS_AT_ONCE at a time (the merge of a long run holds about 40
+ * bytes of scratch memory per byte), the rest wait their turn.
  *
  * Text that contains a reserved special-token string (`<|endoftext|>` …) is refused with `invalid_request`: the
  * workers' tokenizer refuses it too, so the job could never run.
@@ -40,8 +41,10 @@ export async function countPromptTokens(
   limit = Number.POSITIVE_INFINITY,
 ): Promise<PromptCount> {
   let tokens = CHAT_FRAMING.primer;
+  let length = 0;
   for (const [index, message] of messages.entries()) {
     tokens += CHAT_FRAMING.perMessage;
+    length += message.content.length;
     const special = specialTokenIn(message.content);
     if (special !== undefined) {
       throw new ApiError("invalid_request", {
@@ -50,6 +53,47 @@ export async function countPromptTokens(
       });
     }
   }
+  if (length <= LONG_PROMPT_CHARS) return countSliced(messages, tokens, limit);
+  const release = await longCounts.acquire();
+  try {
+    return await countSliced(messages, tokens, limit);
+  } finally {
+    release();
+  }
+}
+
+/** Prompts longer than this (UTF-16 units) count as long: their merge scratch memory is worth limiting. */
+export const LONG_PROMPT_CHARS = 64 * 1024;
+/** Long prompts counted at the same time (memory: about 40 bytes per byte of the longest piece each). */
+export const LONG_COUNTS_AT_ONCE = 2;
+
+/** A counting semaphore: `acquire` resolves with the function that gives the permit back. */
+class Permits {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(count: number) {
+    this.free = count;
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+const longCounts = new Permits(LONG_COUNTS_AT_ONCE);
+
+async function countSliced(messages: readonly PromptMessage[], framing: number, limit: number): Promise<PromptCount> {
+  let tokens = framing;
   let sliceEnd = performance.now() + COUNT_SLICE_MS;
   const outOfTime = () => performance.now() > sliceEnd;
   for (const message of messages) {
