@@ -33,7 +33,9 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
     const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
     const idempotencyKey = idempotencyKeyOf(req);
     if (idempotencyKey !== undefined) {
-      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(req.body));
+      // The request as validated, not the raw body: every field that changes the job, nothing the gateway ignores
+      // (an ignored field may be nested deeper than JSON.stringify can follow).
+      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(request));
       if (claim.kind === "reused") throw new ApiError("idempotency_key_reused");
       if (claim.kind === "in_progress") throw new ApiError("idempotency_key_in_progress");
       if (claim.kind === "replay") {

@@ -132,6 +132,17 @@ describe("item 2: malformed input is a 4xx in the spec's format, never a 500", (
     expectErrorBody(await withEncoding(Buffer.from("plain text"), encoding), 400, "invalid_request");
   });
 
+  it("a deeply nested field the gateway ignores is no 500, also with an Idempotency-Key", async () => {
+    const broke = await createClientWallet({ usdg: 0n });
+    const deep = `{"model":"${LITE}","messages":[{"role":"user","content":"hi"}],"extra":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: broke.apiKey,
+      body: deep,
+      headers: { "idempotency-key": `deep-${Date.now()}` },
+    });
+    expectErrorBody(response, 402, "insufficient_credits");
+  });
+
   it("error: a Content-Encoding the gateway does not decode is unsupported_media_type (415)", async () => {
     expectErrorBody(await withEncoding(json, "compress"), 415, "unsupported_media_type");
   });
