@@ -31,11 +31,7 @@ export function rawRequest(
 ): Promise<RawResponse> {
   const url = new URL(path, baseUrl ?? stackInfo().apiUrl);
   const payload =
-    body === undefined
-      ? undefined
-      : typeof body === "string" || Buffer.isBuffer(body)
-        ? body
-        : JSON.stringify(body);
+    body === undefined ? undefined : typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const requestHeaders: Record<string, string> = { ...headers };
   if (apiKey !== undefined) requestHeaders.authorization = `Bearer ${apiKey}`;
   if (payload !== undefined) requestHeaders["content-type"] ??= "application/json";
