@@ -80,7 +80,12 @@ export function disputeRouter(deps: GatewayDeps): Router {
     } catch (error) {
       throw mapDisputeRevert(error);
     }
-    await deps.jobs.update(job.resource.id, { status: "disputed" }).catch(() => undefined);
+    // Read-your-write: the job shows `disputed` from now on, before the index has the dispute (toJobResource).
+    await deps.jobs
+      .update(job.resource.id, { status: "disputed" })
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, job_id: job.resource.id }, "dispute opened but not recorded locally"),
+      );
     res.json({
       job_id: job.resource.id,
       dispute_opened: true,
