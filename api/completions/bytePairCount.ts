@@ -13,45 +13,136 @@ import { CL_AND_O_TOKEN_SPLIT_PATTERN } from "gpt-tokenizer/encodingParams/const
  * every 1,024 merge steps and before every piece), so the caller can yield to the event loop between slices.
  */
 
-/** Token ranks keyed by the token's bytes as a latin1 string (one char per byte), built once. */
-let rankOfBytes: Map<string, number> | undefined;
+const NO_RANK = -1;
 
 /**
+ * The o200k_base ranks as flat typed arrays (about 7 MB, and nothing for the garbage collector to walk: a
+ * `Map` of 200k strings made every full collection of the gateway slower): the token bytes concatenated in one
+ * blob, and an open-addressing hash table over them keyed by FNV-1a of the bytes.
+ *
  * Mirrors gpt-tokenizer's lookup exactly: byte strings that are valid UTF-8 are looked up among the text tokens
  * only (a byte-array token that happens to be valid UTF-8 is unreachable there), the rest among the byte tokens.
  */
-function ranks(): Map<string, number> {
-  if (rankOfBytes) return rankOfBytes;
-  const map = new Map<string, number>();
-  bpeRanks.forEach((value, rank) => {
-    if (typeof value === "string") {
-      const bytes = Buffer.from(value, "utf8");
-      if (bytes.toString("utf8") === value) map.set(bytes.toString("latin1"), rank);
-      return;
+class RankTable {
+  private readonly blob: Uint8Array;
+  /** Blob range of a rank's bytes (`-1` start: the rank is not reachable by a lookup). */
+  private readonly startOfRank: Int32Array;
+  private readonly lengthOfRank: Int32Array;
+  /** 1 + the rank stored in each slot, 0 when empty. */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  constructor(tokens: readonly (string | number[])[]) {
+    const entries: { rank: number; bytes: Uint8Array }[] = [];
+    let total = 0;
+    tokens.forEach((value, rank) => {
+      let bytes: Uint8Array;
+      if (typeof value === "string") {
+        bytes = Buffer.from(value, "utf8");
+        if (Buffer.from(bytes).toString("utf8") !== value) return;
+      } else {
+        bytes = Uint8Array.from(value);
+        if (isValidUtf8(bytes, 0, bytes.length)) return;
+      }
+      entries.push({ rank, bytes });
+      total += bytes.length;
+    });
+    this.blob = new Uint8Array(total);
+    this.startOfRank = new Int32Array(tokens.length).fill(-1);
+    this.lengthOfRank = new Int32Array(tokens.length);
+    let capacity = 1;
+    while (capacity < entries.length * 2) capacity *= 2;
+    this.slots = new Int32Array(capacity);
+    this.mask = capacity - 1;
+    let offset = 0;
+    for (const { rank, bytes } of entries) {
+      this.blob.set(bytes, offset);
+      this.startOfRank[rank] = offset;
+      this.lengthOfRank[rank] = bytes.length;
+      offset += bytes.length;
+      let slot = hashBytes(bytes, 0, bytes.length, FNV_OFFSET) & this.mask;
+      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
+      this.slots[slot] = rank + 1;
     }
-    const key = Buffer.from(value).toString("latin1");
-    if (!isValidUtf8(key)) map.set(key, rank);
-  });
-  rankOfBytes = map;
-  return map;
+  }
+
+  /** The rank of `bytes[from, to)` as a token, or NO_RANK (no byte-order-mark rule: see `lookup`). */
+  get(bytes: Uint8Array, from: number, to: number): number {
+    let slot = hashBytes(bytes, from, to, FNV_OFFSET) & this.mask;
+    for (;;) {
+      const stored = this.slots[slot]!;
+      if (stored === 0) return NO_RANK;
+      const rank = stored - 1;
+      if (this.lengthOfRank[rank] === to - from && this.sameBytes(rank, bytes, from)) return rank;
+      slot = (slot + 1) & this.mask;
+    }
+  }
+
+  /** The rank of token `a`'s bytes followed by token `b`'s, or NO_RANK. */
+  getPair(a: number, b: number): number {
+    const blob = this.blob;
+    const startA = this.startOfRank[a]!;
+    const lengthA = this.lengthOfRank[a]!;
+    const startB = this.startOfRank[b]!;
+    const lengthB = this.lengthOfRank[b]!;
+    const hash = hashBytes(blob, startB, startB + lengthB, hashBytes(blob, startA, startA + lengthA, FNV_OFFSET));
+    let slot = hash & this.mask;
+    for (;;) {
+      const stored = this.slots[slot]!;
+      if (stored === 0) return NO_RANK;
+      const rank = stored - 1;
+      if (
+        this.lengthOfRank[rank] === lengthA + lengthB &&
+        this.sameBytes(rank, blob, startA, lengthA) &&
+        this.sameBytes(rank, blob, startB, lengthB, lengthA)
+      ) {
+        return rank;
+      }
+      slot = (slot + 1) & this.mask;
+    }
+  }
+
+  /** Whether `source[from, from + length)` equals rank's bytes from `skip` on (length defaults to the rest). */
+  private sameBytes(rank: number, source: Uint8Array, from: number, length?: number, skip = 0): boolean {
+    const start = this.startOfRank[rank]! + skip;
+    const count = length ?? this.lengthOfRank[rank]! - skip;
+    for (let i = 0; i < count; i++) if (this.blob[start + i] !== source[from + i]) return false;
+    return true;
+  }
 }
 
-const BOM = "\xef\xbb\xbf";
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function hashBytes(bytes: Uint8Array, from: number, to: number, seed: number): number {
+  let hash = seed;
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, FNV_PRIME);
+  return hash >>> 0;
+}
+
+let rankTable: RankTable | undefined;
+
+function ranks(): RankTable {
+  rankTable ??= new RankTable(bpeRanks);
+  return rankTable;
+}
 
 /**
  * gpt-tokenizer decodes a valid UTF-8 pair with a `TextDecoder` that drops a leading byte-order mark before the
  * lookup, so a pair starting with one is looked up without it. Reproduced so the counts stay identical.
  */
-function rankOf(table: Map<string, number>, key: string): number | undefined {
-  if (key.startsWith(BOM) && isValidUtf8(key)) return table.get(key.slice(BOM.length));
-  return table.get(key);
+function lookup(table: RankTable, bytes: Uint8Array, from: number, to: number): number {
+  if (to - from >= 3 && bytes[from] === 0xef && bytes[from + 1] === 0xbb && bytes[from + 2] === 0xbf) {
+    if (isValidUtf8(bytes, from, to)) return table.get(bytes, from + 3, to);
+  }
+  return table.get(bytes, from, to);
 }
 
 /** gpt-tokenizer's UTF-8 validity rule (no overlong forms, no surrogates, nothing above U+10FFFF). */
-function isValidUtf8(bytes: string): boolean {
-  let i = 0;
-  while (i < bytes.length) {
-    const first = bytes.charCodeAt(i);
+function isValidUtf8(bytes: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to) {
+    const first = bytes[i]!;
     let length: number;
     let codePoint: number;
     if (first <= 0x7f) {
@@ -71,9 +162,9 @@ function isValidUtf8(bytes: string): boolean {
     } else {
       return false;
     }
-    if (i + length > bytes.length) return false;
+    if (i + length > to) return false;
     for (let j = 1; j < length; j++) {
-      const byte = bytes.charCodeAt(i + j);
+      const byte = bytes[i + j]!;
       if ((byte & 0xc0) !== 0x80) return false;
       codePoint = (codePoint << 6) | (byte & 0x3f);
     }
@@ -85,17 +176,23 @@ function isValidUtf8(bytes: string): boolean {
   return true;
 }
 
+function containsByteOrderMark(bytes: Uint8Array): boolean {
+  for (let i = bytes.indexOf(0xef); i !== -1 && i + 2 < bytes.length; i = bytes.indexOf(0xef, i + 1)) {
+    if (bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf) return true;
+  }
+  return false;
+}
+
 /** Rank values are below 2^18 and byte offsets below 2^32, so one double orders heap entries by (rank, offset). */
 const OFFSET_SPAN = 2 ** 32;
-const NO_RANK = -1;
 const LONE_SURROGATE = /\p{Cs}/u;
 /** Steps between two looks at the clock (a power of two minus one, used as a mask). */
 const CHECK_EVERY = 0x3ff;
 
 /**
- * Memo of "rank of token a followed by token b" (or NO_RANK), so the long runs an attacker sends (the same few
- * pairs over and over) cost one integer hash probe per lookup instead of a substring and a string-map lookup.
- * Open addressing in typed arrays (3 MB); emptied when three quarters full.
+ * Memo of "rank of token a followed by token b" (or NO_RANK): the long runs an attacker sends repeat the same few
+ * pairs, and a memo hit is one probe of two integers. Open addressing in typed arrays (3 MB); emptied when three
+ * quarters full.
  */
 class PairMemo {
   private static readonly CAPACITY = 1 << 18;
@@ -104,10 +201,7 @@ class PairMemo {
   private readonly value = new Int32Array(PairMemo.CAPACITY);
   private size = 0;
 
-  constructor(
-    private readonly bytesOfRank: readonly string[],
-    private readonly table: Map<string, number>,
-  ) {}
+  constructor(private readonly table: RankTable) {}
 
   get(a: number, b: number): number {
     const mask = PairMemo.CAPACITY - 1;
@@ -118,7 +212,7 @@ class PairMemo {
       if (stored === a && this.right[slot] === b) return this.value[slot]!;
       slot = (slot + 1) & mask;
     }
-    const rank = this.table.get(this.bytesOfRank[a]! + this.bytesOfRank[b]!) ?? NO_RANK;
+    const rank = this.table.getPair(a, b);
     if (this.size >= (PairMemo.CAPACITY * 3) / 4) {
       this.left.fill(-1);
       this.size = 0;
@@ -134,20 +228,15 @@ class PairMemo {
 
 let pairMemo: PairMemo | undefined;
 
-function pairs(table: Map<string, number>): PairMemo {
-  if (pairMemo) return pairMemo;
-  const bytesOfRank: string[] = [];
-  for (const [bytes, rank] of table) bytesOfRank[rank] = bytes;
-  pairMemo = new PairMemo(bytesOfRank, table);
+function pairs(table: RankTable): PairMemo {
+  pairMemo ??= new PairMemo(table);
   return pairMemo;
 }
 
-const BOM_BYTES = "\xef\xbb\xbf";
-
 /**
- * The byte-pair merge of one pre-tokenized piece (its UTF-8 bytes as a latin1 string), resumable: `run` works
- * until the piece is done or `outOfTime()` says the slice is over (checked every 1,024 steps). Allocation is the
- * only work done up front; linking the parts happens in the resumable first phase.
+ * The byte-pair merge of one pre-tokenized piece (its UTF-8 bytes), resumable: `run` works until the piece is done
+ * or `outOfTime()` says the slice is over (checked every 1,024 steps). Allocation is the only work done up front;
+ * linking the parts happens in the resumable first phase.
  */
 class PieceMerge {
   private readonly n: number;
@@ -157,10 +246,11 @@ class PieceMerge {
   private readonly pairRank: Int32Array;
   /**
    * The token of each part, so a pair is looked up by two ranks. Not used for a piece containing a byte-order
-   * mark, where gpt-tokenizer's lookup depends on the bytes themselves (see `rankOf`).
+   * mark, where gpt-tokenizer's lookup depends on the bytes themselves (see `lookup`).
    */
   private readonly token: Int32Array | undefined;
   private readonly memo: PairMemo;
+  /** Each merge pops one entry and pushes at most two, and there are fewer merges than bytes. */
   private readonly heap: Float64Array;
   private heapSize = 0;
   /** Next byte whose initial pair rank is still to be looked up (phase 1), then n. */
@@ -168,8 +258,8 @@ class PieceMerge {
   parts: number;
 
   constructor(
-    private readonly bytes: string,
-    private readonly table: Map<string, number>,
+    private readonly bytes: Uint8Array,
+    private readonly table: RankTable,
   ) {
     const n = bytes.length;
     this.n = n;
@@ -177,26 +267,25 @@ class PieceMerge {
     this.next = new Int32Array(n);
     this.prev = new Int32Array(n);
     this.pairRank = new Int32Array(n);
-    this.token = bytes.includes(BOM_BYTES) ? undefined : new Int32Array(n);
+    this.token = containsByteOrderMark(bytes) ? undefined : new Int32Array(n);
     this.memo = pairs(table);
-    // Every merge pushes at most two entries.
-    this.heap = new Float64Array(3 * n);
+    this.heap = new Float64Array(2 * n);
   }
 
   /** Returns true when the piece is fully merged (`parts` is then its token count). */
   run(outOfTime: () => boolean): boolean {
-    const { n, pairRank, next, prev, token } = this;
+    const { n, pairRank, next, prev, token, bytes } = this;
     let steps = 0;
     while (this.initialized < n - 1) {
       const i = this.initialized++;
       if (i === 0) {
         next[0] = 1;
         prev[0] = -1;
-        if (token) token[0] = this.table.get(this.bytes[0]!)!;
+        if (token) token[0] = this.table.get(bytes, 0, 1);
       }
       next[i + 1] = i + 2;
       prev[i + 1] = i;
-      if (token) token[i + 1] = this.table.get(this.bytes[i + 1]!)!;
+      if (token) token[i + 1] = this.table.get(bytes, i + 1, i + 2);
       const rank = this.rankOfPair(i);
       pairRank[i] = rank + 1;
       if (rank !== NO_RANK) this.push(rank, i);
@@ -235,7 +324,7 @@ class PieceMerge {
     if (second >= this.n) return NO_RANK;
     if (this.token) return this.memo.get(this.token[start]!, this.token[second]!);
     const end = second + 1 >= this.n ? this.n : this.next[second]!;
-    return rankOf(this.table, this.bytes.substring(start, end)) ?? NO_RANK;
+    return lookup(this.table, this.bytes, start, end);
   }
 
   private push(rank: number, offset: number): void {
@@ -334,9 +423,9 @@ export function countTextTokens(state: TextCount, outOfTime: () => boolean, stop
       state.regex.lastIndex++;
       continue;
     }
-    const bytes = Buffer.from(piece, "utf8").toString("latin1");
+    const bytes = Buffer.from(piece, "utf8");
     // gpt-tokenizer first looks the piece up as text: a piece that is a token is one token.
-    if (bytes.length <= 1 || (!LONE_SURROGATE.test(piece) && table.has(bytes))) {
+    if (bytes.length <= 1 || (!LONE_SURROGATE.test(piece) && table.get(bytes, 0, bytes.length) !== NO_RANK)) {
       state.tokens += 1;
       continue;
     }
