@@ -62,14 +62,26 @@ describe("item 1: the context-length check is bounded and never stalls other cli
     const content = "😀".repeat(125_000) + "字".repeat(160_000);
     expect(Buffer.byteLength(content)).toBeGreaterThan(960_000);
     const body = { model: MAX_TIER, messages: [{ role: "user", content }] };
-    // The machine is shared with other test runs: a systematic stall fails every attempt, a scheduling hiccup
-    // of the test machine does not fail the requirement.
-    const attempts: { elapsedMs: number; worstSampleMs: number; samples: number }[] = [];
-    for (let attempt = 0; attempt < 3; attempt++) {
+    // The bound is the issue's, absolute. The machine may be shared with other test runs: a systematic stall fails
+    // every attempt, a scheduling hiccup of the test machine does not fail the requirement. Each attempt also
+    // records the /healthz latency of the same machine without the big request, to tell the two apart.
+    const attempts: { elapsedMs: number; worstSampleMs: number; samples: number; idleWorstMs: number }[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const idle: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const sent = performance.now();
+        await rawRequest("GET", "/healthz");
+        idle.push(performance.now() - sent);
+      }
       const { response, elapsedMs, samples } = await whileSampling(body);
       expectErrorBody(response, 400, "context_length_exceeded", { param: "messages" });
       expect(samples.length).toBeGreaterThan(0);
-      attempts.push({ elapsedMs, worstSampleMs: Math.max(...samples), samples: samples.length });
+      attempts.push({
+        elapsedMs,
+        worstSampleMs: Math.max(...samples),
+        samples: samples.length,
+        idleWorstMs: Math.max(...idle),
+      });
       if (elapsedMs <= 1_000 && Math.max(...samples) <= 100) break;
     }
     const best = attempts.at(-1)!;
