@@ -61,3 +61,24 @@ describe("bytePairCount: exact o200k_base counts in O(n log n)", () => {
     expect(specialTokenIn("<| not special |>")).toBeUndefined();
   });
 });
+
+describe("bytePairCount: the cheap lower bound before a long merge", () => {
+  it("never exceeds the exact count (so stopping on it is safe)", () => {
+    fc.assert(
+      fc.property(text, fc.integer({ min: 1, max: 400 }), (value, stopAt) => {
+        const long = value.repeat(Math.ceil(5_000 / Math.max(1, value.length)));
+        const state = startTextCount(long);
+        while (!state.done && state.tokens < stopAt) countTextTokens(state, () => false, stopAt);
+        return state.done ? state.tokens === reference(long) : state.tokens <= reference(long);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("stops at the limit without merging a long run that cannot fit (one token per emoji at least)", () => {
+    const state = startTextCount("😀".repeat(50_000));
+    countTextTokens(state, () => false, 10_000);
+    expect(state.tokens).toBe(50_000);
+    expect(state.done).toBe(false);
+  });
+});

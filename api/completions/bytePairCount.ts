@@ -31,6 +31,12 @@ class RankTable {
   /** 1 + the rank stored in each slot, 0 when empty. */
   private readonly slots: Int32Array;
   private readonly mask: number;
+  /**
+   * For each byte value, the most times it occurs in one token (a byte-order mark in front of a token, which
+   * gpt-tokenizer's lookup accepts, adds one each of 0xEF 0xBB 0xBF); and the longest token. See `lowerBound`.
+   */
+  private readonly mostPerToken = new Int32Array(256);
+  private longest = 1;
 
   constructor(tokens: readonly (string | number[])[]) {
     const entries: { rank: number; bytes: Uint8Array }[] = [];
@@ -54,6 +60,16 @@ class RankTable {
     while (capacity < entries.length * 2) capacity *= 2;
     this.slots = new Int32Array(capacity);
     this.mask = capacity - 1;
+    const counts = new Int32Array(256);
+    for (const { bytes } of entries) {
+      counts.fill(0);
+      for (const byte of bytes) counts[byte]!++;
+      for (let byte = 0; byte < 256; byte++) {
+        if (counts[byte]! > this.mostPerToken[byte]!) this.mostPerToken[byte] = counts[byte]!;
+      }
+      this.longest = Math.max(this.longest, bytes.length + 3);
+    }
+    for (const byte of [0xef, 0xbb, 0xbf]) this.mostPerToken[byte]!++;
     let offset = 0;
     for (const { rank, bytes } of entries) {
       this.blob.set(bytes, offset);
@@ -64,6 +80,22 @@ class RankTable {
       while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
       this.slots[slot] = rank + 1;
     }
+  }
+
+  /**
+   * A lower bound on the tokens of a piece, in one pass over its bytes: every token holds at most
+   * `mostPerToken[b]` bytes of value `b` (one emoji's 0xF0 lead byte per token, at most 7 of CJK's 0xE5 …) and at
+   * most `longest` bytes. Lets a count stop at the context window without merging a long piece that cannot fit.
+   */
+  lowerBound(bytes: Uint8Array): number {
+    const counts = new Int32Array(256);
+    for (let i = 0; i < bytes.length; i++) counts[bytes[i]!]!++;
+    let bound = Math.ceil(bytes.length / this.longest);
+    for (let byte = 0; byte < 256; byte++) {
+      const most = this.mostPerToken[byte]!;
+      if (counts[byte]! > 0 && most > 0) bound = Math.max(bound, Math.ceil(counts[byte]! / most));
+    }
+    return bound;
   }
 
   /** The rank of `bytes[from, to)` as a token, or NO_RANK (no byte-order-mark rule: see `lookup`). */
@@ -296,8 +328,11 @@ class PieceMerge {
       const key = this.pop();
       const rank = Math.floor(key / OFFSET_SPAN);
       const start = key - rank * OFFSET_SPAN;
-      // Stale entry: the part was merged away or its pair changed since.
-      if (pairRank[start] !== rank + 1) continue;
+      // Stale entry: the part was merged away or its pair changed since (still a step: runs of them are long).
+      if (pairRank[start] !== rank + 1) {
+        if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0;
+        continue;
+      }
       const removed = next[start]!;
       const after = removed + 1 >= n ? n : next[removed]!;
       next[start] = after;
@@ -400,7 +435,8 @@ export function startTextCount(text: string): TextCount {
 
 /**
  * Counts `state.text` until it is done, `outOfTime()` ends the slice, or `state.tokens` reaches `stopAt` (the
- * caller only needs to know the count passed a limit). Special tokens must have been refused before.
+ * caller only needs to know the count passed a limit; `state.tokens` is then a lower bound of the count, at least
+ * `stopAt`). Special tokens must have been refused before.
  */
 export function countTextTokens(state: TextCount, outOfTime: () => boolean, stopAt = Number.POSITIVE_INFINITY): void {
   const table = ranks();
@@ -429,9 +465,20 @@ export function countTextTokens(state: TextCount, outOfTime: () => boolean, stop
       state.tokens += 1;
       continue;
     }
+    // Only worth a pass for long pieces: when even a lower bound reaches the limit, the merge is not needed.
+    if (bytes.length >= BOUND_FIRST_BYTES && Number.isFinite(stopAt)) {
+      const bound = table.lowerBound(bytes);
+      if (state.tokens + bound >= stopAt) {
+        state.tokens += bound;
+        return;
+      }
+    }
     state.merging = new PieceMerge(bytes, table);
   }
 }
+
+/** Pieces at least this long get the cheap lower bound before their merge. */
+const BOUND_FIRST_BYTES = 4096;
 
 /** Exact token count of `text` in one go (short texts, tests). */
 export function countTokensOf(text: string): number {
