@@ -30,7 +30,7 @@ export const CHAT_FRAMING = { perMessage: 4, primer: 3 } as const;
  * Bounded by design (api/README.md, "Context-length check"): the exact count runs in slices of at most
  * COUNT_SLICE_MS with a turn of the event loop between them (short prompts finish in the first slice), and stops
  * as soon as it reaches `limit`. The merge is O(n log n), so even a whole 1 MB body costs well under a second of
- * CPU. Long prompts are counted at most LONG_COUNTS_AT_ONCE at a time (the merge of a long run holds about 40
+ * CPU. Long prompts are counted at most LONG_COUNTS_AT_ONCE at a time (the merge of a long run holds about 32
  * bytes of scratch memory per byte), the rest wait their turn.
  *
  * Text that contains a reserved special-token string (`<|endoftext|>` …) is refused with `invalid_request`: the
@@ -64,7 +64,7 @@ export async function countPromptTokens(
 
 /** Prompts longer than this (UTF-16 units) count as long: their merge scratch memory is worth limiting. */
 export const LONG_PROMPT_CHARS = 64 * 1024;
-/** Long prompts counted at the same time (memory: about 40 bytes per byte of the longest piece each). */
+/** Long prompts counted at the same time (memory: about 32 bytes per byte of the longest piece each). */
 export const LONG_COUNTS_AT_ONCE = 2;
 
 /** A counting semaphore: `acquire` resolves with the function that gives the permit back. */
