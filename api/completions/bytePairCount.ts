@@ -265,6 +265,56 @@ function pairs(table: RankTable): PairMemo {
   return pairMemo;
 }
 
+/** The working arrays of one merge (about 32 bytes per byte of the piece). */
+interface Scratch {
+  capacity: number;
+  next: Int32Array;
+  prev: Int32Array;
+  pairRank: Int32Array;
+  token: Int32Array;
+  heap: Float64Array;
+}
+
+/** Pieces at least this long merge in pooled scratch arrays. */
+const POOLED_SCRATCH_BYTES = 64 * 1024;
+/** Pooled scratch is dropped after this long without a long merge. */
+const SCRATCH_IDLE_MS = 30_000;
+
+/**
+ * Scratch arrays for long merges, reused: allocating tens of MB of typed arrays for every long prompt made V8
+ * collect the whole heap again and again (atomic pauses of 100+ ms on a loaded machine). Every array a merge
+ * reads is written by it first, so a reused one needs no clearing. Dropped when idle.
+ */
+const scratchPool: Scratch[] = [];
+let scratchRelease: NodeJS.Timeout | undefined;
+
+function takeScratch(n: number): Scratch {
+  if (n < POOLED_SCRATCH_BYTES) return newScratch(n);
+  const index = scratchPool.findIndex((scratch) => scratch.capacity >= n);
+  if (index !== -1) return scratchPool.splice(index, 1)[0]!;
+  scratchPool.pop();
+  return newScratch(n);
+}
+
+function giveBackScratch(scratch: Scratch): void {
+  if (scratch.capacity < POOLED_SCRATCH_BYTES) return;
+  scratchPool.push(scratch);
+  clearTimeout(scratchRelease);
+  scratchRelease = setTimeout(() => scratchPool.splice(0), SCRATCH_IDLE_MS);
+  scratchRelease.unref();
+}
+
+function newScratch(n: number): Scratch {
+  return {
+    capacity: n,
+    next: new Int32Array(n),
+    prev: new Int32Array(n),
+    pairRank: new Int32Array(n),
+    token: new Int32Array(n),
+    heap: new Float64Array(2 * n),
+  };
+}
+
 /**
  * The byte-pair merge of one pre-tokenized piece (its UTF-8 bytes), resumable: `run` works until the piece is done
  * or `outOfTime()` says the slice is over (checked every 1,024 steps). Allocation is the only work done up front;
@@ -284,6 +334,7 @@ class PieceMerge {
   private readonly memo: PairMemo;
   /** Each merge pops one entry and pushes at most two, and there are fewer merges than bytes. */
   private readonly heap: Float64Array;
+  private readonly scratch: Scratch;
   private heapSize = 0;
   /** Next byte whose initial pair rank is still to be looked up (phase 1), then n. */
   private initialized = 0;
@@ -296,12 +347,19 @@ class PieceMerge {
     const n = bytes.length;
     this.n = n;
     this.parts = n;
-    this.next = new Int32Array(n);
-    this.prev = new Int32Array(n);
-    this.pairRank = new Int32Array(n);
-    this.token = containsByteOrderMark(bytes) ? undefined : new Int32Array(n);
+    this.scratch = takeScratch(n);
+    this.next = this.scratch.next;
+    this.prev = this.scratch.prev;
+    this.pairRank = this.scratch.pairRank;
+    this.token = containsByteOrderMark(bytes) ? undefined : this.scratch.token;
     this.memo = pairs(table);
-    this.heap = new Float64Array(2 * n);
+    this.heap = this.scratch.heap;
+  }
+
+  /** Gives the scratch arrays back once the piece is merged. */
+  private finish(): true {
+    giveBackScratch(this.scratch);
+    return true;
   }
 
   /** Returns true when the piece is fully merged (`parts` is then its token count). */
@@ -330,7 +388,7 @@ class PieceMerge {
       const start = key - rank * OFFSET_SPAN;
       // Stale entry: the part was merged away or its pair changed since (still a step: runs of them are long).
       if (pairRank[start] !== rank + 1) {
-        if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0;
+        if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0 && this.finish();
         continue;
       }
       const removed = next[start]!;
@@ -349,9 +407,9 @@ class PieceMerge {
         pairRank[before] = previous + 1;
         if (previous !== NO_RANK) this.push(previous, before);
       }
-      if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0;
+      if ((++steps & CHECK_EVERY) === 0 && outOfTime()) return this.heapSize === 0 && this.finish();
     }
-    return true;
+    return this.finish();
   }
 
   private rankOfPair(start: number): number {
