@@ -548,6 +548,6 @@ export function countTokensOf(text: string): number {
 /** Builds the rank table and warms the merge now (start-up), instead of on the first request. */
 export function warmTokenizer(): void {
   pairs(ranks());
-  // Run the merge once over long runs, so the first long prompt meets optimized code.
-  countTokensOf("字".repeat(6_000) + "😀".repeat(3_000) + " ".repeat(6_000) + "a".repeat(6_000));
+  // Run the merge once over long runs (pooled scratch included), so the first long prompt meets optimized code.
+  countTokensOf("字".repeat(30_000) + "😀".repeat(20_000) + " ".repeat(6_000) + "a".repeat(6_000));
 }
