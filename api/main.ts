@@ -17,9 +17,11 @@ import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { migrate } from "./db/migrate.js";
 import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
+import { answerClientError } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
+import { warmTokenizer } from "./completions/bytePairCount.js";
 import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
 import { IndexReader } from "./index/indexReader.js";
 import { ModelDirectory } from "./index/modelDirectory.js";
@@ -142,6 +144,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     workers: () => workers.health(),
   });
 
+  // The tokenizer's rank table is built now, not on the first completion.
+  warmTokenizer();
   await workers.refresh();
   workers.start();
   // Webhook deliveries (api/webhooks): chain events from the index, job.processing from gateway_job.
@@ -214,6 +218,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       error ? reject(error) : resolve(listening),
     );
   });
+  server.on("clientError", answerClientError(config.DOCS_URL));
   // Streams may legitimately stay open up to the job timeout.
   server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
   server.keepAliveTimeout = 65_000;

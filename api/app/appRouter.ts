@@ -12,6 +12,7 @@ import {
 } from "../../contracts/client/index.js";
 import type { GatewayConfig } from "../config.js";
 import { ApiError } from "../errors/ApiError.js";
+import { integerParam, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import type { AppSettings } from "./appSettings.js";
 import { mintTestStablecoin } from "./mintTestStablecoin.js";
@@ -48,13 +49,13 @@ const jobCursor = z
   .optional();
 /** Paged and filtered like `GET /v1/jobs` (api/README.md "Job list"). */
 const jobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: integerParam("limit", 1, 100).default(20),
   before: jobCursor,
   after: jobCursor,
   status: z.enum(Object.keys(INDEX_STATUS_OF) as [keyof typeof INDEX_STATUS_OF]).optional(),
   model: z.string().min(1).max(200).optional(),
 });
-const activityQuery = z.object({ days: z.coerce.number().int().min(1).max(MAX_ACTIVITY_DAYS).default(30) });
+const activityQuery = z.object({ days: integerParam("days", 1, MAX_ACTIVITY_DAYS).default(30) });
 const mintBody = z.object({ usdg: z.number().int().min(1).max(10_000) });
 
 /** A public client on the deployment's chain, for reads and signature checks. */
@@ -206,7 +207,7 @@ export function appRouter(deps: AppRouterDeps): {
 
   router.get("/app/jobs", async (req, res) => {
     const wallet = await walletOf(req);
-    const query = parseOrThrow(jobsQuery, req.query);
+    const query = parseQuery(req, jobsQuery);
     if (query.before && query.after) {
       throw new ApiError("invalid_request", { param: "after", message: "Use either before or after, not both." });
     }
@@ -217,7 +218,7 @@ export function appRouter(deps: AppRouterDeps): {
 
   router.get("/app/activity", async (req, res) => {
     const wallet = await walletOf(req);
-    const query = parseOrThrow(activityQuery, req.query);
+    const query = parseQuery(req, activityQuery);
     res.setHeader("cache-control", "no-store");
     res.json(await activity.report(wallet, query.days));
   });

@@ -3,9 +3,12 @@ import path from "node:path";
 import express, { Router } from "express";
 
 /** Paths that belong to the API, never to the web app's client-side routes. */
-const API_PREFIXES = ["/v1", "/app", "/metrics", "/healthz", "/readyz", "/docs"];
+const API_PREFIXES = ["/app", "/metrics", "/healthz", "/readyz", "/docs"];
+/** Every API version prefix, present or future (`/v1`, `/v2`, …): an unknown API path is a JSON 404, never HTML. */
+const VERSION_PREFIX = /^\/v[0-9]+(\/|$)/;
 
-const isApiPath = (url: string) => API_PREFIXES.some((prefix) => url === prefix || url.startsWith(`${prefix}/`));
+const isApiPath = (url: string) =>
+  VERSION_PREFIX.test(url) || API_PREFIXES.some((prefix) => url === prefix || url.startsWith(`${prefix}/`));
 
 /**
  * Serves the built web app (`web/dist`) at `/`: its files, and `index.html` for every other GET that is not an API
@@ -21,8 +24,9 @@ export function serveWeb(distDir: string): Router {
     express.static(path.resolve(distDir, "assets"), { immutable: true, maxAge: "365d", fallthrough: false }),
   );
   router.use(express.static(path.resolve(distDir), { index: false }));
-  router.get(/.*/, (req, res, next) => {
-    if (isApiPath(req.path) || !req.accepts("html")) {
+  // A middleware rather than a catch-all GET route, so it never counts as "a route for every path" (405 answers).
+  router.use((req, res, next) => {
+    if ((req.method !== "GET" && req.method !== "HEAD") || isApiPath(req.path) || !req.accepts("html")) {
       next();
       return;
     }

@@ -1,14 +1,111 @@
-import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
+import { ApiError } from "../errors/ApiError.js";
+import { countTextTokens, specialTokenIn, startTextCount } from "./bytePairCount.js";
 
 export interface PromptMessage {
   role: "system" | "user" | "assistant";
   content: string;
 }
 
+/** Longest stretch of counting between two turns of the event loop. */
+export const COUNT_SLICE_MS = 8;
+
+export interface PromptCount {
+  /** Exact prompt tokens; when `exceeded`, the count reached so far (at least `limit`). */
+  tokens: number;
+  exceeded: boolean;
+}
+
 /**
- * Prompt tokens as the workers count them (o200k_base with gpt-4o chat framing, worker/tokenizer.ts), so the
- * context check, the escrow estimate and the receipt's prompt count agree.
+ * gpt-4o chat framing as gpt-tokenizer's `encodeChat` writes it: `<|im_start|>role<|im_sep|>content<|im_end|>` per
+ * message (4 tokens around the content: every role name is one token) and `<|im_start|>assistant<|im_sep|>` to
+ * prime the reply (3). Pinned against `encodeChat` in countPromptTokens.test.ts.
  */
-export function countPromptTokens(messages: readonly PromptMessage[]): number {
-  return encodeChat(messages, "gpt-4o").length;
+export const CHAT_FRAMING = { perMessage: 4, primer: 3 } as const;
+
+/**
+ * Prompt tokens as the workers count them (o200k_base with gpt-4o chat framing, worker/tokenizer.ts: the same
+ * numbers, `bytePairCount.test.ts`), for the context check and the escrow estimate.
+ *
+ * Bounded by design (api/README.md, "Context-length check"): the exact count runs in slices of at most
+ * COUNT_SLICE_MS with a turn of the event loop between them (short prompts finish in the first slice), and stops
+ * as soon as it reaches `limit`. The merge is O(n log n), so even a whole 1 MB body costs well under a second of
+ * CPU. Long prompts are counted at most LONG_COUNTS_AT_ONCE at a time (the merge of a long run holds about 32
+ * bytes of scratch memory per byte), the rest wait their turn.
+ *
+ * Text that contains a reserved special-token string (`<|endoftext|>` …) is refused with `invalid_request`: the
+ * workers' tokenizer refuses it too, so the job could never run.
+ */
+export async function countPromptTokens(
+  messages: readonly PromptMessage[],
+  limit = Number.POSITIVE_INFINITY,
+): Promise<PromptCount> {
+  let tokens = CHAT_FRAMING.primer;
+  let length = 0;
+  for (const [index, message] of messages.entries()) {
+    tokens += CHAT_FRAMING.perMessage;
+    length += message.content.length;
+    const special = specialTokenIn(message.content);
+    if (special !== undefined) {
+      throw new ApiError("invalid_request", {
+        param: `messages.${index}.content`,
+        message: `The text '${special}' is a reserved special token and cannot appear in a message.`,
+      });
+    }
+  }
+  if (length <= LONG_PROMPT_CHARS) return countSliced(messages, tokens, limit);
+  const release = await longCounts.acquire();
+  try {
+    return await countSliced(messages, tokens, limit);
+  } finally {
+    release();
+  }
+}
+
+/** Prompts longer than this (UTF-16 units) count as long: their merge scratch memory is worth limiting. */
+export const LONG_PROMPT_CHARS = 64 * 1024;
+/** Long prompts counted at the same time (memory: about 32 bytes per byte of the longest piece each). */
+export const LONG_COUNTS_AT_ONCE = 2;
+
+/** A counting semaphore: `acquire` resolves with the function that gives the permit back. */
+class Permits {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(count: number) {
+    this.free = count;
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
+  }
+}
+
+const longCounts = new Permits(LONG_COUNTS_AT_ONCE);
+
+async function countSliced(messages: readonly PromptMessage[], framing: number, limit: number): Promise<PromptCount> {
+  let tokens = framing;
+  let sliceEnd = performance.now() + COUNT_SLICE_MS;
+  const outOfTime = () => performance.now() > sliceEnd;
+  for (const message of messages) {
+    const state = startTextCount(message.content);
+    for (;;) {
+      countTextTokens(state, outOfTime, limit - tokens);
+      if (state.done || tokens + state.tokens >= limit) break;
+      await yieldToEventLoop();
+      sliceEnd = performance.now() + COUNT_SLICE_MS;
+    }
+    tokens += state.tokens;
+    if (tokens >= limit) return { tokens, exceeded: true };
+  }
+  return { tokens, exceeded: false };
 }

@@ -3,7 +3,7 @@ import { ApiError } from "../errors/ApiError.js";
 import type { GatewayDeps } from "../deps.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
 import { countPromptTokens } from "./countPromptTokens.js";
-import { effectiveMaxTokens, escrowFor } from "./pricing.js";
+import { sizeEscrow } from "./pricing.js";
 import type { ChatCompletionRequest } from "./requestSchema.js";
 
 /** Seconds a client should wait before retrying when no worker hosts the model. */
@@ -45,29 +45,32 @@ export async function prepareCompletion(
   const candidates = await deps.workers.candidatesFresh(model.id);
   if (candidates.length === 0) throw noWorkersError(model.id);
 
-  const promptTokens = countPromptTokens(request.messages);
+  const count = await countPromptTokens(request.messages, model.contextWindow);
   // At least one token of room must remain for the reply.
-  if (promptTokens >= model.contextWindow) {
+  if (count.exceeded) {
     throw new ApiError("context_length_exceeded", {
       param: "messages",
-      message: `The messages have ${promptTokens} tokens; the context window of '${model.id}' is ${model.contextWindow}.`,
+      message: `The messages have at least ${count.tokens} tokens; the context window of '${model.id}' is ${model.contextWindow}.`,
     });
   }
-  const maxTokens = effectiveMaxTokens(
-    request.maxTokens,
-    deps.config.DEFAULT_MAX_TOKENS,
-    model.contextWindow,
-    promptTokens,
-  );
-  const creditsToLock = Number(escrowFor(model, maxTokens));
+  const promptTokens = count.tokens;
   const creditsAvailable = Number(await deps.chain.availableCredits(auth.wallet));
-  if (creditsAvailable < creditsToLock) {
+  const sizing = sizeEscrow({
+    prices: model,
+    requested: request.maxTokens,
+    defaultMaxTokens: deps.config.DEFAULT_MAX_TOKENS,
+    contextWindow: model.contextWindow,
+    promptTokens,
+    available: creditsAvailable,
+  });
+  if (!sizing.ok) {
     throw new ApiError("insufficient_credits", {
-      message: `This request needs ${creditsToLock} credits in escrow (model '${model.id}', up to ${maxTokens} output tokens); ${creditsAvailable} are available.`,
-      details: { credits_remaining: creditsAvailable, credits_required: creditsToLock, tier: model.tier },
+      message: `This request needs ${sizing.creditsRequired} credits in escrow (model '${model.id}', up to ${sizing.maxTokens} output tokens); ${creditsAvailable} are available.`,
+      details: { credits_remaining: creditsAvailable, credits_required: sizing.creditsRequired, tier: model.tier },
       headers: { "x-service-credits-remaining": String(creditsAvailable) },
     });
   }
+  const { maxTokens, creditsToLock } = sizing;
   return {
     request,
     model,

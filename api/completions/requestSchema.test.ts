@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors/ApiError.js";
-import { parseChatRequest } from "./requestSchema.js";
+import { chatRequestSchema, parseChatRequest } from "./requestSchema.js";
 
 const base = { model: "llama-3.1-8b-instruct", messages: [{ role: "user", content: "Hello" }] };
 
@@ -115,5 +115,37 @@ describe("parseChatRequest", () => {
     expect(() => parseChatRequest({ model: base.model, messages: [base.messages[0], base.messages[0]] }, 1)).toThrow(
       ApiError,
     );
+  });
+});
+
+describe("parseChatRequest: null is the same as absent for every optional field (issue 11, item 5)", () => {
+  const optionalFields = Object.keys(chatRequestSchema(1024).shape).filter(
+    (field) => field !== "model" && field !== "messages",
+  );
+
+  it("covers the fields the schema declares", () => {
+    expect(optionalFields).toEqual(expect.arrayContaining(["stream", "stream_options", "max_tokens", "stop", "seed"]));
+  });
+
+  it.each(optionalFields)("%s: null parses exactly like an absent field", (field) => {
+    expect(parseChatRequest({ ...base, [field]: null }, 1024)).toEqual(parseChatRequest(base, 1024));
+  });
+
+  it("every optional field null at once", () => {
+    const allNull = Object.fromEntries(optionalFields.map((field) => [field, null]));
+    expect(parseChatRequest({ ...base, ...allNull }, 1024)).toEqual(parseChatRequest(base, 1024));
+  });
+
+  it("nested optional fields too: a message's name, stream_options.include_usage", () => {
+    const named = { ...base, messages: [{ role: "user", content: "Hello", name: null }] };
+    expect(parseChatRequest(named, 1024)).toEqual(parseChatRequest(base, 1024));
+    const stream = { ...base, stream: true };
+    expect(parseChatRequest({ ...stream, stream_options: { include_usage: null } }, 1024)).toEqual(
+      parseChatRequest(stream, 1024),
+    );
+  });
+
+  it("error: null is still refused where a value is required (content)", () => {
+    expect(refusal({ ...base, messages: [{ role: "user", content: null }] }).param).toBe("messages.0.content");
   });
 });

@@ -23,7 +23,7 @@ const UNSUPPORTED_PARAMS = [
 const messageSchema = z.object({
   role: z.enum(["system", "user", "assistant"], { message: "role must be one of system, user, assistant" }),
   content: z.string({ message: "content must be a string (array/image content parts are not supported)" }),
-  name: z.string().max(256).optional(),
+  name: z.string().max(256).nullish(),
 });
 
 export function chatRequestSchema(maxMessages: number) {
@@ -33,8 +33,9 @@ export function chatRequestSchema(maxMessages: number) {
       .array(messageSchema, { message: "messages must be an array of {role, content}" })
       .min(1, "messages must not be empty")
       .max(maxMessages, `at most ${maxMessages} messages`),
-    stream: z.boolean().optional().default(false),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+    // Every optional field takes `null` as "absent" (as OpenAI's API does), `stream` included.
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
     max_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
     /** The newer OpenAI name for max_tokens; accepted as an alias. */
     max_completion_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
@@ -118,7 +119,7 @@ export function parseChatRequest(body: unknown, maxMessages: number): ChatComple
   return {
     model: parsed.model,
     messages: parsed.messages.map(({ role, content }) => ({ role, content })),
-    stream: parsed.stream,
+    stream: parsed.stream ?? false,
     includeUsage: parsed.stream_options?.include_usage === true,
     maxTokens: parsed.max_tokens ?? parsed.max_completion_tokens ?? undefined,
     temperature: parsed.temperature ?? undefined,

@@ -65,6 +65,16 @@ export const errorCatalog = {
     message: "The sign-in message or its signature is not valid.",
   },
   route_not_found: { status: 404, type: "not_found_error", message: "No such endpoint." },
+  method_not_allowed: {
+    status: 405,
+    type: "invalid_request_error",
+    message: "This endpoint does not accept this HTTP method; the Allow header lists the ones it does.",
+  },
+  request_timeout: {
+    status: 408,
+    type: "invalid_request_error",
+    message: "The request was not received in time.",
+  },
   idempotency_key_reused: {
     status: 409,
     type: "conflict_error",
@@ -78,6 +88,17 @@ export const errorCatalog = {
   dispute_already_open: { status: 409, type: "conflict_error", message: "A dispute is already open for this job." },
   job_not_disputable: { status: 422, type: "invalid_request_error", message: "Only a settled job can be disputed." },
   payload_too_large: { status: 413, type: "invalid_request_error", message: "The request body is too large." },
+  unsupported_media_type: {
+    status: 415,
+    type: "invalid_request_error",
+    message:
+      "The body's Content-Encoding or charset is not supported (send JSON in UTF-8, with Content-Encoding identity, gzip, deflate, br or zstd).",
+  },
+  headers_too_large: {
+    status: 431,
+    type: "invalid_request_error",
+    message: "The request headers are too large.",
+  },
   rate_limited: {
     status: 429,
     type: "rate_limit_error",

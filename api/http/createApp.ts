@@ -1,6 +1,8 @@
 import express, { type Router } from "express";
 import type { Logger } from "pino";
 import { errorHandler, notFoundHandler } from "./middleware/errorHandler.js";
+import { literalPercent } from "./middleware/literalPercent.js";
+import { methodNotAllowed } from "./middleware/methodNotAllowed.js";
 import { requestId } from "./middleware/requestId.js";
 
 export interface AppOptions {
@@ -13,15 +15,20 @@ export interface AppOptions {
   routers: Router[];
 }
 
-/** The gateway's Express app: request id, burst limit, JSON bodies, routes, spec-format errors. */
+/**
+ * The gateway's Express app: request id, burst limit, JSON bodies, routes, then 405 (known path, other method),
+ * 404 and spec-format errors.
+ */
 export function createApp(options: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", "loopback");
   app.use(requestId);
+  app.use(literalPercent);
   if (options.rateLimit) app.use(options.rateLimit);
   app.use(express.json({ limit: options.bodyLimit, type: ["application/json", "application/*+json"] }));
   for (const router of options.routers) app.use(router);
+  app.use(methodNotAllowed(app));
   app.use(notFoundHandler);
   app.use(errorHandler(options.docsUrl, options.logger));
   return app;

@@ -15,6 +15,17 @@ export interface ModelInfo {
   created: number;
 }
 
+/** `ModelCatalog.MAX_MODEL_ID_LENGTH`: the catalog refuses longer ids (UTF-8 bytes). */
+export const MAX_MODEL_ID_BYTES = 64;
+
+/**
+ * Whether `value` could be a catalog model id at all: 1–64 UTF-8 bytes, no control characters and no lone
+ * surrogates. Anything else matches no model, and is never sent to a database (Postgres text cannot hold NUL).
+ */
+export function isPossibleModelId(value: string): boolean {
+  return value.length > 0 && Buffer.byteLength(value, "utf8") <= MAX_MODEL_ID_BYTES && !/[\p{Cc}\p{Cs}]/u.test(value);
+}
+
 /**
  * The catalog as indexed, cached briefly: every completion needs its model and the index is one HTTP hop away.
  * A listing or retirement shows within `ttlMs`.
@@ -32,13 +43,16 @@ export class ModelDirectory {
     return [...(await this.load()).values()];
   }
 
+  /** The model whose id is exactly `modelId` (no trimming, no case folding, no control characters). */
   async get(modelId: string): Promise<ModelInfo | undefined> {
+    if (!isPossibleModelId(modelId)) return undefined;
     const models = await this.load();
     const found = models.get(modelId);
     if (found) return found;
-    // A model listed a moment ago: ask the index directly before saying it does not exist.
+    // A model listed a moment ago: ask the index directly before saying it does not exist. The database may
+    // compare text differently from JavaScript, so the answer must still match byte for byte.
     const row = await this.index.modelById(modelId);
-    return row ? toModelInfo(row) : undefined;
+    return row && row.modelId === modelId ? toModelInfo(row) : undefined;
   }
 
   private async load(): Promise<Map<string, ModelInfo>> {

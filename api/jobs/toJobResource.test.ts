@@ -107,6 +107,17 @@ describe("jobStateOf", () => {
     expect(jobStateOf(indexed({ status: "failed" }), local({ status: "refunded", timed_out: true }))).toBe("refunded");
   });
 
+  it("reads its own dispute at once: disputed while the index still says settled (issue 11, item 9)", () => {
+    expect(jobStateOf(settled, local({ status: "disputed" }))).toBe("disputed");
+  });
+
+  it("follows the index once it has the dispute: a rejected dispute shows settled again", () => {
+    expect(jobStateOf({ ...settled, disputeTx: "0xd15" }, local({ status: "disputed" }))).toBe("settled");
+    expect(jobStateOf({ ...settled, status: "disputed", disputeTx: "0xd15" }, local({ status: "disputed" }))).toBe(
+      "disputed",
+    );
+  });
+
   it("reports pending for a job only the gateway knows yet", () => {
     expect(jobStateOf(undefined, local())).toBe("pending");
   });

@@ -43,6 +43,9 @@ export function jobStateOf(indexed: IndexedJob | undefined, local: GatewayJobRow
   if (indexed && indexed.status !== "pending") {
     // A timeout the gateway resolved with failJob (its timeout shorter than the chain's) is a refund to the client.
     if (indexed.status === "failed" && local?.timed_out) return "refunded";
+    // Read-your-write: the dispute this gateway opened is mined but not indexed yet. Once the index has the
+    // dispute (`disputeTx`), it is the word again, so a rejected or upheld dispute shows its outcome.
+    if (indexed.status === "settled" && indexed.disputeTx == null && local?.status === "disputed") return "disputed";
     return isJobState(indexed.status) ? indexed.status : "failed";
   }
   if (!local) return "pending";

@@ -426,10 +426,16 @@ const serviceHeaders = {
   },
 };
 
+/**
+ * What any request can be answered with before its operation runs: headers over the size limit, and a query
+ * parameter the operation does not take (unknown, repeated, or in an array form such as `status[]`).
+ */
+const EVERY_REQUEST: ErrorCode[] = ["headers_too_large", "invalid_request"];
+
 /** Error responses by status, each listing the codes this API answers with that status. */
 function errorResponses(...codes: ErrorCode[]): Record<string, Schema> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
+  for (const code of new Set([...codes, ...EVERY_REQUEST])) {
     const status = errorCatalog[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
@@ -502,6 +508,7 @@ const paths: Record<string, Schema> = {
           "idempotency_key_reused",
           "idempotency_key_in_progress",
           "payload_too_large",
+          "unsupported_media_type",
           "job_failed",
           "no_workers_available",
           "service_unavailable",
@@ -552,7 +559,13 @@ const paths: Record<string, Schema> = {
         "200": json(
           ref("Job"),
           "The job.",
-          pick("x-service-job-id", "x-service-tx-hash", "x-service-settlement-tx", "x-service-worker"),
+          pick(
+            "x-service-job-id",
+            "x-service-tx-hash",
+            "x-service-settlement-tx",
+            "x-service-worker",
+            "x-service-credits-remaining",
+          ),
         ),
         ...errorResponses(...AUTH, "job_not_found"),
       },
@@ -570,6 +583,8 @@ const paths: Record<string, Schema> = {
         ...errorResponses(
           ...AUTH,
           "invalid_request",
+          "payload_too_large",
+          "unsupported_media_type",
           "job_not_found",
           "dispute_already_open",
           "dispute_window_expired",
@@ -599,7 +614,13 @@ const paths: Record<string, Schema> = {
         "201": json(ref("Webhook"), "The webhook (with `secret` only when generated).", {
           location: { description: "`/v1/webhooks/{id}`", schema: { type: "string" } },
         }),
-        ...errorResponses(...AUTH, "invalid_request", "webhook_limit_reached"),
+        ...errorResponses(
+          ...AUTH,
+          "invalid_request",
+          "webhook_limit_reached",
+          "payload_too_large",
+          "unsupported_media_type",
+        ),
       },
     },
     get: {
@@ -657,7 +678,10 @@ export function openapiDocument(): Schema {
       description:
         "Every request locks credits in the escrow contract before routing and settles the worker's signed " +
         "receipt on chain after the last token. Errors share one body (`Error`); every code is listed with the " +
-        "status it comes with.",
+        "status it comes with. On every path: a method the path does not serve is 405 `method_not_allowed` with " +
+        "an `Allow` header; an unknown path under `/v<n>/` is 404 `route_not_found`; a query parameter the " +
+        "operation does not list, a repeated one or an array form (`status[]=`) is 400 `invalid_request` naming " +
+        "it; `null` in an optional body field is the same as leaving it out.",
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "Local stack (`npm start`)" }],
     security: [{ bearer: [] }],

@@ -18,6 +18,7 @@ import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../comple
 import type { GatewayDeps } from "../deps.js";
 import { ApiError, errorBody } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { failJob } from "../jobs/closeJob.js";
 import { bodyHashOf, type StoredResponse } from "../jobs/idempotencyStore.js";
 
@@ -30,10 +31,13 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.post("/v1/chat/completions", async (req, res) => {
     const auth = authOf(res);
+    parseQuery(req, NO_QUERY);
     const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
     const idempotencyKey = idempotencyKeyOf(req);
     if (idempotencyKey !== undefined) {
-      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(req.body));
+      // The request as validated, not the raw body: every field that changes the job, nothing the gateway ignores
+      // (an ignored field may be nested deeper than JSON.stringify can follow).
+      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(request));
       if (claim.kind === "reused") throw new ApiError("idempotency_key_reused");
       if (claim.kind === "in_progress") throw new ApiError("idempotency_key_in_progress");
       if (claim.kind === "replay") {

@@ -6,6 +6,7 @@ import { revertOf } from "../chain/revertOf.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import { loadJob, type LoadedJob } from "../jobs/loadJob.js";
 
@@ -23,6 +24,7 @@ export function disputeRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.post("/v1/jobs/:job_id/dispute", async (req, res) => {
     const auth = authOf(res);
+    parseQuery(req, NO_QUERY);
     const body = parseOrThrow(disputeBodySchema, req.body ?? {});
     let job = await loadJob(deps, auth.keyHash, req.params.job_id);
     if (!job) throw new ApiError("job_not_found");
@@ -78,7 +80,12 @@ export function disputeRouter(deps: GatewayDeps): Router {
     } catch (error) {
       throw mapDisputeRevert(error);
     }
-    await deps.jobs.update(job.resource.id, { status: "disputed" }).catch(() => undefined);
+    // Read-your-write: the job shows `disputed` from now on, before the index has the dispute (toJobResource).
+    await deps.jobs
+      .update(job.resource.id, { status: "disputed" })
+      .catch((error: unknown) =>
+        deps.logger.warn({ err: error, job_id: job.resource.id }, "dispute opened but not recorded locally"),
+      );
     res.json({
       job_id: job.resource.id,
       dispute_opened: true,

@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
-import { parseOrThrow } from "../http/validate.js";
+import { NO_QUERY, integerParam, parseQuery } from "../http/parseQuery.js";
+import { isPossibleModelId } from "../index/modelDirectory.js";
 import { listJobs } from "../jobs/listJobs.js";
 import { loadJob } from "../jobs/loadJob.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
@@ -11,18 +12,13 @@ import { JOB_STATES } from "../jobs/toJobResource.js";
 const jobIdSchema = z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a job id (job_<ULID>)");
 
 const listQuerySchema = z.object({
-  limit: z.coerce
-    .number({ message: "limit must be an integer" })
-    .int("limit must be an integer")
-    .min(1, "limit must be at least 1")
-    .max(100, "limit must be at most 100")
-    .default(20),
+  limit: integerParam("limit", 1, 100).default(20),
   before: jobIdSchema.optional(),
   after: jobIdSchema.optional(),
   status: z
     .enum(JOB_STATES as [string, ...string[]], { message: `status must be one of ${JOB_STATES.join(", ")}` })
     .optional(),
-  model: z.string().min(1).max(200).optional(),
+  model: z.string().refine(isPossibleModelId, "model must be a model id").optional(),
 });
 
 /** GET /v1/jobs and GET /v1/jobs/{job_id} (spec): the authenticated key's jobs only. */
@@ -31,7 +27,7 @@ export function jobsRouter(deps: GatewayDeps): Router {
 
   router.get("/v1/jobs", async (req, res) => {
     const auth = authOf(res);
-    const query = parseOrThrow(listQuerySchema, singleValues(req.query));
+    const query = parseQuery(req, listQuerySchema);
     const page = await listJobs(deps, auth.keyHash, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
@@ -44,8 +40,13 @@ export function jobsRouter(deps: GatewayDeps): Router {
 
   router.get("/v1/jobs/:job_id", async (req, res) => {
     const auth = authOf(res);
-    const job = await loadJob(deps, auth.keyHash, req.params.job_id);
+    parseQuery(req, NO_QUERY);
+    const [job, available] = await Promise.all([
+      loadJob(deps, auth.keyHash, req.params.job_id),
+      deps.chain.availableCredits(auth.wallet),
+    ]);
     if (!job) throw new ApiError("job_not_found");
+    res.setHeader("x-service-credits-remaining", String(available));
     res.setHeader("x-service-job-id", job.resource.id);
     const escrowTx = job.indexed?.escrowTx ?? job.local?.escrow_tx;
     if (escrowTx) res.setHeader("x-service-tx-hash", escrowTx);
@@ -56,12 +57,4 @@ export function jobsRouter(deps: GatewayDeps): Router {
   });
 
   return router;
-}
-
-/** Express gives arrays for repeated query parameters; the API takes each once. */
-function singleValues(query: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(query))
-    result[name] = Array.isArray(value) ? value[value.length - 1] : value;
-  return result;
 }

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
 import { modelTrustOf, type ModelTrustFigures } from "../jobs/modelTrust.js";
 
@@ -41,11 +42,13 @@ export async function listedModelResources(deps: GatewayDeps): Promise<ModelReso
 export function modelsRouter(deps: GatewayDeps): Router {
   const router = Router();
 
-  router.get("/v1/models", async (_req, res) => {
+  router.get("/v1/models", async (req, res) => {
+    parseQuery(req, NO_QUERY);
     res.json({ object: "list", data: await listedModelResources(deps) });
   });
 
   router.get("/v1/models/:model_id", async (req, res) => {
+    parseQuery(req, NO_QUERY);
     const model = await deps.models.get(req.params.model_id);
     const workers = model ? (await deps.workers.candidatesFresh(model.id)).length : 0;
     // A model without a worker is not listed, so it is as unknown here as in the list (spec rule 4).

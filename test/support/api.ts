@@ -30,7 +30,8 @@ export function rawRequest(
   }: { apiKey?: string; body?: unknown; headers?: Record<string, string>; baseUrl?: string } = {},
 ): Promise<RawResponse> {
   const url = new URL(path, baseUrl ?? stackInfo().apiUrl);
-  const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+  const payload =
+    body === undefined ? undefined : typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const requestHeaders: Record<string, string> = { ...headers };
   if (apiKey !== undefined) requestHeaders.authorization = `Bearer ${apiKey}`;
   if (payload !== undefined) requestHeaders["content-type"] ??= "application/json";

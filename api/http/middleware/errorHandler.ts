@@ -8,8 +8,9 @@ export const notFoundHandler: RequestHandler = (_req, _res, next) => {
 };
 
 /**
- * The single place that writes error bodies. Body-parser failures become `invalid_request`/`payload_too_large`;
- * anything unexpected is logged and becomes a generic 500 without internals.
+ * The single place that writes error bodies. Client errors raised by Express and body-parser (bad JSON, a corrupt
+ * Content-Encoding, an oversized or truncated body) become spec-format 4xx answers; anything unexpected is logged
+ * and becomes a generic 500 without internals.
  */
 export function errorHandler(docsUrl: string, logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
@@ -28,23 +29,44 @@ export function errorHandler(docsUrl: string, logger: Logger): ErrorRequestHandl
 
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (isBodyParserError(err)) {
-    if (err.type === "entity.too.large") return new ApiError("payload_too_large");
-    if (err.type === "entity.parse.failed") {
+  const status = clientErrorStatusOf(err);
+  if (status === undefined) return new ApiError("internal_error");
+  // A 4xx raised by Express or body-parser (http-errors): the client's fault, answered in the spec's format
+  // without echoing library internals (a zlib message, a stack).
+  const type = typeof (err as { type?: unknown }).type === "string" ? (err as { type: string }).type : undefined;
+  if (status === 413) return new ApiError("payload_too_large");
+  if (status === 415) return new ApiError("unsupported_media_type");
+  switch (type) {
+    case "entity.parse.failed":
       return new ApiError("invalid_request", { message: "The body is not valid JSON.", param: null });
-    }
-    return new ApiError("invalid_request", { message: err.message });
+    case "request.aborted":
+    case "request.size.invalid":
+      return new ApiError("invalid_request", {
+        message: "The body ended before its Content-Length; send the whole body.",
+        param: null,
+      });
+    default:
+      break;
   }
-  return new ApiError("internal_error");
+  if (isDecompressionError(err)) {
+    return new ApiError("invalid_request", {
+      message: "The body could not be decoded with its Content-Encoding (corrupt or truncated).",
+      param: null,
+    });
+  }
+  return new ApiError("invalid_request", { message: "The request could not be read.", param: null });
 }
 
-interface BodyParserError {
-  type: string;
-  message: string;
+/** The status of an http-errors style client error (400–499), as Express and body-parser raise them. */
+function clientErrorStatusOf(err: unknown): number | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const value = typeof status === "number" ? status : typeof statusCode === "number" ? statusCode : undefined;
+  return value !== undefined && value >= 400 && value < 500 ? value : undefined;
 }
 
-function isBodyParserError(err: unknown): err is BodyParserError {
-  return (
-    typeof err === "object" && err !== null && "type" in err && typeof (err as { type: unknown }).type === "string"
-  );
+function isDecompressionError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  // zlib (gzip, deflate): Z_*; brotli: ERR__*; zstd: ZSTD_*.
+  return typeof code === "string" && /^(Z_|ERR__|ZSTD_)/.test(code);
 }
