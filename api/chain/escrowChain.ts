@@ -158,6 +158,10 @@ export class EscrowChain {
     return this.clients.publicClient.getBlockNumber({ cacheTime: 0 });
   }
 
+  async blockTimestamp(blockNumber: bigint): Promise<bigint> {
+    return (await this.clients.publicClient.getBlock({ blockNumber })).timestamp;
+  }
+
   async latestBlockTimestamp(): Promise<bigint> {
     return (await this.clients.publicClient.getBlock({ blockTag: "latest" })).timestamp;
   }

@@ -4,6 +4,7 @@ import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { parseOrThrow } from "../http/validate.js";
+import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";
 import { loadJob } from "../jobs/loadJob.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
@@ -32,13 +33,14 @@ export function jobsRouter(deps: GatewayDeps): Router {
   router.get("/v1/jobs", async (req, res) => {
     const auth = authOf(res);
     const query = parseOrThrow(listQuerySchema, singleValues(req.query));
-    const page = await listJobs(deps, auth.keyHash, {
+    const { page, staleSeconds } = await listJobs(deps, auth.keyHash, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
       ...(query.after ? { after: query.after } : {}),
       ...(query.status ? { status: query.status as (typeof JOB_STATES)[number] } : {}),
       ...(query.model ? { model: query.model } : {}),
     });
+    markStale(res, staleSeconds);
     res.json(page);
   });
 
@@ -46,6 +48,7 @@ export function jobsRouter(deps: GatewayDeps): Router {
     const auth = authOf(res);
     const job = await loadJob(deps, auth.keyHash, req.params.job_id);
     if (!job) throw new ApiError("job_not_found");
+    markStale(res, job.staleSeconds);
     res.setHeader("x-service-job-id", job.resource.id);
     const escrowTx = job.indexed?.escrowTx ?? job.local?.escrow_tx;
     if (escrowTx) res.setHeader("x-service-tx-hash", escrowTx);

@@ -2,6 +2,7 @@ import { Router } from "express";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
+import { markStale } from "../index/staleness.js";
 
 /** The Model resource (spec) with its `service` extension. */
 function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: number) {
@@ -28,6 +29,7 @@ export function modelsRouter(deps: GatewayDeps): Router {
 
   router.get("/v1/models", async (_req, res) => {
     const models = await deps.models.all();
+    markStale(res, catalogAgeSeconds(deps));
     const data = [];
     for (const model of models) {
       const workers = deps.workers.candidates(model.id).length;
@@ -46,8 +48,15 @@ export function modelsRouter(deps: GatewayDeps): Router {
         message: `The model '${req.params.model_id}' does not exist.`,
       });
     }
+    markStale(res, catalogAgeSeconds(deps));
     res.json(toModelResource(deps, model, workers));
   });
 
   return router;
+}
+
+/** The catalog shown is as old as the index lag, or older when the last catalog read is served (index away). */
+function catalogAgeSeconds(deps: GatewayDeps): number {
+  const cacheAge = deps.models.ageMs() / 1000;
+  return Math.max(deps.indexLag.snapshot().lagSeconds ?? 0, deps.index.unavailableSince === undefined ? 0 : cacheAge);
 }
