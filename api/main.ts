@@ -158,6 +158,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     indexLag: () => indexLag.snapshot(),
   });
   indexLag.start();
+  chain.nodeSilent = () => {
+    const sample = indexLag.snapshot();
+    return sample.sampledAt > 0 && !sample.chainUp;
+  };
 
   await workers.refresh();
   workers.start();
