@@ -2,7 +2,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
+import { createPool } from "../../api/db/createPool.js";
+import { JobStore } from "../../api/jobs/jobStore.js";
+import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
+import { keccak256, toBytes } from "viem";
 import { escrowEvents } from "../support/conservationAudit.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { waitUntil } from "../support/waitUntil.js";
@@ -223,5 +227,42 @@ describe("a webhook receiver failing, then recovering, across a dispatcher crash
       audit,
     });
     expect(pidOf("gateway")).toBeGreaterThan(0);
+  });
+});
+
+describe("a gateway that crashed between writing a job's row and sending its escrow", () => {
+  it("leaves a row the sweeper fails within ESCROW_UNSENT_GRACE_MS, never counted as an open escrow", async () => {
+    // The state such a crash leaves: the row openEscrow writes first (by the product's own JobStore), no escrow
+    // transaction, and no process running the job.
+    const pool = createPool(stackInfo().databaseUrl, API_SCHEMA, 1);
+    const jobId = newJobId(Date.now());
+    try {
+      await new JobStore(pool).insert({
+        jobId,
+        jobKey: jobIdToBytes32(jobId),
+        wallet: client.wallet,
+        keyHash: keccak256(toBytes(client.apiKey)),
+        model: MODEL,
+        tier: "lite",
+        stream: false,
+        maxTokens: 8,
+        creditsLocked: 2,
+        promptTokens: 5,
+      });
+    } finally {
+      await pool.end();
+    }
+    const writtenAt = Date.now();
+    expect((await openGatewayRows()).map((row) => row.job_id)).toContain(jobId);
+    // Nothing is locked on chain for it, and the metric agrees.
+    expect((await gatewayGauge('gateway_open_escrows{status="pending"}')) ?? 0).toBe(0);
+    await waitUntil(
+      "the unsent row is failed",
+      async () => !(await openGatewayRows()).some((row) => row.job_id === jobId),
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    const closedMs = Date.now() - writtenAt;
+    const audit = await expectConserved();
+    report("row left by a crash before the escrow was sent", { closedMs, audit });
   });
 });
