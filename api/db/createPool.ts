@@ -1,8 +1,8 @@
 import pg from "pg";
 
 /** A query (or the wait for a free connection) that takes longer fails instead of hanging a request. */
-const QUERY_TIMEOUT_MS = 10_000;
-const CONNECT_TIMEOUT_MS = 5_000;
+const QUERY_TIMEOUT_MS = 15_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * One pool per process; every query of the gateway's own tables goes through it. Connections start with
