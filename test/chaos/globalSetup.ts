@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { startLocalStack, type LocalStack } from "../../scripts/stack/startLocalStack.js";
 import {
@@ -12,6 +14,8 @@ let stack: LocalStack | undefined;
 
 /** One whole stack for the chaos run; the tests signal, kill and restart its processes. */
 export async function setup(project: TestProject): Promise<void> {
+  // Process ids an earlier run recorded for its restarts (test/chaos/support/faults.ts) mean nothing now.
+  rmSync(path.join(CHAOS_STATE_DIR, "chaos-pids.json"), { force: true });
   stack = await startLocalStack({
     stateDir: CHAOS_STATE_DIR,
     ports: chaosPorts,

@@ -24,12 +24,15 @@ function pidFile(): string {
   return path.join(stackInfo().stateDir, "chaos-pids.json");
 }
 
+/** Restarts of this run only: the file is keyed by the run's chain process, so an earlier run's ids never count. */
 function restartedPids(): Record<string, number> {
-  return existsSync(pidFile()) ? (JSON.parse(readFileSync(pidFile(), "utf8")) as Record<string, number>) : {};
+  if (!existsSync(pidFile())) return {};
+  const recorded = JSON.parse(readFileSync(pidFile(), "utf8")) as { run?: number; pids?: Record<string, number> };
+  return recorded.run === stackInfo().pids.chain ? (recorded.pids ?? {}) : {};
 }
 
 function recordPid(name: ProcessName, pid: number): void {
-  writeFileSync(pidFile(), JSON.stringify({ ...restartedPids(), [name]: pid }));
+  writeFileSync(pidFile(), JSON.stringify({ run: stackInfo().pids.chain, pids: { ...restartedPids(), [name]: pid } }));
 }
 
 /** The live process group of a stack process (the original one, or the last restart). */
