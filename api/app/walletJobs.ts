@@ -1,3 +1,4 @@
+import { withDeadline } from "../runtime/withDeadline.js";
 import { and, createClient, desc, eq, inArray, lt, type Client } from "@ponder/client";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
@@ -35,24 +36,36 @@ const num = (value: bigint | null) => (value == null ? null : Number(value));
 export class WalletJobs {
   private readonly client: Client<typeof schema>;
 
-  constructor(indexerUrl: string) {
+  constructor(
+    indexerUrl: string,
+    /** Each index read gives up after this long (503 `service_unavailable` through the error handler). */
+    private readonly timeoutMs = 2_000,
+  ) {
     this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
   }
 
   async list(wallet: string, options: { limit: number; before?: string }): Promise<WalletJob[]> {
     const conditions = [eq(schema.job.wallet, wallet.toLowerCase() as Hex)];
     if (options.before) conditions.push(lt(schema.job.id, options.before));
-    const jobs = await this.client.db
-      .select()
-      .from(schema.job)
-      .where(and(...conditions))
-      .orderBy(desc(schema.job.id))
-      .limit(options.limit);
+    const jobs = await withDeadline(
+      this.client.db
+        .select()
+        .from(schema.job)
+        .where(and(...conditions))
+        .orderBy(desc(schema.job.id))
+        .limit(options.limit),
+      this.timeoutMs,
+      "wallet jobs from the index",
+    );
     const disputed = jobs.filter((job) => job.disputeTx != null).map((job) => job.jobKey);
     const disputes =
       disputed.length === 0
         ? []
-        : await this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed));
+        : await withDeadline(
+            this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed)),
+            this.timeoutMs,
+            "disputes from the index",
+          );
     const outcomeOf = new Map(disputes.map((row) => [row.jobKey, row.outcome]));
     return jobs.map((job) => ({
       id: job.id,
