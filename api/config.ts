@@ -57,6 +57,26 @@ export const configSchema = z.object({
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
   /** How often viem polls the node for receipts and blocks; low on local chains. */
   RPC_POLLING_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /** Each JSON-RPC attempt gives up after this long (connection errors and timeouts are retried twice). */
+  RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** Auth reads a key's status from the chain for at most this long, then uses the last known status or the
+   *  index; after a miss the chain is skipped until it answers a background probe again. */
+  KEY_STATUS_CHAIN_TIMEOUT_MS: z.coerce.number().int().positive().default(500),
+  /** Every read of the index gives up after this long. */
+  INDEX_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  /** After a failed index read, reads fail fast for this long (one probe per period). */
+  INDEX_RETRY_MS: z.coerce.number().int().positive().default(1_000),
+  /** How old the last known catalog, worker list, account or key status may be and still be served while the
+   *  index is down (beyond it: 503 service_unavailable with retry_after). */
+  INDEX_STALE_MAX_MS: z.coerce.number().int().positive().default(600_000),
+  /** Index lag (seconds) beyond which /readyz answers 503. */
+  INDEX_LAG_READY_MAX_SECONDS: z.coerce.number().positive().default(30),
+  /** How often the index lag (chain head vs indexed block) is sampled for /metrics and /readyz. */
+  INDEX_LAG_SAMPLE_MS: z.coerce.number().int().positive().default(1_000),
+  /** Each dependency check of /readyz gives up after this long. */
+  READY_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(2_000),
+  /** A job row whose escrow transaction was never sent (crash before sending) is failed after this long. */
+  ESCROW_UNSENT_GRACE_MS: z.coerce.number().int().positive().default(30_000),
   /** Worker /healthz probe period and timeout. */
   WORKER_PROBE_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
   WORKER_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(1_500),

@@ -5,6 +5,7 @@ import type { EscrowChain } from "./chain/escrowChain.js";
 import type { SettlementBatcher } from "./chain/settlementBatcher.js";
 import type { GatewayConfig } from "./config.js";
 import type { KeyDirectory } from "./http/middleware/authenticate.js";
+import type { IndexLagMonitor } from "./index/indexLag.js";
 import type { IndexReader } from "./index/indexReader.js";
 import type { ModelDirectory } from "./index/modelDirectory.js";
 import type { IdempotencyStore } from "./jobs/idempotencyStore.js";
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   batcher: SettlementBatcher;
   keys: KeyDirectory;
   index: IndexReader;
+  /** Index lag sampled in the background (metrics, /readyz, the staleness header). */
+  indexLag: IndexLagMonitor;
   models: ModelDirectory;
   workers: WorkerPool;
   workerClient: WorkerClient;

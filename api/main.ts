@@ -23,6 +23,7 @@ import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
 import { warmTokenizer } from "./completions/bytePairCount.js";
 import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
+import { IndexLagMonitor } from "./index/indexLag.js";
 import { IndexReader } from "./index/indexReader.js";
 import { ModelDirectory } from "./index/modelDirectory.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
@@ -100,6 +101,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     deployment.chainId,
     config.GATEWAY_PRIVATE_KEY as Hex,
     config.RPC_POLLING_INTERVAL_MS,
+    config.RPC_TIMEOUT_MS,
   );
   const sender = new TransactionSender(clients);
   const chain = new EscrowChain(clients, deployment, sender);
@@ -111,7 +113,15 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     },
     { windowMs: config.SETTLEMENT_BATCH_WINDOW_MS, max: config.SETTLEMENT_BATCH_MAX, logger },
   );
-  const index = new IndexReader(config.INDEXER_URL);
+  const index = new IndexReader(config.INDEXER_URL, {
+    timeoutMs: config.INDEX_TIMEOUT_MS,
+    retryMs: config.INDEX_RETRY_MS,
+  });
+  const indexLag = new IndexLagMonitor(chain, index, {
+    sampleMs: config.INDEX_LAG_SAMPLE_MS,
+    timeoutMs: config.READY_CHECK_TIMEOUT_MS,
+    logger,
+  });
   const latency = new LatencyStats();
   const workerClient = new WorkerClient(config.WORKER_GATEWAY_TOKEN);
   const workers = new WorkerPool(index, workerClient, latency, logger, {
@@ -127,9 +137,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     deployment,
     chain,
     batcher,
-    keys: new ChainKeyDirectory(new KeyStatusCache(chain), index, logger),
+    keys: new ChainKeyDirectory(
+      new KeyStatusCache(chain, { timeoutMs: config.KEY_STATUS_CHAIN_TIMEOUT_MS, retryMs: config.INDEX_RETRY_MS }),
+      index,
+      logger,
+    ),
     index,
-    models: new ModelDirectory(index),
+    indexLag,
+    models: new ModelDirectory(index, 1_000, config.INDEX_STALE_MAX_MS),
     workers,
     workerClient,
     latency,
@@ -142,7 +157,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     activeJobs: deps.activeJobs,
     query: (sql) => pool.query(sql),
     workers: () => workers.health(),
+    indexLag: () => indexLag.snapshot(),
   });
+  indexLag.start();
+  chain.nodeSilent = () => {
+    const sample = indexLag.snapshot();
+    return sample.sampledAt > 0 && !sample.chainUp;
+  };
 
   // The tokenizer's rank table is built now, not on the first completion.
   warmTokenizer();
@@ -232,6 +253,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       logger.info("gateway shutting down");
       clearInterval(sweepTimer);
       workers.stop();
+      indexLag.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const until = Date.now() + config.SHUTDOWN_GRACE_MS;

@@ -279,7 +279,7 @@ async function main(): Promise<void> {
     const head = Number(await chain.getBlockNumber());
     const reader = new IndexReader(info.indexerUrl);
     const catchUpUntil = Date.now() + 60_000;
-    while (Date.now() < catchUpUntil && ((await reader.indexedBlock().catch(() => 0)) ?? 0) < head)
+    while (Date.now() < catchUpUntil && ((await reader.indexedBlock().catch(() => undefined))?.number ?? 0) < head)
       await new Promise((resolve) => setTimeout(resolve, 250));
     progress(`index lag and webhook latency: ${SAMPLES} jobs one at a time`);
     const lags = await measureLags(info, apiKey, chain);

@@ -8,6 +8,7 @@ import {
   modelCatalogAbi,
   workerRegistryAbi,
 } from "../contracts/client/abis.js";
+import { chainTransport } from "./config/chainTransport.js";
 import { readIndexerEnv } from "./config/readIndexerEnv.js";
 
 const env = readIndexerEnv();
@@ -23,7 +24,19 @@ export default createConfig({
   chains: {
     app: {
       id: deployments.chainId,
-      rpc: env.PONDER_RPC_URL,
+      // Not the URL itself: Ponder's own HTTP client lets a stalled node wedge live indexing (config/chainTransport.ts).
+      rpc: chainTransport({
+        url: env.PONDER_RPC_URL,
+        attemptTimeoutMs: env.PONDER_RPC_ATTEMPT_TIMEOUT_MS,
+        headTimeoutMs: env.PONDER_RPC_HEAD_TIMEOUT_MS,
+        stallBudgetMs: env.PONDER_RPC_STALL_BUDGET_MS,
+        onStateChange: ({ state, method, stalledMs }) =>
+          console.warn(
+            state === "stalled"
+              ? `chain node not answering (${method}); holding requests and serving the last known head`
+              : `chain node answering again after ${stalledMs} ms (${method})`,
+          ),
+      }),
       ...(env.PONDER_WS_URL ? { ws: env.PONDER_WS_URL } : {}),
       pollingInterval: env.PONDER_POLLING_INTERVAL_MS,
       disableCache: isLocalChain,

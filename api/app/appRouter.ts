@@ -89,7 +89,7 @@ export function appRouter(deps: AppRouterDeps): {
   resolveWallet: (req: Request) => Promise<string | null>;
 } {
   const router = Router();
-  const jobs = new WalletJobs(deps.config.INDEXER_URL);
+  const jobs = new WalletJobs(deps.config.INDEXER_URL, deps.config.INDEX_TIMEOUT_MS);
   const activity = new WalletActivity(deps.config.INDEXER_URL, deps.pool);
   const devMode = deps.settings.APP_DEV_MODE && deps.deployment.chainId === LOCAL_CHAIN_ID;
 

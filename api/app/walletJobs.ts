@@ -1,4 +1,5 @@
 import { and, asc, createClient, desc, eq, gt, inArray, lt, type Client } from "@ponder/client";
+import { withDeadline } from "../runtime/withDeadline.js";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import * as schema from "../../indexer/ponder.schema.js";
@@ -55,7 +56,11 @@ const num = (value: bigint | null) => (value == null ? null : Number(value));
 export class WalletJobs {
   private readonly client: Client<typeof schema>;
 
-  constructor(indexerUrl: string) {
+  constructor(
+    indexerUrl: string,
+    /** Each index read gives up after this long (503 `service_unavailable` through the error handler). */
+    private readonly timeoutMs = 2_000,
+  ) {
     this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
   }
 
@@ -73,12 +78,16 @@ export class WalletJobs {
     if (options.model) conditions.push(eq(schema.job.modelId, options.model));
     if (options.status) conditions.push(eq(schema.job.status, INDEX_STATUS_OF[options.status]));
     const forward = options.after !== undefined && options.before === undefined;
-    const rows = await this.client.db
-      .select()
-      .from(schema.job)
-      .where(and(...conditions))
-      .orderBy(forward ? asc(schema.job.id) : desc(schema.job.id))
-      .limit(options.limit + 1);
+    const rows = await withDeadline(
+      this.client.db
+        .select()
+        .from(schema.job)
+        .where(and(...conditions))
+        .orderBy(forward ? asc(schema.job.id) : desc(schema.job.id))
+        .limit(options.limit + 1),
+      this.timeoutMs,
+      "wallet jobs from the index",
+    );
     const hasMore = rows.length > options.limit;
     const page = rows.slice(0, options.limit);
     if (forward) page.reverse();
@@ -92,7 +101,11 @@ export class WalletJobs {
     const disputes =
       disputed.length === 0
         ? []
-        : await this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed));
+        : await withDeadline(
+            this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed)),
+            this.timeoutMs,
+            "disputes from the index",
+          );
     const outcomeOf = new Map(disputes.map((row) => [row.jobKey, row.outcome]));
     return jobs.map((job) => ({
       id: job.id,

@@ -1,3 +1,4 @@
+import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import { decodeEventLog, type Address, type Hex, type TransactionReceipt } from "viem";
 import type { Deployment } from "../../contracts/client/index.js";
 import { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "./abis.js";
@@ -43,6 +44,12 @@ export interface SettlementFacts {
 
 /** The escrow, key registry and dispute contracts as the gateway uses them: reads, and writes via the sender. */
 export class EscrowChain {
+  /**
+   * Set by the gateway once its index-lag sampler runs: true while the node missed the last sample. Request-path
+   * reads (balance) then fail at once with a retryable 503 instead of each waiting out the RPC timeouts.
+   */
+  nodeSilent: () => boolean = () => false;
+
   constructor(
     private readonly clients: ChainClients,
     private readonly deployment: Deployment,
@@ -124,6 +131,7 @@ export class EscrowChain {
   }
 
   async availableCredits(wallet: Address): Promise<bigint> {
+    if (this.nodeSilent()) throw new DeadlineExceededError("the chain node is not answering (balance not read)");
     const account = await this.clients.publicClient.readContract({
       address: this.deployment.contracts.creditEscrow,
       abi: creditEscrowAbi,
@@ -156,6 +164,10 @@ export class EscrowChain {
 
   blockNumber(): Promise<bigint> {
     return this.clients.publicClient.getBlockNumber({ cacheTime: 0 });
+  }
+
+  async blockTimestamp(blockNumber: bigint): Promise<bigint> {
+    return (await this.clients.publicClient.getBlock({ blockNumber })).timestamp;
   }
 
   async latestBlockTimestamp(): Promise<bigint> {

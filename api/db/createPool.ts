@@ -1,9 +1,23 @@
 import pg from "pg";
 
+/** A query (or the wait for a free connection) that takes longer fails instead of hanging a request. */
+const QUERY_TIMEOUT_MS = 15_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * One pool per process; every query of the gateway's own tables goes through it. Connections start with
- * `search_path` set to the gateway's schema, so queries name tables without it.
+ * `search_path` set to the gateway's schema, so queries name tables without it. A stopped or frozen server costs
+ * a query at most QUERY_TIMEOUT_MS (the error handler answers 503 `service_unavailable`).
  */
 export function createPool(databaseUrl: string, schema: string, max = 20): pg.Pool {
-  return new pg.Pool({ connectionString: databaseUrl, max, options: `-c search_path="${schema}",public` });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    options: `-c search_path="${schema}",public`,
+    query_timeout: QUERY_TIMEOUT_MS,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // An idle connection the server dropped (restart, network) must not crash the process; the pool replaces it.
+  pool.on("error", () => undefined);
+  return pool;
 }

@@ -1,6 +1,7 @@
 import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, type Client } from "@ponder/client";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
+import { LastKnown } from "./lastKnown.js";
 
 export type IndexedJob = typeof schema.job.$inferSelect;
 export type IndexedModel = typeof schema.model.$inferSelect;
@@ -8,47 +9,134 @@ export type IndexedAccount = typeof schema.account.$inferSelect;
 export type IndexedWorker = typeof schema.worker.$inferSelect;
 export type IndexedDispute = typeof schema.dispute.$inferSelect;
 
-/** Read models of the chain, from the indexer over @ponder/client (SQL over HTTP). Never written by the gateway. */
+/** The index did not answer in time (or failed): callers fall back to what they last knew, or answer 503. */
+export class IndexUnavailableError extends Error {
+  override name = "IndexUnavailableError";
+}
+
+export interface IndexReaderOptions {
+  /** Every read gives up after this long. */
+  timeoutMs: number;
+  /** After a failed read, further reads fail at once for this long, except one probe per period. */
+  retryMs: number;
+}
+
+/**
+ * Read models of the chain, from the indexer over @ponder/client (SQL over HTTP). Never written by the gateway.
+ *
+ * Every read has a deadline (`timeoutMs`): a stopped or frozen indexer costs a caller at most that, never a hang.
+ * @ponder/client 0.16 takes no abort signal, so a timed-out request is abandoned rather than aborted; after a
+ * failure the reader fails fast for `retryMs` (one probe per period goes through), which bounds how many such
+ * requests can pile up while the indexer is away.
+ */
 export class IndexReader {
   private readonly client: Client<typeof schema>;
+  private downSince: number | undefined;
+  private lastProbeAt = 0;
+  /** Rows last read, for answering from the last known state while the index is away. */
+  private readonly lastJobs = new LastKnown<string, IndexedJob>();
+  private readonly lastAccounts = new LastKnown<string, IndexedAccount>();
 
-  constructor(indexerUrl: string) {
+  constructor(
+    indexerUrl: string,
+    private readonly options: IndexReaderOptions = { timeoutMs: 2_000, retryMs: 1_000 },
+  ) {
     this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
   }
 
+  /** Since when reads fail (ms since epoch), or undefined while the index answers. */
+  get unavailableSince(): number | undefined {
+    return this.downSince;
+  }
+
+  /** The job row last read from the index (and its age), if read within `maxAgeMs`. */
+  lastKnownJob(jobId: string, maxAgeMs: number): { row: IndexedJob; ageMs: number } | undefined {
+    const found = this.lastJobs.recall(jobId, maxAgeMs);
+    return found && { row: found.value, ageMs: found.ageMs };
+  }
+
+  /** The account row last read from the index (and its age), if read within `maxAgeMs`. */
+  lastKnownAccount(wallet: Hex, maxAgeMs: number): { row: IndexedAccount; ageMs: number } | undefined {
+    const found = this.lastAccounts.recall(wallet.toLowerCase(), maxAgeMs);
+    return found && { row: found.value, ageMs: found.ageMs };
+  }
+
+  private rememberJobs(rows: IndexedJob[]): IndexedJob[] {
+    for (const row of rows) this.lastJobs.remember(row.id, row);
+    return rows;
+  }
+
+  private async read<T>(what: string, query: () => PromiseLike<T>): Promise<T> {
+    const now = Date.now();
+    if (this.downSince !== undefined && now - this.lastProbeAt < this.options.retryMs) {
+      throw new IndexUnavailableError(`index unavailable since ${new Date(this.downSince).toISOString()} (${what})`);
+    }
+    this.lastProbeAt = now;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new IndexUnavailableError(`index did not answer ${what} within ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
+      );
+    });
+    try {
+      const result = await Promise.race([Promise.resolve(query()), late]);
+      this.downSince = undefined;
+      return result;
+    } catch (error) {
+      this.downSince ??= now;
+      if (error instanceof IndexUnavailableError) throw error;
+      throw new IndexUnavailableError(`index read failed (${what}): ${(error as Error).message}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async listedModels(): Promise<IndexedModel[]> {
-    return this.client.db
-      .select()
-      .from(schema.model)
-      .where(eq(schema.model.retired, false))
-      .orderBy(asc(schema.model.index));
+    return this.read("listedModels", () =>
+      this.client.db
+        .select()
+        .from(schema.model)
+        .where(eq(schema.model.retired, false))
+        .orderBy(asc(schema.model.index)),
+    );
   }
 
   async modelById(modelId: string): Promise<IndexedModel | undefined> {
-    const rows = await this.client.db
-      .select()
-      .from(schema.model)
-      .where(and(eq(schema.model.modelId, modelId), eq(schema.model.retired, false)))
-      .limit(1);
+    const rows = await this.read("modelById", () =>
+      this.client.db
+        .select()
+        .from(schema.model)
+        .where(and(eq(schema.model.modelId, modelId), eq(schema.model.retired, false)))
+        .limit(1),
+    );
     return rows[0];
   }
 
   /** Active workers and the model keys each registered. */
   async activeWorkers(): Promise<IndexedWorker[]> {
-    return this.client.db.select().from(schema.worker).where(eq(schema.worker.status, "active"));
+    return this.read("activeWorkers", () =>
+      this.client.db.select().from(schema.worker).where(eq(schema.worker.status, "active")),
+    );
   }
 
   async jobById(jobId: string): Promise<IndexedJob | undefined> {
-    const rows = await this.client.db.select().from(schema.job).where(eq(schema.job.id, jobId)).limit(1);
-    return rows[0];
+    const rows = await this.read("jobById", () =>
+      this.client.db.select().from(schema.job).where(eq(schema.job.id, jobId)).limit(1),
+    );
+    return this.rememberJobs(rows)[0];
   }
 
   async jobsByIds(jobIds: readonly string[]): Promise<IndexedJob[]> {
     if (jobIds.length === 0) return [];
-    return this.client.db
-      .select()
-      .from(schema.job)
-      .where(inArray(schema.job.id, [...jobIds]));
+    return this.rememberJobs(
+      await this.read("jobsByIds", () =>
+        this.client.db
+          .select()
+          .from(schema.job)
+          .where(inArray(schema.job.id, [...jobIds])),
+      ),
+    );
   }
 
   /** Jobs of a key, newest first, strictly between the cursors. */
@@ -60,64 +148,79 @@ export class IndexReader {
     if (options.before) conditions.push(lt(schema.job.id, options.before));
     if (options.after) conditions.push(gt(schema.job.id, options.after));
     if (options.model) conditions.push(eq(schema.job.modelId, options.model));
-    return this.client.db
-      .select()
-      .from(schema.job)
-      .where(and(...conditions))
-      .orderBy(options.order === "asc" ? asc(schema.job.id) : desc(schema.job.id))
-      .limit(options.limit);
+    return this.rememberJobs(
+      await this.read("jobsForKey", () =>
+        this.client.db
+          .select()
+          .from(schema.job)
+          .where(and(...conditions))
+          .orderBy(options.order === "asc" ? asc(schema.job.id) : desc(schema.job.id))
+          .limit(options.limit),
+      ),
+    );
   }
 
   /** Open jobs whose deadline passed before `nowSeconds` (the sweeper refunds them). */
   async expiredOpenJobs(nowSeconds: bigint, limit = 100): Promise<IndexedJob[]> {
-    return this.client.db
-      .select()
-      .from(schema.job)
-      .where(and(eq(schema.job.status, "pending"), lt(schema.job.deadline, nowSeconds)))
-      .orderBy(asc(schema.job.deadline))
-      .limit(limit);
+    return this.read("expiredOpenJobs", () =>
+      this.client.db
+        .select()
+        .from(schema.job)
+        .where(and(eq(schema.job.status, "pending"), lt(schema.job.deadline, nowSeconds)))
+        .orderBy(asc(schema.job.deadline))
+        .limit(limit),
+    );
   }
 
   async accountOf(wallet: Hex): Promise<IndexedAccount | undefined> {
-    const rows = await this.client.db
-      .select()
-      .from(schema.account)
-      .where(eq(schema.account.wallet, wallet.toLowerCase() as Hex))
-      .limit(1);
+    const rows = await this.read("accountOf", () =>
+      this.client.db
+        .select()
+        .from(schema.account)
+        .where(eq(schema.account.wallet, wallet.toLowerCase() as Hex))
+        .limit(1),
+    );
+    if (rows[0]) this.lastAccounts.remember(wallet.toLowerCase(), rows[0]);
     return rows[0];
   }
 
   async apiKey(keyHash: Hex): Promise<typeof schema.apiKey.$inferSelect | undefined> {
-    const rows = await this.client.db
-      .select()
-      .from(schema.apiKey)
-      .where(eq(schema.apiKey.keyHash, keyHash.toLowerCase() as Hex))
-      .limit(1);
+    const rows = await this.read("apiKey", () =>
+      this.client.db
+        .select()
+        .from(schema.apiKey)
+        .where(eq(schema.apiKey.keyHash, keyHash.toLowerCase() as Hex))
+        .limit(1),
+    );
     return rows[0];
   }
 
   async disputeOf(jobKey: Hex): Promise<IndexedDispute | undefined> {
-    const rows = await this.client.db
-      .select()
-      .from(schema.dispute)
-      .where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex))
-      .limit(1);
+    const rows = await this.read("disputeOf", () =>
+      this.client.db
+        .select()
+        .from(schema.dispute)
+        .where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex))
+        .limit(1),
+    );
     return rows[0];
   }
 
   /** Disputes opened at or after `sinceSeconds` (chain time), with the model of their job (trust figures). */
   async disputesSince(sinceSeconds: bigint): Promise<{ modelId: string; outcome: string }[]> {
-    return this.client.db
-      .select({ modelId: schema.job.modelId, outcome: schema.dispute.outcome })
-      .from(schema.dispute)
-      .innerJoin(schema.job, eq(schema.job.jobKey, schema.dispute.jobKey))
-      .where(gte(schema.dispute.openedAt, sinceSeconds));
+    return this.read("disputesSince", () =>
+      this.client.db
+        .select({ modelId: schema.job.modelId, outcome: schema.dispute.outcome })
+        .from(schema.dispute)
+        .innerJoin(schema.job, eq(schema.job.jobKey, schema.dispute.jobKey))
+        .where(gte(schema.dispute.openedAt, sinceSeconds)),
+    );
   }
 
-  /** Latest indexed block of the chain. */
-  async indexedBlock(): Promise<number | undefined> {
-    const status = await this.client.getStatus();
+  /** Latest indexed block of the chain (number and unix timestamp). */
+  async indexedBlock(): Promise<{ number: number; timestamp: number } | undefined> {
+    const status = await this.read("status", () => this.client.getStatus());
     const first = Object.values(status)[0];
-    return first?.block.number;
+    return first?.block ? { number: first.block.number, timestamp: first.block.timestamp } : undefined;
   }
 }

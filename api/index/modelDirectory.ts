@@ -1,6 +1,7 @@
 import type { Hex } from "viem";
 import { isTierName, type TierName } from "../../contracts/client/index.js";
-import type { IndexReader, IndexedModel } from "./indexReader.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
+import { IndexUnavailableError, type IndexReader, type IndexedModel } from "./indexReader.js";
 
 export interface ModelInfo {
   id: string;
@@ -28,7 +29,9 @@ export function isPossibleModelId(value: string): boolean {
 
 /**
  * The catalog as indexed, cached briefly: every completion needs its model and the index is one HTTP hop away.
- * A listing or retirement shows within `ttlMs`.
+ * A listing or retirement shows within `ttlMs`. While the index does not answer, the last catalog read keeps
+ * serving for up to `staleMaxMs` (completions go on; prices are checked again by the escrow at `openJob`); beyond
+ * that, or with no catalog read yet, callers get 503 `service_unavailable`.
  */
 export class ModelDirectory {
   private cache: { at: number; models: Map<string, ModelInfo> } | undefined;
@@ -37,10 +40,16 @@ export class ModelDirectory {
   constructor(
     private readonly index: IndexReader,
     private readonly ttlMs = 1_000,
+    private readonly staleMaxMs = 600_000,
   ) {}
 
   async all(): Promise<ModelInfo[]> {
     return [...(await this.load()).values()];
+  }
+
+  /** Milliseconds since the catalog served now was read from the index (0 before any read). */
+  ageMs(): number {
+    return this.cache ? Date.now() - this.cache.at : 0;
   }
 
   /** The model whose id is exactly `modelId` (no trimming, no case folding, no control characters). */
@@ -51,8 +60,14 @@ export class ModelDirectory {
     if (found) return found;
     // A model listed a moment ago: ask the index directly before saying it does not exist. The database may
     // compare text differently from JavaScript, so the answer must still match byte for byte.
-    const row = await this.index.modelById(modelId);
-    return row && row.modelId === modelId ? toModelInfo(row) : undefined;
+    try {
+      const row = await this.index.modelById(modelId);
+      return row && row.modelId === modelId ? toModelInfo(row) : undefined;
+    } catch (error) {
+      // The index is away: the catalog we have is the best answer (an unknown id stays unknown).
+      if (error instanceof IndexUnavailableError) return undefined;
+      throw error;
+    }
   }
 
   private async load(): Promise<Map<string, ModelInfo>> {
@@ -67,7 +82,13 @@ export class ModelDirectory {
       .finally(() => {
         this.loading = undefined;
       });
-    return this.loading;
+    try {
+      return await this.loading;
+    } catch (error) {
+      if (!(error instanceof IndexUnavailableError)) throw error;
+      if (this.cache && Date.now() - this.cache.at <= this.staleMaxMs) return this.cache.models;
+      throw serviceUnavailable("The model catalog cannot be read from the index right now. Retry shortly.");
+    }
   }
 }
 

@@ -86,12 +86,18 @@ export async function settleJob(
   ticket.mined.then(
     async ({ hash, receipt: txReceipt }) => {
       const facts = deps.chain.settledJobOf(txReceipt, job.jobKey);
-      await deps.jobs.transition(job.jobId, ["settling", "pending", "processing"], "settled", {
-        settlement_tx: hash,
-        settlement_block: txReceipt.blockNumber,
-        ...(facts ? { credits_charged: facts.creditsCharged } : {}),
-        completed_at: new Date(),
-      });
+      try {
+        await deps.jobs.transition(job.jobId, ["settling", "pending", "processing"], "settled", {
+          settlement_tx: hash,
+          settlement_block: txReceipt.blockNumber,
+          ...(facts ? { credits_charged: facts.creditsCharged } : {}),
+          completed_at: new Date(),
+        });
+      } catch (error) {
+        // The database did not answer (it is away or overloaded): the row stays `settling` and the sweeper finds
+        // the job settled on chain. Never an unhandled rejection, which would take the whole process down.
+        deps.logger.warn({ err: error, job_id: job.jobId }, "recording a mined settlement failed; left to the sweeper");
+      }
     },
     (error: unknown) => {
       // Left `settling` with its receipt: the sweeper retries, or fails the job if the chain refuses the receipt.

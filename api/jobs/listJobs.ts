@@ -1,7 +1,8 @@
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
-import type { IndexedJob } from "../index/indexReader.js";
+import { IndexUnavailableError, type IndexedJob } from "../index/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
+import { indexUnavailableSeconds } from "./loadJob.js";
 import { toJobResource, type JobResource, type JobState } from "./toJobResource.js";
 
 export interface ListJobsQuery {
@@ -19,6 +20,12 @@ export interface JobPage {
   next_cursor: string | null;
 }
 
+export interface ListedJobs {
+  page: JobPage;
+  /** How old the chain facts shown may be, in seconds (index lag, or how long the index has not answered). */
+  staleSeconds: number;
+}
+
 const SCAN_CHUNK = 100;
 
 /**
@@ -27,9 +34,12 @@ const SCAN_CHUNK = 100;
  * cursor (still newest first) and `next_cursor` is the `after` of the next, newer page.
  *
  * Jobs come from two sorted sources (the index, and the gateway's rows not yet indexed); a status filter needs
- * both, so the scan merges chunks of each up to the point where both are complete.
+ * both, so the scan merges chunks of each up to the point where both are complete. While the index does not
+ * answer, the page comes from the gateway's rows (every job a gateway opened has one) with the last indexed row
+ * read for each, and `staleSeconds` says so.
  */
-export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQuery): Promise<JobPage> {
+export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQuery): Promise<ListedJobs> {
+  let staleSeconds = deps.indexLag.snapshot().lagSeconds ?? 0;
   const order: "asc" | "desc" = query.after ? "asc" : "desc";
   const matches: JobResource[] = [];
   let cursor = order === "desc" ? query.before : query.after;
@@ -37,10 +47,25 @@ export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQ
   for (;;) {
     const range = order === "desc" ? { before: cursor } : { after: cursor, before: bound };
     const options = { ...range, ...(query.model ? { model: query.model } : {}), limit: SCAN_CHUNK, order };
-    const [local, indexed] = await Promise.all([
+    const [local, fromIndex] = await Promise.all([
       deps.jobs.listForKey(keyHash, options),
-      deps.index.jobsForKey(keyHash, options),
+      deps.index.jobsForKey(keyHash, options).catch((error: unknown) => {
+        if (error instanceof IndexUnavailableError) return undefined;
+        throw error;
+      }),
     ]);
+    let indexed = fromIndex;
+    if (indexed === undefined) {
+      let oldestMs = 0;
+      indexed = [];
+      for (const row of local) {
+        const known = deps.index.lastKnownJob(row.job_id, deps.config.INDEX_STALE_MAX_MS);
+        if (!known) continue;
+        indexed.push(known.row);
+        oldestMs = Math.max(oldestMs, known.ageMs);
+      }
+      staleSeconds = Math.max(staleSeconds, indexUnavailableSeconds(deps, oldestMs));
+    }
     const { merged, cutoff, exhausted } = mergeChunk(local, indexed, order);
     for (const { indexedRow, localRow } of merged) {
       const resource = toJobResource(indexedRow, localRow, deps.chain.escrowAddress);
@@ -54,7 +79,10 @@ export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQ
   const page = matches.slice(0, query.limit);
   const last = page[page.length - 1];
   const data = order === "desc" ? page : page.reverse();
-  return { object: "list", data, has_more: hasMore, next_cursor: hasMore && last ? last.id : null };
+  return {
+    page: { object: "list", data, has_more: hasMore, next_cursor: hasMore && last ? last.id : null },
+    staleSeconds,
+  };
 }
 
 interface Pair {

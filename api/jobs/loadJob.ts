@@ -1,6 +1,7 @@
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
-import type { IndexedJob } from "../index/indexReader.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
+import { IndexUnavailableError, type IndexedJob } from "../index/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 import { toJobResource, type JobResource } from "./toJobResource.js";
 
@@ -10,14 +11,44 @@ export interface LoadedJob {
   resource: JobResource;
   indexed: IndexedJob | undefined;
   local: GatewayJobRow | undefined;
+  /** How old the chain facts shown may be, in seconds (index lag, or the age of the last known row). */
+  staleSeconds: number;
 }
 
-/** A job of `keyHash`, or undefined — another key's job is as absent as a job that never existed. */
+/**
+ * A job of `keyHash`, or undefined — another key's job is as absent as a job that never existed. While the index
+ * does not answer, the job is built from the gateway's own row and the last indexed row read; a job known to
+ * neither is 503 `service_unavailable` (it may exist), never a wrong 404.
+ */
 export async function loadJob(deps: GatewayDeps, keyHash: Hex, jobId: string): Promise<LoadedJob | undefined> {
   if (!JOB_ID_PATTERN.test(jobId)) return undefined;
-  const [indexed, local] = await Promise.all([deps.index.jobById(jobId), deps.jobs.get(jobId)]);
+  const [indexedRead, local] = await Promise.all([
+    deps.index.jobById(jobId).then(
+      (row) => ({ row, staleSeconds: deps.indexLag.snapshot().lagSeconds ?? 0 }),
+      (error: unknown) => {
+        if (!(error instanceof IndexUnavailableError)) throw error;
+        return undefined;
+      },
+    ),
+    deps.jobs.get(jobId),
+  ]);
+  let indexed = indexedRead?.row;
+  let staleSeconds = indexedRead?.staleSeconds ?? 0;
+  if (!indexedRead) {
+    const known = deps.index.lastKnownJob(jobId, deps.config.INDEX_STALE_MAX_MS);
+    if (!known && !local) throw serviceUnavailable("The job cannot be read from the index right now. Retry shortly.");
+    indexed = known?.row;
+    staleSeconds = indexUnavailableSeconds(deps, known?.ageMs);
+  }
   const owner = indexed?.keyHash ?? local?.key_hash;
   if (!owner || owner.toLowerCase() !== keyHash.toLowerCase()) return undefined;
   if (!indexed && !local?.escrow_tx) return undefined;
-  return { resource: toJobResource(indexed, local, deps.chain.escrowAddress), indexed, local };
+  return { resource: toJobResource(indexed, local, deps.chain.escrowAddress), indexed, local, staleSeconds };
+}
+
+/** Seconds the index's facts may be behind when it does not answer: since it stopped, or the row's own age. */
+export function indexUnavailableSeconds(deps: GatewayDeps, rowAgeMs?: number): number {
+  const since = deps.index.unavailableSince;
+  const downFor = since === undefined ? 0 : (Date.now() - since) / 1000;
+  return Math.max(1, downFor, (rowAgeMs ?? 0) / 1000, deps.indexLag.snapshot().lagSeconds ?? 0);
 }

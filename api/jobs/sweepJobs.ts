@@ -41,9 +41,16 @@ async function sweepOne(deps: GatewayDeps, row: GatewayJobRow, chainNow: bigint)
   const jobKey = row.job_key as Hex;
   const onChain = await deps.chain.jobOf(jobKey);
   if (onChain.status === "none") {
-    // openJob never mined (refused, dropped, or crashed before sending): nothing is locked.
-    if (Date.now() - row.created_at.getTime() > 5 * 60_000)
-      await deps.jobs.update(row.job_id, { status: "failed", error: "escrow never opened" });
+    // openJob never mined (refused, dropped, or crashed before sending): nothing is locked. A row whose
+    // transaction was never sent (a crash between writing the row and sending) is closed after a short grace that
+    // only covers another replica still sending it; a sent one gets time to be mined.
+    const age = Date.now() - row.created_at.getTime();
+    const grace = row.escrow_tx === null ? deps.config.ESCROW_UNSENT_GRACE_MS : 5 * 60_000;
+    if (age > grace)
+      await deps.jobs.update(row.job_id, {
+        status: "failed",
+        error: row.escrow_tx === null ? "escrow never sent" : "escrow never opened",
+      });
     return;
   }
   if (onChain.status !== "open") {

@@ -1,4 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { IndexLagSnapshot } from "../index/indexLag.js";
+import { withDeadline } from "../runtime/withDeadline.js";
+
+/** A scrape waits at most this long for the database (a frozen server must not hang the scrape). */
+const SCRAPE_QUERY_TIMEOUT_MS = 2_000;
 
 /** What the scrape-time gauges read: bound once the gateway has built its dependencies (`bindMetricSources`). */
 export interface MetricSources {
@@ -8,6 +13,8 @@ export interface MetricSources {
   query: (sql: string) => Promise<{ rows: Record<string, unknown>[] }>;
   /** The worker pool's view of each registered worker. */
   workers: () => { address: string; endpoint: string; healthy: boolean; inflight: number }[];
+  /** The latest index lag sample (api/index/indexLag.ts). */
+  indexLag?: () => IndexLagSnapshot;
 }
 
 const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -91,7 +98,8 @@ export class GatewayMetrics {
       registers: [this.registry],
       async collect() {
         const found = await rows(
-          "SELECT status, count(*)::int AS n FROM gateway_job WHERE status IN ('pending','processing','settling') GROUP BY status",
+          // A row whose escrow was never sent locks nothing: it is not an open escrow (the sweeper fails it).
+          "SELECT status, count(*)::int AS n FROM gateway_job WHERE status IN ('pending','processing','settling') AND escrow_tx IS NOT NULL GROUP BY status",
         );
         if (!found) return;
         for (const status of ["pending", "processing", "settling"]) this.set({ status }, 0);
@@ -129,6 +137,41 @@ export class GatewayMetrics {
         this.inc(Number(found[0]?.n ?? 0));
       },
     });
+    const lag = () => sources()?.indexLag?.();
+    new Gauge({
+      name: "gateway_index_lag_blocks",
+      help: "Chain head minus the last block the index has processed (grows from the last known block while the index is away).",
+      registers: [this.registry],
+      collect() {
+        const value = lag()?.lagBlocks;
+        if (value !== undefined) this.set(value);
+      },
+    });
+    new Gauge({
+      name: "gateway_index_lag_seconds",
+      help: "Age of the oldest chain block the index has not processed yet (0 when caught up).",
+      registers: [this.registry],
+      collect() {
+        const value = lag()?.lagSeconds;
+        if (value !== undefined) this.set(value);
+      },
+    });
+    new Gauge({
+      name: "gateway_index_up",
+      help: "1 when the index answered the last lag sample, else 0.",
+      registers: [this.registry],
+      collect() {
+        this.set(lag()?.indexUp ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_chain_up",
+      help: "1 when the chain node answered the last lag sample, else 0.",
+      registers: [this.registry],
+      collect() {
+        this.set(lag()?.chainUp ? 1 : 0);
+      },
+    });
     new Gauge({
       name: "gateway_worker_up",
       help: "1 when the worker's last health probe succeeded, else 0, per registered worker.",
@@ -160,7 +203,7 @@ export class GatewayMetrics {
   private async rows(sql: string): Promise<Record<string, unknown>[] | undefined> {
     if (!this.sources) return undefined;
     try {
-      return (await this.sources.query(sql)).rows;
+      return (await withDeadline(this.sources.query(sql), SCRAPE_QUERY_TIMEOUT_MS, "metrics query")).rows;
     } catch {
       return undefined;
     }

@@ -2,6 +2,7 @@ import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
+import { STALE_HEADER } from "../index/staleness.js";
 
 /**
  * The OpenAPI 3.1 document of the `/v1` API. Written here (with the error catalog, job states and event names
@@ -424,6 +425,12 @@ const serviceHeaders = {
     description: "The request id (the client's own when it sent a sane one).",
     schema: { type: "string" },
   },
+  [STALE_HEADER]: {
+    description:
+      "Present when the answer may be older than the chain: whole seconds (rounded up) it may lag behind, because " +
+      "the index lags or did not answer and the last known state was served.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
 };
 
 /**
@@ -449,7 +456,15 @@ function errorResponses(...codes: ErrorCode[]): Record<string, Schema> {
   return responses;
 }
 
-const AUTH: ErrorCode[] = ["missing_api_key", "invalid_api_key", "key_suspended", "rate_limited", "internal_error"];
+// Auth itself answers 503 when neither the chain nor the index can confirm a key (docs/DESIGN.md, degraded mode).
+const AUTH: ErrorCode[] = [
+  "missing_api_key",
+  "invalid_api_key",
+  "key_suspended",
+  "rate_limited",
+  "internal_error",
+  "service_unavailable",
+];
 
 const json = (schema: Schema, description: string, headers?: Record<string, unknown>): Schema => ({
   description,
@@ -511,7 +526,6 @@ const paths: Record<string, Schema> = {
           "unsupported_media_type",
           "job_failed",
           "no_workers_available",
-          "service_unavailable",
           "job_timeout",
         ),
       },
@@ -522,7 +536,7 @@ const paths: Record<string, Schema> = {
       operationId: "listModels",
       summary: "List models with at least one active worker",
       tags: ["Models"],
-      responses: { "200": json(ref("ModelList"), "The models."), ...errorResponses(...AUTH) },
+      responses: { "200": json(ref("ModelList"), "The models.", pick(STALE_HEADER)), ...errorResponses(...AUTH) },
     },
   },
   "/v1/models/{model_id}": {
@@ -531,7 +545,10 @@ const paths: Record<string, Schema> = {
       summary: "One model",
       tags: ["Models"],
       parameters: [{ name: "model_id", in: "path", required: true, schema: { type: "string" } }],
-      responses: { "200": json(ref("Model"), "The model."), ...errorResponses(...AUTH, "model_not_found") },
+      responses: {
+        "200": json(ref("Model"), "The model.", pick(STALE_HEADER)),
+        ...errorResponses(...AUTH, "model_not_found"),
+      },
     },
   },
   "/v1/jobs": {
@@ -546,7 +563,10 @@ const paths: Record<string, Schema> = {
         { name: "status", in: "query", schema: { type: "string", enum: [...JOB_STATES] } },
         { name: "model", in: "query", schema: { type: "string" } },
       ],
-      responses: { "200": json(ref("JobList"), "A page of jobs."), ...errorResponses(...AUTH, "invalid_request") },
+      responses: {
+        "200": json(ref("JobList"), "A page of jobs.", pick(STALE_HEADER)),
+        ...errorResponses(...AUTH, "invalid_request"),
+      },
     },
   },
   "/v1/jobs/{job_id}": {
@@ -565,6 +585,7 @@ const paths: Record<string, Schema> = {
             "x-service-settlement-tx",
             "x-service-worker",
             "x-service-credits-remaining",
+            STALE_HEADER,
           ),
         ),
         ...errorResponses(...AUTH, "job_not_found"),
@@ -599,7 +620,7 @@ const paths: Record<string, Schema> = {
       summary: "The key's wallet and its credits",
       tags: ["Account"],
       responses: {
-        "200": json(ref("Account"), "The account.", pick("x-service-credits-remaining")),
+        "200": json(ref("Account"), "The account.", pick("x-service-credits-remaining", STALE_HEADER)),
         ...errorResponses(...AUTH),
       },
     },

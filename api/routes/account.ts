@@ -1,36 +1,80 @@
 import { Router } from "express";
+import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import type { GatewayDeps } from "../deps.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
+import { IndexUnavailableError, type IndexedAccount } from "../index/indexReader.js";
+import { markStale } from "../index/staleness.js";
+import { withDeadline } from "../runtime/withDeadline.js";
 
 function isoOf(seconds: bigint | null | undefined): string | null {
   return seconds == null || seconds === 0n ? null : new Date(Number(seconds) * 1000).toISOString();
 }
 
-/** GET /v1/account (spec): the key's wallet and its available credits. */
+/**
+ * GET /v1/account (spec): the key's wallet and its available credits. The balance and key come from the chain
+ * (the index may not have seen the last settlement); top-up time from the index. When one of them does not
+ * answer, the other fills in (the index's balance, the last account row read) and `x-service-stale-seconds` says
+ * how old the answer may be; with nothing to answer from, 503 `service_unavailable`.
+ */
 export function accountRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.get("/v1/account", async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
-    const [indexed, available, key] = await Promise.all([
-      deps.index.accountOf(auth.wallet),
-      // The chain's balance: the index may not have seen the last settlement yet.
-      deps.chain.availableCredits(auth.wallet),
-      deps.chain.keyOf(auth.wallet),
+    const staleMaxMs = deps.config.INDEX_STALE_MAX_MS;
+    const [indexedRead, chainRead] = await Promise.all([
+      deps.index.accountOf(auth.wallet).then(
+        (row) => ({ row, ageSeconds: deps.indexLag.snapshot().lagSeconds ?? 0 }),
+        (error: unknown) => {
+          if (!(error instanceof IndexUnavailableError)) throw error;
+          const known = deps.index.lastKnownAccount(auth.wallet, staleMaxMs);
+          return known ? { row: known.row as IndexedAccount | undefined, ageSeconds: known.ageMs / 1000 } : undefined;
+        },
+      ),
+      readChain(deps, auth.wallet),
     ]);
-    const credits = Number(available);
+    if (!indexedRead) throw serviceUnavailable("The account cannot be read from the index right now. Retry shortly.");
+    const indexed = indexedRead.row;
+    markStale(res, indexedRead.ageSeconds);
+    let credits: number;
+    if (chainRead) {
+      credits = Number(chainRead.available);
+    } else {
+      // The chain did not answer: the balance as indexed is the last known one.
+      credits = Number(indexed?.creditsAvailable ?? 0n);
+      markStale(res, Math.max(indexedRead.ageSeconds, 1));
+    }
+    const keyCreatedAt =
+      chainRead && chainRead.key.keyHash.toLowerCase() === auth.keyHash.toLowerCase()
+        ? chainRead.key.createdAt
+        : indexed?.keyCreatedAt;
     res.setHeader("x-service-credits-remaining", String(credits));
     res.json({
       wallet: auth.wallet,
       credits_remaining: credits,
       usdg_value: creditsToUsdg(credits),
       last_topup_at: isoOf(indexed?.lastTopUpAt),
-      api_key_created_at: isoOf(
-        key.keyHash.toLowerCase() === auth.keyHash.toLowerCase() ? key.createdAt : indexed?.keyCreatedAt,
-      ),
+      api_key_created_at: isoOf(keyCreatedAt),
     });
   });
   return router;
+}
+
+/** Balance and key from the chain, or undefined when it is known to be down or does not answer in time. */
+async function readChain(deps: GatewayDeps, wallet: Hex) {
+  const lag = deps.indexLag.snapshot();
+  if (lag.sampledAt > 0 && !lag.chainUp) return undefined;
+  try {
+    const [available, key] = await withDeadline(
+      Promise.all([deps.chain.availableCredits(wallet), deps.chain.keyOf(wallet)]),
+      deps.config.READY_CHECK_TIMEOUT_MS,
+      "account from the chain",
+    );
+    return { available, key };
+  } catch {
+    return undefined;
+  }
 }

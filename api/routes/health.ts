@@ -1,32 +1,65 @@
 import { Router } from "express";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
+import { withDeadline } from "../runtime/withDeadline.js";
 
-/** `/healthz`: the process answers. `/readyz`: its database, chain and index answer too. No key needed. */
+/**
+ * `/healthz`: the process answers. `/readyz`: its database, chain and index answer too, and the index is no more
+ * than INDEX_LAG_READY_MAX_SECONDS behind the chain. No key needed; each check waits at most
+ * READY_CHECK_TIMEOUT_MS, so the probe itself never hangs.
+ */
 export function healthRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
   router.get("/readyz", async (_req, res) => {
-    const checks = await Promise.all([
-      check("database", () => deps.pool.query("SELECT 1")),
-      check("chain", () => deps.chain.blockNumber()),
-      check("index", () => deps.index.indexedBlock()),
+    const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
+    const [database, chain, index] = await Promise.all([
+      check(() => withDeadline(deps.pool.query("SELECT 1"), timeoutMs, "database")),
+      check(() => withDeadline(deps.chain.blockNumber(), timeoutMs, "chain")),
+      check(() => withDeadline(deps.index.indexedBlock(), timeoutMs, "index")),
     ]);
-    const failed = checks.filter((entry) => !entry.ok).map((entry) => entry.name);
-    if (failed.length > 0)
-      throw new ApiError("service_unavailable", { message: `Not ready: ${failed.join(", ")} unavailable.` });
-    res.json({ status: "ready" });
+    // The background sample keeps the lag current without waiting on the chain here.
+    const lag = deps.indexLag.snapshot();
+    const maxLag = deps.config.INDEX_LAG_READY_MAX_SECONDS;
+    const lagging = lag.lagSeconds !== undefined && lag.lagSeconds > maxLag;
+    const failed = [
+      ...(database ? [] : ["database unavailable"]),
+      ...(chain ? [] : ["chain unavailable"]),
+      ...(index ? [] : ["index unavailable"]),
+      ...(lagging ? [`index ${Math.round(lag.lagSeconds ?? 0)} s behind the chain (limit ${maxLag} s)`] : []),
+    ];
+    const indexLag = {
+      chain_head: lag.chainHead ?? null,
+      indexed_block: lag.indexedBlock ?? null,
+      lag_blocks: lag.lagBlocks ?? null,
+      lag_seconds: lag.lagSeconds === undefined ? null : Math.round(lag.lagSeconds * 1000) / 1000,
+      ready_max_seconds: maxLag,
+    };
+    if (failed.length > 0) {
+      const unavailable = serviceUnavailable(`Not ready: ${failed.join(", ")}.`);
+      throw new ApiError("service_unavailable", {
+        message: unavailable.message,
+        details: {
+          ...unavailable.details,
+          index_lag_seconds: indexLag.lag_seconds,
+          index_lag_blocks: indexLag.lag_blocks,
+        },
+        headers: unavailable.headers,
+      });
+    }
+    res.json({ status: "ready", index: indexLag });
   });
   return router;
 }
 
-async function check(name: string, probe: () => Promise<unknown>): Promise<{ name: string; ok: boolean }> {
+async function check(probe: () => Promise<unknown>): Promise<boolean> {
   try {
     await probe();
-    return { name, ok: true };
+    return true;
   } catch {
-    return { name, ok: false };
+    return false;
   }
 }

@@ -5,9 +5,11 @@ import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { NO_QUERY, integerParam, parseQuery } from "../http/parseQuery.js";
 import { isPossibleModelId } from "../index/modelDirectory.js";
+import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";
 import { loadJob } from "../jobs/loadJob.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
+import { withDeadline } from "../runtime/withDeadline.js";
 
 const jobIdSchema = z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a job id (job_<ULID>)");
 
@@ -28,13 +30,14 @@ export function jobsRouter(deps: GatewayDeps): Router {
   router.get("/v1/jobs", async (req, res) => {
     const auth = authOf(res);
     const query = parseQuery(req, listQuerySchema);
-    const page = await listJobs(deps, auth.keyHash, {
+    const { page, staleSeconds } = await listJobs(deps, auth.keyHash, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
       ...(query.after ? { after: query.after } : {}),
       ...(query.status ? { status: query.status as (typeof JOB_STATES)[number] } : {}),
       ...(query.model ? { model: query.model } : {}),
     });
+    markStale(res, staleSeconds);
     res.json(page);
   });
 
@@ -43,10 +46,14 @@ export function jobsRouter(deps: GatewayDeps): Router {
     parseQuery(req, NO_QUERY);
     const [job, available] = await Promise.all([
       loadJob(deps, auth.keyHash, req.params.job_id),
-      deps.chain.availableCredits(auth.wallet),
+      // The header is a courtesy: a chain node that does not answer in time leaves it out, never the job.
+      withDeadline(deps.chain.availableCredits(auth.wallet), deps.config.READY_CHECK_TIMEOUT_MS, "balance").catch(
+        () => undefined,
+      ),
     ]);
     if (!job) throw new ApiError("job_not_found");
-    res.setHeader("x-service-credits-remaining", String(available));
+    markStale(res, job.staleSeconds);
+    if (available !== undefined) res.setHeader("x-service-credits-remaining", String(available));
     res.setHeader("x-service-job-id", job.resource.id);
     const escrowTx = job.indexed?.escrowTx ?? job.local?.escrow_tx;
     if (escrowTx) res.setHeader("x-service-tx-hash", escrowTx);

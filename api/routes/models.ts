@@ -3,6 +3,7 @@ import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
+import { markStale } from "../index/staleness.js";
 import { modelTrustOf, type ModelTrustFigures } from "../jobs/modelTrust.js";
 
 /** The Model resource (spec) with its `service` extension: the spec's fields, then the trust figures. */
@@ -44,7 +45,9 @@ export function modelsRouter(deps: GatewayDeps): Router {
 
   router.get("/v1/models", async (req, res) => {
     parseQuery(req, NO_QUERY);
-    res.json({ object: "list", data: await listedModelResources(deps) });
+    const data = await listedModelResources(deps);
+    markStale(res, catalogAgeSeconds(deps));
+    res.json({ object: "list", data });
   });
 
   router.get("/v1/models/:model_id", async (req, res) => {
@@ -58,8 +61,15 @@ export function modelsRouter(deps: GatewayDeps): Router {
         message: `The model '${req.params.model_id}' does not exist.`,
       });
     }
+    markStale(res, catalogAgeSeconds(deps));
     res.json(toModelResource(deps, model, workers, await modelTrustOf(deps).of(model.id)));
   });
 
   return router;
+}
+
+/** The catalog shown is as old as the index lag, or older when the last catalog read is served (index away). */
+function catalogAgeSeconds(deps: GatewayDeps): number {
+  const cacheAge = deps.models.ageMs() / 1000;
+  return Math.max(deps.indexLag.snapshot().lagSeconds ?? 0, deps.index.unavailableSince === undefined ? 0 : cacheAge);
 }

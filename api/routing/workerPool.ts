@@ -71,7 +71,10 @@ export class WorkerPool {
     try {
       registered = await this.index.activeWorkers();
     } catch (error) {
-      this.logger.warn({ err: error }, "cannot read workers from the index");
+      // The index is away: keep the workers we know and keep probing them, so routing goes on (and a worker
+      // that died meanwhile is still taken out).
+      this.logger.warn({ err: error }, "cannot read workers from the index; probing the known ones");
+      await Promise.all([...this.workers.values()].map((worker) => this.probe(worker)));
       return;
     }
     const next = new Map<string, WorkerState>();

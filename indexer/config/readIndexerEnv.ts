@@ -9,6 +9,14 @@ const envSchema = z.object({
   PONDER_WS_URL: z.url().optional(),
   /** Milliseconds between polls for new blocks (Ponder's minimum is 100). */
   PONDER_POLLING_INTERVAL_MS: z.coerce.number().int().min(100).default(100),
+  /** One JSON-RPC attempt gives up after this long; the request is then retried (config/chainTransport.ts). */
+  PONDER_RPC_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
+  /** A head poll the node does not answer within this long gets the last known head instead. */
+  PONDER_RPC_HEAD_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
+  /** How long one request is retried while the node does not answer at all, before Ponder sees an error. */
+  PONDER_RPC_STALL_BUDGET_MS: z.coerce.number().int().min(1_000).default(120_000),
+  /** Index lag (seconds) beyond which the indexer's `/lag/ready` answers 503 (see indexer/README.md). */
+  INDEX_LAG_READY_MAX_SECONDS: z.coerce.number().positive().default(30),
 });
 
 export type IndexerEnv = z.infer<typeof envSchema>;

@@ -18,6 +18,8 @@ const argsSchema = z.object({
   arbiter: address.optional(),
   operator: address.optional(),
   treasury: address.optional(),
+  /** Seconds before an open job may be refunded (default 120, the spec's); shorter only for test stacks. */
+  "job-timeout": z.coerce.number().int().positive().optional(),
 });
 const envSchema = z.object({
   DEPLOYER_PRIVATE_KEY: z
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     arbiter: { type: "string" },
     operator: { type: "string" },
     treasury: { type: "string" },
+    "job-timeout": { type: "string" },
   },
   strict: true,
 });
@@ -49,6 +52,11 @@ const accounts: DeployAccounts = {
   treasury: args.treasury ?? local.treasury,
 };
 
-const deployment = await deployContracts({ rpcUrl: args["rpc-url"], outFile: args.out, accounts });
+const deployment = await deployContracts({
+  rpcUrl: args["rpc-url"],
+  outFile: args.out,
+  accounts,
+  ...(args["job-timeout"] ? { params: { jobTimeout: args["job-timeout"] } } : {}),
+});
 console.log(`deployed to chain ${deployment.chainId}, wrote ${args.out}`);
 for (const [name, addr] of Object.entries(deployment.contracts)) console.log(`  ${name.padEnd(16)} ${addr}`);

@@ -3,6 +3,8 @@ import { createWriteStream } from "node:fs";
 
 export type ChildHandle = {
   child: ChildProcess;
+  /** The leader's pid, which is also its process group id (signal `-pid` to reach the whole group). */
+  pid: number;
   /** True until the process exits. */
   isAlive: () => boolean;
   /** SIGINT to the whole process group, SIGKILL after `graceMs`; resolves once the leader has exited. */
@@ -86,5 +88,5 @@ export function spawnChild(options: SpawnChildOptions): ChildHandle {
     log?.end();
   };
 
-  return { child, isAlive: () => alive, stop };
+  return { child, pid, isAlive: () => alive, stop };
 }

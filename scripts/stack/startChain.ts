@@ -17,6 +17,8 @@ export type RunningChain = {
   /** The same node over WebSocket (Hardhat serves both on one port). */
   wsUrl: string;
   chainId: number;
+  /** Process group of the node (fault-injection tests signal it: SIGSTOP/SIGCONT). */
+  pid: number;
   stop: () => Promise<void>;
 };
 
@@ -45,7 +47,7 @@ export async function startChain(options: StartChainOptions): Promise<RunningCha
     await handle.stop();
     throw error;
   }
-  return { rpcUrl, wsUrl: `ws://127.0.0.1:${options.port}`, chainId, stop: () => handle.stop() };
+  return { rpcUrl, wsUrl: `ws://127.0.0.1:${options.port}`, chainId, pid: handle.pid, stop: () => handle.stop() };
 }
 
 async function rpcChainId(rpcUrl: string): Promise<number> {

@@ -21,7 +21,12 @@ export type StartGatewayOptions = {
   readyTimeoutMs?: number;
 };
 
-export type RunningGateway = { apiUrl: string; stop: () => Promise<void> };
+export type RunningGateway = {
+  apiUrl: string;
+  /** Process group of the gateway (fault-injection tests signal it). */
+  pid: number;
+  stop: () => Promise<void>;
+};
 
 /** Starts the gateway (`tsx api/main.ts`) as its own process and waits until it answers `/healthz`. */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
@@ -66,5 +71,5 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     await handle.stop();
     throw error;
   }
-  return { apiUrl, stop: () => handle.stop(10_000) };
+  return { apiUrl, pid: handle.pid, stop: () => handle.stop(10_000) };
 }

@@ -27,9 +27,16 @@ export type StartIndexerOptions = {
    *  different indexer code or other contract addresses makes Ponder refuse to start, so a local stack
    *  resets it then too. Default false: resume. */
   resetSchema?: boolean;
+  /** Further indexer settings (indexer/config/readIndexerEnv.ts), e.g. `INDEX_LAG_READY_MAX_SECONDS`. */
+  env?: Record<string, string>;
 };
 
-export type RunningIndexer = { indexerUrl: string; stop: () => Promise<void> };
+export type RunningIndexer = {
+  indexerUrl: string;
+  /** Process group of `ponder start` (fault-injection tests signal it). */
+  pid: number;
+  stop: () => Promise<void>;
+};
 
 /**
  * Starts `ponder start` for `indexer/` and waits until it is ready AND has indexed the chain head as of the
@@ -53,6 +60,7 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
       DEPLOYMENTS_FILE: path.resolve(options.deploymentsFile),
       PONDER_LOG_LEVEL: options.logLevel ?? "warn",
       NO_COLOR: "1",
+      ...options.env,
     },
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.echo ? { echo: options.echo } : {}),
@@ -70,7 +78,7 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
     await handle.stop();
     throw error;
   }
-  return { indexerUrl, stop: () => handle.stop(10_000) };
+  return { indexerUrl, pid: handle.pid, stop: () => handle.stop(10_000) };
 }
 
 async function chainHead(rpcUrl: string): Promise<number> {

@@ -57,6 +57,8 @@ export type LocalStackOptions = {
   workerDefaults?: Omit<WorkerSpec, "privateKey" | "port" | "models">;
   /** Extra gateway settings (api/config.ts), e.g. `JOB_TIMEOUT_MS`, `RATE_LIMIT_MAX`. */
   gatewayEnv?: Record<string, string>;
+  /** The escrow's job timeout in seconds (default 120, the spec's); test stacks shorten it. */
+  jobTimeoutSeconds?: number;
   /** Demo wallet funding, in whole stablecoin (100 credits each). Default 100. */
   demoUsdg?: bigint;
   /** Compile the contracts before deploying (default true; a no-op when nothing changed). */
@@ -86,6 +88,10 @@ export type StackInfo = {
   demo: DemoSeed;
   stateDir: string;
   ports: StackPorts;
+  /** Process groups of the stack's children (fault-injection tests signal them); Postgres: its postmaster. */
+  pids: { chain: number; indexer: number; gateway: number; workers: number[]; postgres: number | null };
+  /** The gateway's settings beyond the stack's wiring, so a test can start it again as it was. */
+  gatewayEnv: Record<string, string>;
 };
 
 export type LocalStack = StackInfo & {
@@ -93,11 +99,11 @@ export type LocalStack = StackInfo & {
   stop: () => Promise<void>;
 };
 
-const INDEXER_SCHEMA = "chain_index";
+export const INDEXER_SCHEMA = "chain_index";
 // Each child gets SIGINT then SIGKILL within its own grace; this bounds the rest (embedded Postgres waits for an
 // exit event that never comes when a terminal Ctrl-C already reached it, since it shares our process group).
 const STOP_TIMEOUT_MS = 15_000;
-const API_SCHEMA = "api";
+export const API_SCHEMA = "api";
 
 /**
  * Starts the whole local stack: Hardhat node, contracts, embedded Postgres (reset to match the new chain),
@@ -158,7 +164,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await runToCompletion(
       "deploy",
       path.join(repoRoot, "node_modules/.bin/tsx"),
-      ["scripts/deploy/cli.ts", "--rpc-url", chain.rpcUrl, "--out", deploymentsFile],
+      [
+        "scripts/deploy/cli.ts",
+        "--rpc-url",
+        chain.rpcUrl,
+        "--out",
+        deploymentsFile,
+        ...(options.jobTimeoutSeconds ? ["--job-timeout", String(options.jobTimeoutSeconds)] : []),
+      ],
       { logFile: path.join(logDir, "deploy.log"), echo },
     );
     const deployments = loadDeployment(deploymentsFile);
@@ -215,6 +228,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, { usdg: options.demoUsdg ?? 100n });
     progress(`demo wallet ${demo.wallet} funded with ${demo.credits} credits`);
 
+    const gatewayEnv: Record<string, string> = {
+      LOG_LEVEL: "info",
+      // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/app/appSettings.ts).
+      APP_DEV_MODE: "true",
+      ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
+      ...options.gatewayEnv,
+    };
     const gateway: RunningGateway = await startGateway({
       port: options.ports.api,
       databaseUrl: postgres.databaseUrl,
@@ -224,13 +244,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deploymentsFile,
       gatewayPrivateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
       workerGatewayToken: gatewayToken,
-      env: {
-        LOG_LEVEL: "info",
-        // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/app/appSettings.ts).
-        APP_DEV_MODE: "true",
-        ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
-        ...options.gatewayEnv,
-      },
+      env: gatewayEnv,
       logFile: path.join(logDir, "gateway.log"),
       echo,
     });
@@ -253,6 +267,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       demo,
       stateDir,
       ports: options.ports,
+      pids: {
+        chain: chain.pid,
+        indexer: indexer.pid,
+        gateway: gateway.pid,
+        workers: workers.map((worker) => worker.pid),
+        postgres: postgres.embedded ? postmasterPid(stateDir) : null,
+      },
+      gatewayEnv,
     };
     writeFileSync(path.join(stateDir, "stack.json"), `${JSON.stringify(info, null, 2)}\n`);
     return { ...info, stop };
@@ -315,6 +337,16 @@ async function waitUntilServing(apiUrl: string, apiKey: string, modelCount: numb
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   );
+}
+
+/** The embedded server's postmaster pid (first line of `postmaster.pid` in its data folder). */
+function postmasterPid(stateDir: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(path.join(stateDir, "postgres", "data", "postmaster.pid"), "utf8"), 10);
+    return Number.isInteger(pid) ? pid : null;
+  } catch {
+    return null;
+  }
 }
 
 function webDistExists(webDistDir: string): boolean {

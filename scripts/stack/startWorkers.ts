@@ -38,6 +38,8 @@ export type RunningWorker = {
   endpoint: string;
   models: string[];
   fault: WorkerFault;
+  /** Process group of the worker (fault-injection tests signal it). */
+  pid: number;
   stop: () => Promise<void>;
 };
 
@@ -103,7 +105,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     throw error;
   }
   if (!address) throw new Error(`worker on port ${spec.port} did not report its address`);
-  return { address, endpoint, models: spec.models, fault, stop: () => handle.stop() };
+  return { address, endpoint, models: spec.models, fault, pid: handle.pid, stop: () => handle.stop() };
 }
 
 export type StartWorkersOptions = Omit<StartWorkerOptions, "spec" | "logFile"> & {

@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import express from "express";
 import { pino } from "pino";
 import type { AddressInfo } from "node:net";
+import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { ApiError } from "../../errors/ApiError.js";
+import { IndexUnavailableError } from "../../index/indexReader.js";
 import { errorCatalog } from "../../errors/catalog.js";
 import { errorHandler, notFoundHandler } from "./errorHandler.js";
 
@@ -69,6 +71,37 @@ describe("errorHandler", () => {
     const text = await response.text();
     expect(text).not.toContain("secret");
     expect(JSON.parse(text).error.code).toBe("internal_error");
+  });
+});
+
+describe("errorHandler: a dependency that does not answer (issue 12)", () => {
+  const outages: [string, () => Error][] = [
+    ["a chain node timeout", () => new TimeoutError({ body: { method: "eth_call" }, url: "http://node" })],
+    ["a reset connection to the node", () => new HttpRequestError({ url: "http://node", details: "socket hang up" })],
+    ["an index that did not answer", () => new IndexUnavailableError("index did not answer within 2000 ms")],
+    [
+      "a database that did not answer (wrapped)",
+      () => new Error("load failed", { cause: Object.assign(new Error("Query read timeout"), {}) }),
+    ],
+  ];
+  for (const [what, make] of outages) {
+    it(`error: ${what} becomes 503 service_unavailable with retry_after, never a 500`, async () => {
+      const response = await answer(() => {
+        throw make();
+      });
+      expect(response.status).toBe(503);
+      expect(response.headers.get("retry-after")).toBe("5");
+      const body = (await response.json()) as { error: { code: string; details: { retry_after: number } } };
+      expect(body.error.code).toBe("service_unavailable");
+      expect(body.error.details.retry_after).toBe(5);
+    });
+  }
+
+  it("error: a JSON-RPC error the node did answer (a revert) stays a 500, not a retry hint", async () => {
+    const response = await answer(() => {
+      throw new RpcRequestError({ body: {}, url: "http://node", error: { code: 3, message: "execution reverted" } });
+    });
+    expect(response.status).toBe(500);
   });
 });
 

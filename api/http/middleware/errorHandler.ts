@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { ApiError, errorBody } from "../../errors/ApiError.js";
+import { isDependencyOutage, serviceUnavailable } from "../../errors/dependencyOutage.js";
 
 /** Unknown routes answer in the spec's error format, not Express's HTML page. */
 export const notFoundHandler: RequestHandler = (_req, _res, next) => {
@@ -9,8 +10,9 @@ export const notFoundHandler: RequestHandler = (_req, _res, next) => {
 
 /**
  * The single place that writes error bodies. Client errors raised by Express and body-parser (bad JSON, a corrupt
- * Content-Encoding, an oversized or truncated body) become spec-format 4xx answers; anything unexpected is logged
- * and becomes a generic 500 without internals.
+ * Content-Encoding, an oversized or truncated body) become spec-format 4xx answers; a dependency that did not answer
+ * (chain node, index, database) becomes 503 `service_unavailable` with `retry_after`; anything else unexpected is
+ * logged and becomes a generic 500 without internals.
  */
 export function errorHandler(docsUrl: string, logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, next) => {
@@ -21,6 +23,8 @@ export function errorHandler(docsUrl: string, logger: Logger): ErrorRequestHandl
     const apiError = toApiError(err);
     if (apiError.status >= 500 && apiError.code === "internal_error") {
       logger.error({ err, requestId: req.headers["x-request-id"], path: req.path }, "unhandled error");
+    } else if (apiError.code === "service_unavailable" && !(err instanceof ApiError)) {
+      logger.warn({ err, requestId: req.headers["x-request-id"], path: req.path }, "dependency unavailable");
     }
     for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
     res.status(apiError.status).json(errorBody(apiError, docsUrl));
@@ -30,7 +34,11 @@ export function errorHandler(docsUrl: string, logger: Logger): ErrorRequestHandl
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const status = clientErrorStatusOf(err);
-  if (status === undefined) return new ApiError("internal_error");
+  if (status === undefined) {
+    if (isDependencyOutage(err))
+      return serviceUnavailable("A dependency (chain node, index or database) did not answer in time. Retry shortly.");
+    return new ApiError("internal_error");
+  }
   // A 4xx raised by Express or body-parser (http-errors): the client's fault, answered in the spec's format
   // without echoing library internals (a zlib message, a stack).
   const type = typeof (err as { type?: unknown }).type === "string" ? (err as { type: string }).type : undefined;

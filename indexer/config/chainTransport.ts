@@ -1,0 +1,155 @@
+import { custom, HttpRequestError, RpcRequestError, type Transport } from "viem";
+
+export type ChainTransportOptions = {
+  url: string;
+  /** One HTTP attempt gives up after this long (the node is then treated as stalled, not as rate limiting). */
+  attemptTimeoutMs: number;
+  /** A head poll (`eth_getBlockByNumber("latest")`) waits at most this long before answering the last head. */
+  headTimeoutMs: number;
+  /** A request is retried inside the transport for this long while the node does not answer at all. */
+  stallBudgetMs: number;
+  /** Outage start and end, for the log. */
+  onStateChange?: (event: { state: "stalled" | "recovered"; method: string; stalledMs: number }) => void;
+};
+
+type JsonRpcBody = { jsonrpc: "2.0"; id: number; method: string; params: unknown };
+
+/** No HTTP answer at all (timeout, refused or reset connection): retrying may succeed; the node said nothing. */
+class NodeSilentError extends Error {
+  override name = "NodeSilentError";
+}
+
+/**
+ * The indexer's JSON-RPC transport. Why it exists: Ponder 0.16.10 treats every request timeout as a sign of rate
+ * limiting. A chain node that stops answering for 15 s (SIGSTOP, GC pause, restart) makes each of the hundreds of
+ * head polls queued meanwhile (one per `pollingInterval`) time out; each lowers the client-side limit by 5% (20 →
+ * 7.8 requests/s), and the limit never climbs back: raising it needs every second at ≥ 90% of a fractional limit
+ * that the per-second counter can never reach (7 < 0.9 × 7.8). From then on the polls alone (10/s) exceed the
+ * limit, Ponder's request queue grows forever and live indexing never gets a request through ("Unable to find
+ * available JSON-RPC provider within expected time … rate_limit=[7.8]") until the process restarts.
+ *
+ * So this transport never hands Ponder a `TimeoutError`:
+ * - a head poll that the node does not answer within `headTimeoutMs` gets the last head the node returned (Ponder
+ *   sees a block it already has and does nothing), so polls never pile up behind a silent node;
+ * - any other request is retried here, attempt after attempt of `attemptTimeoutMs`, until the node answers
+ *   (within `stallBudgetMs`), so it completes within one attempt of the node coming back;
+ * - real answers pass through unchanged: JSON-RPC errors as `RpcRequestError`, HTTP errors (429 included, which
+ *   is a real rate limit) as `HttpRequestError` with their status.
+ */
+export function chainTransport(options: ChainTransportOptions): Transport {
+  let nextId = 1;
+  let lastHead: { params: string; block: unknown } | undefined;
+  let headInFlight: { params: string; answer: Promise<unknown> } | undefined;
+  let stalledSince: number | undefined;
+
+  const noteSilent = (method: string) => {
+    if (stalledSince !== undefined) return;
+    stalledSince = Date.now();
+    options.onStateChange?.({ state: "stalled", method, stalledMs: 0 });
+  };
+  const noteAnswer = (method: string) => {
+    if (stalledSince === undefined) return;
+    const stalledMs = Date.now() - stalledSince;
+    stalledSince = undefined;
+    options.onStateChange?.({ state: "recovered", method, stalledMs });
+  };
+
+  /** One HTTP round trip; NodeSilentError when no HTTP answer came. */
+  const attempt = async (body: JsonRpcBody): Promise<unknown> => {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(options.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(options.attemptTimeoutMs),
+      });
+      text = await response.text();
+    } catch (error) {
+      noteSilent(body.method);
+      throw new NodeSilentError(`${body.method}: ${(error as Error).message}`, { cause: error });
+    }
+    noteAnswer(body.method);
+    let data: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
+    try {
+      data = JSON.parse(text || "{}") as typeof data;
+    } catch {
+      throw new HttpRequestError({ body, url: options.url, status: response.status, details: text.slice(0, 200) });
+    }
+    if (!response.ok) {
+      throw new HttpRequestError({
+        body,
+        url: options.url,
+        status: response.status,
+        headers: response.headers,
+        details: JSON.stringify(data.error ?? response.statusText),
+      });
+    }
+    if (data.error) throw new RpcRequestError({ body, error: data.error, url: options.url });
+    return data.result;
+  };
+
+  /** Retries while the node is silent, up to the stall budget; other failures go to Ponder at once. */
+  const untilAnswered = async (body: JsonRpcBody): Promise<unknown> => {
+    const giveUpAt = Date.now() + options.stallBudgetMs;
+    for (let retry = 0; ; retry++) {
+      try {
+        return await attempt(body);
+      } catch (error) {
+        if (!(error instanceof NodeSilentError)) throw error;
+        if (Date.now() >= giveUpAt) {
+          // Not a TimeoutError on purpose (see above): Ponder retries it with its own backoff.
+          throw new HttpRequestError({ body, url: options.url, details: error.message, cause: error });
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** retry)));
+      }
+    }
+  };
+
+  const headPoll = async (body: JsonRpcBody): Promise<unknown> => {
+    const params = JSON.stringify(body.params);
+    if (!headInFlight || headInFlight.params !== params) {
+      const answer = attempt(body).then((block) => {
+        if (block) lastHead = { params, block };
+        return block;
+      });
+      const entry = { params, answer };
+      headInFlight = entry;
+      answer
+        .finally(() => {
+          if (headInFlight === entry) headInFlight = undefined;
+        })
+        .catch(() => undefined);
+    }
+    const answer = headInFlight.answer;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), options.headTimeoutMs);
+    });
+    try {
+      const result = await Promise.race([answer, late]);
+      if (result !== "late") return result;
+      throw new NodeSilentError(`${body.method}: no answer within ${options.headTimeoutMs} ms`);
+    } catch (error) {
+      if (!(error instanceof NodeSilentError)) throw error;
+      // The node is silent: the last head it gave is still the newest block we know of.
+      if (lastHead && lastHead.params === params) return lastHead.block;
+      throw new HttpRequestError({ body, url: options.url, details: error.message, cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return custom(
+    {
+      async request({ method, params }: { method: string; params?: unknown }) {
+        const body: JsonRpcBody = { jsonrpc: "2.0", id: nextId++, method, params: params ?? [] };
+        const isHeadPoll =
+          method === "eth_getBlockByNumber" && Array.isArray(params) && (params as unknown[])[0] === "latest";
+        return isHeadPoll ? headPoll(body) : untilAnswered(body);
+      },
+    },
+    { retryCount: 0 },
+  );
+}
