@@ -721,13 +721,11 @@ function webhooksCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
     .chain(([{ value, url, label }, who, extra]) =>
       encodeBody(jsonText(value)).map<FuzzCase>((encoded) => {
         // The host as the gateway will parse it (URL normalises 2130706433, 0x7f.1, upper case…).
+        // The host as the gateway will parse it (URL normalises 2130706433, 0x7f.1, upper case…); only for bodies
+        // that are otherwise valid, so the URL is what a refusal is about.
         let host: string | undefined;
         try {
-          host =
-            url?.host ??
-            (typeof (value as { url?: unknown })?.url === "string"
-              ? new URL((value as { url: string }).url).hostname.replace(/^\[|\]$/g, "")
-              : undefined);
+          host = url === undefined ? undefined : (url.host ?? new URL(url.url).hostname.replace(/^\[|\]$/g, ""));
         } catch {
           host = undefined;
         }

@@ -1,11 +1,12 @@
 import fc from "fast-check";
 
 /**
- * The longest run of characters without a space the fuzzer sends. A tokenizer that is quadratic in a run (issue 11,
- * item 1) then costs seconds, not minutes, so one such request fails the event-loop bound without stalling the
- * whole run; larger inputs are built from runs separated by spaces. Item 1's own regression test sends the 1 MB run.
+ * The longest run of characters without a space the fuzzer sends. Counting a run's tokens is quadratic today (issue 11,
+ * item 1: 6,000 CJK characters cost ~0.6 s, 48,000 cost ~47 s), so a run this long fails the event-loop bound by far
+ * while one request still costs about a second, not minutes; larger inputs are runs separated by spaces. Item 1's
+ * own regression test sends the 1 MB run.
  */
-export const MAX_RUN_CHARS = 48_000;
+export const MAX_RUN_CHARS = 6_000;
 
 const EMOJI = ["😀", "🚀", "👍🏽", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🇯🇵", "❤️", "🧪"];
 const CJK = ["字", "漢", "語", "の", "한", "国", "龍", "𠀋"];
@@ -28,7 +29,7 @@ const ODD = ["\u200b", "\u200d", "\u202e", "\ufeff", "\ufffd", "\ud800", "\udfff
 /** A run of `alphabet` with no space, at most MAX_RUN_CHARS long. */
 export function runOf(alphabet: string[], maxChars = MAX_RUN_CHARS): fc.Arbitrary<string> {
   return fc
-    .tuple(fc.constantFrom(...alphabet), fc.integer({ min: 1, max: maxChars }))
+    .tuple(fc.constantFrom(...alphabet), fc.noBias(fc.integer({ min: 1, max: maxChars })))
     .map(([unit, count]) => unit.repeat(Math.max(1, Math.floor(count / unit.length))));
 }
 
@@ -39,7 +40,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
   runOf(EMOJI),
   runOf(CJK),
   runOf([...EMOJI, ...CJK].join("").split(/(?=[\s\S])/u)),
-  runOf(["a", "0", "-"], 20_000),
+  runOf(["a", "0", "-"]),
   fc.string({ unit: "binary", maxLength: 200 }),
   // Large but spaced: cheap to count, big on the wire.
   fc.integer({ min: 10_000, max: 300_000 }).map((size) => "word ".repeat(Math.ceil(size / 5))),

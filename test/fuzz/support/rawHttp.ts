@@ -31,6 +31,14 @@ export class RawTimeout extends Error {
   override name = "RawTimeout";
 }
 
+/** The server closed or reset the connection before any byte of an answer. */
+export class RawReset extends Error {
+  override name = "RawReset";
+}
+
+/** Upload slice: the body is written a slice at a time and no more once the server has answered. */
+const SLICE_BYTES = 64 * 1024;
+
 /** Renders the head the request is sent with. */
 export function headOf(request: RawRequest, host: string): Buffer {
   if (request.rawHead) return request.rawHead;
@@ -89,13 +97,25 @@ export function sendRaw(baseUrl: string, request: RawRequest, timeoutMs: number)
         graceTimer = setTimeout(() => finish(undefined, false), CLOSE_GRACE_MS);
       }
     });
-    socket.on("end", () => finish());
-    socket.on("close", () => finish());
+    socket.on("end", () => (chunks.length > 0 ? finish() : finish(new RawReset("closed without an answer"))));
+    socket.on("close", () => (chunks.length > 0 ? finish() : finish(new RawReset("closed without an answer"))));
     // The server may answer and close before it read the whole body (413, 431): the answer counts, not the reset.
-    socket.on("error", (error) => (chunks.length > 0 ? finish() : finish(error)));
+    socket.on("error", (error) => (chunks.length > 0 ? finish() : finish(new RawReset(error.message))));
     socket.on("connect", () => {
       socket.write(headOf(request, url.host));
-      if (request.body !== undefined && request.body.length > 0) socket.write(request.body);
+      const body = request.body ?? Buffer.alloc(0);
+      let offset = 0;
+      const writeMore = () => {
+        while (offset < body.length && chunks.length === 0 && !socket.destroyed) {
+          const slice = body.subarray(offset, offset + SLICE_BYTES);
+          offset += slice.length;
+          if (!socket.write(slice)) {
+            socket.once("drain", writeMore);
+            return;
+          }
+        }
+      };
+      writeMore();
     });
   });
 }

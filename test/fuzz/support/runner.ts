@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { readEventLoopMaxMs, waitForHealthy } from "./eventLoop.js";
 import { matchTemplate, resolveCase, type FuzzCase, type LiveValues } from "./fuzzCase.js";
-import type { Oracles, Violation } from "./oracles.js";
-import { RawTimeout, headOf, sendRaw, type RawAnswer, type RawRequest } from "./rawHttp.js";
+import { PROTOCOL_STATUSES, type Oracles, type Violation } from "./oracles.js";
+import { RawReset, RawTimeout, headOf, sendRaw, type RawAnswer, type RawRequest } from "./rawHttp.js";
 
 /** Issue 11: no single request holds the event loop for more than ~50 ms. */
 export const EVENT_LOOP_BOUND_MS = 50;
@@ -13,7 +13,9 @@ const CONFIRM_REPLAYS = 2;
 /** Delays this long are no scheduling noise: blamed without replaying (each replay would cost as much again). */
 const UNAMBIGUOUS_LAG_MS = 2_000;
 /** Requests fast-check may spend shrinking one failure before it settles for the smallest found so far. */
-const SHRINK_BUDGET = 150;
+const SHRINK_BUDGET = 60;
+/** Uploads at least this large may be reset by a server that answered early (see `evaluate`). */
+const LARGE_UPLOAD_BYTES = 64 * 1024;
 /** Distinct failures one property reports before it stops looking for more. */
 const MAX_FAILURES_PER_PROPERTY = 12;
 
@@ -41,8 +43,12 @@ export type FuzzContext = {
   stats: RunStats;
   /** Called with every answer (collects job and webhook ids for later requests). */
   observe: (fuzzCase: FuzzCase, request: RawRequest, answer: RawAnswer) => void;
-  /** `FUZZ_SKIP_KNOWN=1`: violations whose signature matches these are ignored (local triage only). */
+  /** `FUZZ_SKIP`: violations whose signature matches one of these are ignored (local triage only). */
   skip: RegExp[];
+  /** Signatures of the failures already reported in this run (each defect is reported once, by the first property). */
+  known: Set<string>;
+  /** Large uploads the server reset before any answer (see sendRaw): counted, not blamed. */
+  resets: number;
 };
 
 /** Sends one request, measures the event loop around it and judges the answer. */
@@ -62,6 +68,12 @@ export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: s
     try {
       answer = await sendRaw(ctx.apiUrl, request, ANSWER_TIMEOUT_MS);
     } catch (caught) {
+      if (caught instanceof RawReset && (request.body?.length ?? 0) > LARGE_UPLOAD_BYTES) {
+        // A server may refuse a large upload (401, 413) and close while the body is still arriving; the reset can
+        // then overtake its answer. Counted and printed, not blamed.
+        ctx.resets++;
+        return { lagMs: await readEventLoopMaxMs(ctx.apiUrl) };
+      }
       error = caught instanceof RawTimeout ? `no complete answer within ${ANSWER_TIMEOUT_MS} ms` : String(caught);
       if (caught instanceof RawTimeout) await waitForHealthy(ctx.apiUrl, 20 * 60_000);
     }
@@ -102,6 +114,11 @@ export function signatureOf(
   violation: Violation,
 ): string {
   const rawPath = evaluation.request.target.split("?")[0] ?? "";
+  const status = evaluation.answer?.status;
+  // The HTTP server's own answers (431, 417, 413…) come before any route: one defect whatever the path.
+  if (violation.kind === "error-format" && status !== undefined && status !== 400 && PROTOCOL_STATUSES.has(status))
+    return `${violation.kind} * (any path) → ${status}`;
+  if (violation.kind === "wrong-method") return `${violation.kind} * (any documented path) → ${status ?? "none"}`;
   const where =
     matchTemplate(ctx.oracles.templates, rawPath) ??
     (/^\/v\d+(\/|$)/i.test(rawPath) ? "/v<n>/(unknown)" : "(other path)");
@@ -120,7 +137,7 @@ export async function fuzzProperty(
   numRuns: number,
   seed: number,
 ): Promise<Failure[]> {
-  const known = new Set<string>();
+  const known = ctx.known;
   const failures: Failure[] = [];
   let remaining = numRuns;
   for (let round = 0; remaining > 0 && failures.length < MAX_FAILURES_PER_PROPERTY; round++) {
@@ -159,7 +176,7 @@ export async function fuzzProperty(
   return failures;
 }
 
-/** Long repeats in a text, folded (`«字×48000»`), then cut: a failure report stays readable. */
+/** Long repeats in a text, folded (`«字×6000»`), then cut: a failure report stays readable. */
 export function excerpt(text: string, limit = 400): string {
   const folded = text.length > 200_000 ? `${text.slice(0, 100_000)}…` : text;
   const compact = folded.replace(
