@@ -73,12 +73,15 @@ export function resolveCase(fuzzCase: FuzzCase, live: LiveValues): RawRequest {
 
 /** Path templates of the OpenAPI document, matched against a raw (undecoded) request path. */
 export function matchTemplate(templates: string[], rawPath: string): string | undefined {
-  const segments = rawPath.split("/");
+  // Express routes case-insensitively and without regard to one trailing slash: so does the oracle.
+  const segments = (rawPath.length > 1 ? rawPath.replace(/\/$/, "") : rawPath).split("/");
   return templates.find((template) => {
     const parts = template.split("/");
     return (
       parts.length === segments.length &&
-      parts.every((part, index) => (part.startsWith("{") ? segments[index]!.length > 0 : part === segments[index]))
+      parts.every((part, index) =>
+        part.startsWith("{") ? segments[index]!.length > 0 : part.toLowerCase() === segments[index]!.toLowerCase(),
+      )
     );
   });
 }

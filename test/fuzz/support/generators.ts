@@ -413,16 +413,18 @@ function encodeSegment(text: string): string {
 }
 
 function modelsCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
-  const segment = fc.oneof(
-    fc.constantFrom(...sources.models).map(encodeSegment),
-    fc
-      .tuple(fc.constantFrom(...sources.models), fc.constantFrom(...BAD_SEGMENTS), fc.boolean())
-      .map(([model, bad, before]) => (before ? `${bad}${model}` : `${encodeSegment(model)}${bad}`)),
-    fc.constantFrom(...sources.models).map((model) => encodeSegment(model.toUpperCase())),
-    fc.constantFrom(...BAD_SEGMENTS),
-    fc.integer({ min: 200, max: 20_000 }).map((size) => "m".repeat(size)),
-    hostileString.filter((text) => text.length < 3_000).map(encodeSegment),
-  );
+  const segment = fc
+    .oneof(
+      fc.constantFrom(...sources.models).map(encodeSegment),
+      fc
+        .tuple(fc.constantFrom(...sources.models), fc.constantFrom(...BAD_SEGMENTS), fc.boolean())
+        .map(([model, bad, before]) => (before ? `${bad}${model}` : `${encodeSegment(model)}${bad}`)),
+      fc.constantFrom(...sources.models).map((model) => encodeSegment(model.toUpperCase())),
+      fc.constantFrom(...BAD_SEGMENTS),
+      fc.integer({ min: 200, max: 20_000 }).map((size) => "m".repeat(size)),
+      hostileString.filter((text) => text.length < 3_000).map(encodeSegment),
+    )
+    .filter((segment) => segment.length > 0);
   return fc
     .tuple(
       fc.oneof(

@@ -117,7 +117,7 @@ export class Oracles {
     if (template !== undefined && !documented && method !== "HEAD")
       this.checkWrongMethod(fuzzCase, template, answer, add);
     if (template === undefined && /^\/v\d+(\/|$)/i.test(rawPath)) {
-      const authFirst = fuzzCase.key === undefined && /^\/v1(\/|$)/.test(rawPath) && answer.status === 401;
+      const authFirst = fuzzCase.key === undefined && /^\/v1(\/|$)/i.test(rawPath) && answer.status === 401;
       if (answer.status !== 404 && !authFirst)
         add("unknown-api-path", `an unknown path under /v<n>/ answered ${answer.status} (expected a JSON 404)`);
     }
@@ -271,7 +271,7 @@ export class Oracles {
         return;
       }
       case "own-job": {
-        if (answer.status !== 200) return;
+        if (answer.status !== 200 || json === undefined) return;
         const job = json as {
           id: string;
           worker_address?: string | null;

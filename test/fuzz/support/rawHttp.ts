@@ -53,7 +53,7 @@ export function headOf(request: RawRequest, host: string): Buffer {
 }
 
 /** How long a server that was asked `Connection: close` may take to close after a complete answer. */
-const CLOSE_GRACE_MS = 1_000;
+const CLOSE_GRACE_MS = 250;
 
 /**
  * Sends the request and reads the answer until it is complete by its framing (length, chunked terminator) or the

@@ -147,7 +147,19 @@ export async function fuzzProperty(
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (fuzzCase) => {
         if (last && ++shrinkSteps > SHRINK_BUDGET) return true;
-        const evaluation = await evaluate(ctx, fuzzCase, property);
+        let evaluation: Evaluation;
+        try {
+          evaluation = await evaluate(ctx, fuzzCase, property);
+        } catch (error) {
+          // A fault of the fuzzer itself is reported like a failure, never swallowed.
+          evaluation = {
+            request: resolveCase(fuzzCase, ctx.live),
+            violations: [
+              { kind: "fuzzer-error", detail: error instanceof Error ? (error.stack ?? error.message) : String(error) },
+            ],
+            lagMs: 0,
+          };
+        }
         const fresh = evaluation.violations
           .map((violation) => ({ violation, signature: signatureOf(ctx, fuzzCase, evaluation, violation) }))
           .filter(({ signature }) => !known.has(signature) && !ctx.skip.some((pattern) => pattern.test(signature)));
