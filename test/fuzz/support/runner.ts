@@ -118,11 +118,13 @@ export function signatureOf(
   // The HTTP server's own answers (431, 417, 413…) come before any route: one defect whatever the path.
   if (violation.kind === "error-format" && status !== undefined && status !== 400 && PROTOCOL_STATUSES.has(status))
     return `${violation.kind} * (any path) → ${status}`;
+  // A stall's cause is in the input: the generator branch (e.g. `chat/nested body`) tells two stalls apart.
+  const branch = violation.kind === "event-loop" ? ` [${fuzzCase.label.split(";")[0]!.split(" ←")[0]}]` : "";
   if (violation.kind === "wrong-method") return `${violation.kind} * (any documented path) → ${status ?? "none"}`;
   const where =
     matchTemplate(ctx.oracles.templates, rawPath) ??
     (/^\/v\d+(\/|$)/i.test(rawPath) ? "/v<n>/(unknown)" : "(other path)");
-  return `${violation.kind} ${fuzzCase.method.toUpperCase()} ${where} → ${evaluation.answer?.status ?? "none"}`;
+  return `${violation.kind} ${fuzzCase.method.toUpperCase()} ${where} → ${evaluation.answer?.status ?? "none"}${branch}`;
 }
 
 /**
