@@ -209,7 +209,8 @@ function mutate(value: unknown, path: Path, how: string, hostile: unknown): unkn
   const last = path.at(-1)!;
   switch (how) {
     case "delete":
-      delete parent[last];
+      if (Array.isArray(parent) && typeof last === "number") parent.splice(last, 1);
+      else delete parent[last];
       break;
     case "null":
       parent[last] = null;
@@ -248,6 +249,14 @@ function validAndMutated(
       label: `${path.join(".") || "(body)"} ← ${how}`,
     }));
   return { valid, mutated };
+}
+
+function parsedOrRaw(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return new RawJson(text);
+  }
 }
 
 const WHOLE_BODY_TEXTS = [
@@ -343,11 +352,11 @@ function chatCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
       fc.oneof(
         {
           weight: 12,
-          arbitrary: bodies.map((body) => ({
-            text: jsonText(body.value),
-            value: body.value as unknown,
-            label: body.label,
-          })),
+          arbitrary: bodies.map((body) => {
+            const text = jsonText(body.value);
+            // The oracles judge what was sent (the text), not the value it was written from.
+            return { text, value: parsedOrRaw(text), label: body.label };
+          }),
         },
         { weight: 1, arbitrary: wholeText.map((body) => ({ ...body, value: new RawJson(body.text) as unknown })) },
         { weight: 1, arbitrary: duplicateKeys.map((body) => ({ ...body, value: new RawJson(body.text) as unknown })) },
