@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
+import { waitUntil } from "../test/support/waitUntil.js";
 import { authHeaders, jobPayload, readJobLines } from "./testing/jobClient.js";
 import type { TimedLine } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
@@ -114,8 +115,19 @@ describe("shutdown on SIGTERM", () => {
     }
 
     worker.terminate();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const readiness = await fetch(`${worker.url}/readyz`);
+    // The child handles SIGTERM when its event loop gets to it, which on a loaded machine can take longer than any
+    // fixed pause: wait until the probe stops answering "ready" (the job is still running, so it must be draining).
+    let readiness = await fetch(`${worker.url}/readyz`);
+    await waitUntil(
+      "the worker to stop reporting ready after SIGTERM",
+      async () => {
+        if (readiness.status !== 200) return true;
+        await readiness.body?.cancel();
+        readiness = await fetch(`${worker.url}/readyz`);
+        return readiness.status !== 200;
+      },
+      { timeoutMs: 10_000, intervalMs: 20 },
+    );
     expect(readiness.status).toBe(503);
     expect(await readiness.json()).toMatchObject({ ready: false, reason: "draining" });
     const refused = await postJob(jobPayload(), authHeaders());

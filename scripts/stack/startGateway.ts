@@ -21,6 +21,9 @@ export type StartGatewayOptions = {
   readyTimeoutMs?: number;
 };
 
+/** A healthy gateway answers `/healthz` at once; a probe waiting longer is abandoned and retried. */
+const HEALTHZ_PROBE_TIMEOUT_MS = 5_000;
+
 export type RunningGateway = {
   apiUrl: string;
   /** Process group of the gateway (fault-injection tests signal it). */
@@ -62,7 +65,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     ...(options.echo ? { echo: options.echo } : {}),
   });
   try {
-    await waitFor("gateway", async () => (await fetch(`${apiUrl}/healthz`)).status === 200, {
+    await waitFor("gateway", async () => probeHealthz(apiUrl), {
       timeoutMs: options.readyTimeoutMs ?? 60_000,
       intervalMs: 100,
       isAlive: handle.isAlive,
@@ -72,4 +75,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     throw error;
   }
   return { apiUrl, pid: handle.pid, stop: () => handle.stop(10_000) };
+}
+
+/** One `/healthz` probe, bounded so a connection that never answers cannot outlast the readiness deadline. */
+async function probeHealthz(apiUrl: string): Promise<boolean> {
+  const response = await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(HEALTHZ_PROBE_TIMEOUT_MS) });
+  if (response.status === 200) return true;
+  throw new Error(`/healthz answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
 }

@@ -3,7 +3,7 @@ import { findFreePort } from "../../scripts/stack/ports.js";
 import { startGateway, type RunningGateway } from "../../scripts/stack/startGateway.js";
 import { freshAccount } from "./chain.js";
 import { stackInfo } from "./stackInfo.js";
-import { EXTRA_PORTS } from "./testStackOptions.js";
+import { EXTRA_GATEWAY_PORTS } from "./testStackOptions.js";
 
 const started: RunningGateway[] = [];
 
@@ -20,7 +20,7 @@ afterAll(async () => {
 export async function startExtraGateway(env: Record<string, string>, schema: string): Promise<RunningGateway> {
   const info = stackInfo();
   const { privateKey } = await freshAccount();
-  const port = await findFreePort(EXTRA_PORTS.from, EXTRA_PORTS.to);
+  const port = await findFreePort(EXTRA_GATEWAY_PORTS.from, EXTRA_GATEWAY_PORTS.to);
   const gateway = await startGateway({
     port,
     databaseUrl: info.databaseUrl,
