@@ -21,7 +21,7 @@ import { answerClientError } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
-import { warmTokenizer } from "./completions/bytePairCount.js";
+import { warmTokenizer } from "../shared/tokens/bytePairCount.js";
 import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
 import { IndexReader } from "./index/indexReader.js";
 import { ModelDirectory } from "./index/modelDirectory.js";

@@ -1,17 +1,18 @@
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../errors/ApiError.js";
 import {
   CHAT_FRAMING,
   LONG_COUNTS_AT_ONCE,
   LONG_PROMPT_CHARS,
-  countPromptTokens,
-  type PromptMessage,
-} from "./countPromptTokens.js";
+  ReservedTokenTextError,
+  countChatTokens,
+  type ChatText,
+} from "./countChatTokens.js";
 
-const reference = (messages: PromptMessage[]) => encodeChat(messages, "gpt-4o").length;
+/** What the workers signed before they shared this counter: gpt-tokenizer's encodeChat with gpt-4o framing. */
+const reference = (messages: ChatText[]) => encodeChat(messages, "gpt-4o").length;
 
-describe("countPromptTokens", () => {
+describe("countChatTokens", () => {
   it("pins the gpt-4o chat framing to gpt-tokenizer's encodeChat", () => {
     expect(reference([])).toBe(CHAT_FRAMING.primer);
     for (const role of ["system", "user", "assistant"] as const) {
@@ -19,24 +20,24 @@ describe("countPromptTokens", () => {
     }
   });
 
-  it("counts a conversation exactly as the workers do (encodeChat, gpt-4o)", async () => {
-    const messages: PromptMessage[] = [
+  it("counts a conversation exactly as gpt-tokenizer's encodeChat (gpt-4o) does", async () => {
+    const messages: ChatText[] = [
       { role: "system", content: "You are terse." },
       { role: "user", content: "Summarise: 字".repeat(200) + "😀".repeat(300) },
       { role: "assistant", content: "Okay." },
       { role: "user", content: "and again, in English please — thanks!" },
     ];
-    expect(await countPromptTokens(messages)).toEqual({ tokens: reference(messages), exceeded: false });
+    expect(await countChatTokens(messages)).toEqual({ tokens: reference(messages), exceeded: false });
   });
 
   it("counts a prompt that fits but holds long runs without spaces exactly", async () => {
-    const messages: PromptMessage[] = [{ role: "user", content: "字".repeat(6_000) + "😀".repeat(3_000) }];
-    expect((await countPromptTokens(messages, 128_000)).tokens).toBe(reference(messages));
+    const messages: ChatText[] = [{ role: "user", content: "字".repeat(6_000) + "😀".repeat(3_000) }];
+    expect((await countChatTokens(messages, 128_000)).tokens).toBe(reference(messages));
   });
 
   it("reports exceeded once the count reaches the limit, without counting the rest", async () => {
-    const messages: PromptMessage[] = [{ role: "user", content: "😀字".repeat(300_000) }];
-    const count = await countPromptTokens(messages, 32_768);
+    const messages: ChatText[] = [{ role: "user", content: "😀字".repeat(300_000) }];
+    const count = await countChatTokens(messages, 32_768);
     expect(count.exceeded).toBe(true);
     expect(count.tokens).toBeGreaterThanOrEqual(32_768);
     expect(count.tokens).toBeLessThan(300_000);
@@ -46,7 +47,7 @@ describe("countPromptTokens", () => {
     let turns = 0;
     const timer = setInterval(() => turns++, 0);
     try {
-      await countPromptTokens([{ role: "user", content: "😀".repeat(150_000) + "字".repeat(150_000) }]);
+      await countChatTokens([{ role: "user", content: "😀".repeat(150_000) + "字".repeat(150_000) }]);
     } finally {
       clearInterval(timer);
     }
@@ -54,22 +55,23 @@ describe("countPromptTokens", () => {
   });
 
   it("error: refuses reserved special-token text, naming the message", async () => {
-    const messages: PromptMessage[] = [
+    const messages: ChatText[] = [
       { role: "user", content: "fine" },
       { role: "user", content: "x <|endoftext|> y" },
     ];
-    const error = await countPromptTokens(messages).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).code).toBe("invalid_request");
-    expect((error as ApiError).param).toBe("messages.1.content");
+    const error = await countChatTokens(messages).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ReservedTokenTextError);
+    expect(error).toMatchObject({ messageIndex: 1, text: "<|endoftext|>" });
+    // gpt-tokenizer refuses the same text, so no count is lost by refusing it.
+    expect(() => reference(messages)).toThrow(/<\|endoftext\|>/);
   });
 });
 
-describe("countPromptTokens: long prompts take turns", () => {
+describe("countChatTokens: long prompts take turns", () => {
   it(`answers every one of more than ${LONG_COUNTS_AT_ONCE} long prompts sent at once, exactly`, async () => {
     const content = "字".repeat(LONG_PROMPT_CHARS + 1);
-    const expected = await countPromptTokens([{ role: "user", content }]);
-    const results = await Promise.all(Array.from({ length: 5 }, () => countPromptTokens([{ role: "user", content }])));
+    const expected = await countChatTokens([{ role: "user", content }]);
+    const results = await Promise.all(Array.from({ length: 5 }, () => countChatTokens([{ role: "user", content }])));
     expect(results).toEqual(Array.from({ length: 5 }, () => expected));
   });
 });

@@ -1,8 +1,8 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { ApiError } from "../errors/ApiError.js";
 import { countTextTokens, specialTokenIn, startTextCount } from "./bytePairCount.js";
 
-export interface PromptMessage {
+/** A chat message as both the gateway and the workers count it. */
+export interface ChatText {
   role: "system" | "user" | "assistant";
   content: string;
 }
@@ -10,7 +10,7 @@ export interface PromptMessage {
 /** Longest stretch of counting between two turns of the event loop. */
 export const COUNT_SLICE_MS = 8;
 
-export interface PromptCount {
+export interface ChatTokenCount {
   /** Exact prompt tokens; when `exceeded`, the count reached so far (at least `limit`). */
   tokens: number;
   exceeded: boolean;
@@ -19,39 +19,50 @@ export interface PromptCount {
 /**
  * gpt-4o chat framing as gpt-tokenizer's `encodeChat` writes it: `<|im_start|>role<|im_sep|>content<|im_end|>` per
  * message (4 tokens around the content: every role name is one token) and `<|im_start|>assistant<|im_sep|>` to
- * prime the reply (3). Pinned against `encodeChat` in countPromptTokens.test.ts.
+ * prime the reply (3). Pinned against `encodeChat` in countChatTokens.test.ts.
  */
 export const CHAT_FRAMING = { perMessage: 4, primer: 3 } as const;
 
 /**
- * Prompt tokens as the workers count them (o200k_base with gpt-4o chat framing, worker/tokenizer.ts: the same
- * numbers, `bytePairCount.test.ts`), for the context check and the escrow estimate.
- *
- * Bounded by design (api/README.md, "Context-length check"): the exact count runs in slices of at most
- * COUNT_SLICE_MS with a turn of the event loop between them (short prompts finish in the first slice), and stops
- * as soon as it reaches `limit`. The merge is O(n log n), so even a whole 1 MB body costs well under a second of
- * CPU. Long prompts are counted at most LONG_COUNTS_AT_ONCE at a time (the merge of a long run holds about 32
- * bytes of scratch memory per byte), the rest wait their turn.
- *
- * Text that contains a reserved special-token string (`<|endoftext|>` …) is refused with `invalid_request`: the
- * workers' tokenizer refuses it too, so the job could never run.
+ * A message holds the text of a reserved special token (`<|endoftext|>` …). gpt-tokenizer's `encodeChat` refuses
+ * such text, so neither the gateway nor a worker counts it: each answers it as a bad request naming the message.
  */
-export async function countPromptTokens(
-  messages: readonly PromptMessage[],
+export class ReservedTokenTextError extends Error {
+  constructor(
+    /** Index of the first message holding reserved text. */
+    readonly messageIndex: number,
+    /** The reserved text found. */
+    readonly text: string,
+  ) {
+    super(`The text '${text}' is a reserved special token and cannot appear in a message.`);
+    this.name = "ReservedTokenTextError";
+  }
+}
+
+/**
+ * Prompt tokens of a conversation: o200k_base with gpt-4o chat framing, exactly what gpt-tokenizer's
+ * `encodeChat(messages, "gpt-4o")` returns (`bytePairCount.test.ts`, `countChatTokens.test.ts`). The one counter
+ * of the product: the gateway's context check and escrow estimate, and every worker's receipt, use it.
+ *
+ * Bounded by design (docs/DESIGN.md, "Token counting"): the count runs in slices of at most COUNT_SLICE_MS with a
+ * turn of the event loop between them (short prompts finish in the first slice), and stops as soon as it reaches
+ * `limit`. The merge is O(n log n), so even a whole 1 MB body costs well under a second of CPU. Long prompts are
+ * counted at most LONG_COUNTS_AT_ONCE at a time per process (the merge of a long run holds about 32 bytes of
+ * scratch memory per byte), the rest wait their turn.
+ *
+ * @throws ReservedTokenTextError when a message holds a reserved special-token text.
+ */
+export async function countChatTokens(
+  messages: readonly ChatText[],
   limit = Number.POSITIVE_INFINITY,
-): Promise<PromptCount> {
+): Promise<ChatTokenCount> {
   let tokens = CHAT_FRAMING.primer;
   let length = 0;
   for (const [index, message] of messages.entries()) {
     tokens += CHAT_FRAMING.perMessage;
     length += message.content.length;
     const special = specialTokenIn(message.content);
-    if (special !== undefined) {
-      throw new ApiError("invalid_request", {
-        param: `messages.${index}.content`,
-        message: `The text '${special}' is a reserved special token and cannot appear in a message.`,
-      });
-    }
+    if (special !== undefined) throw new ReservedTokenTextError(index, special);
   }
   if (length <= LONG_PROMPT_CHARS) return countSliced(messages, tokens, limit);
   const release = await longCounts.acquire();
@@ -92,7 +103,7 @@ class Permits {
 
 const longCounts = new Permits(LONG_COUNTS_AT_ONCE);
 
-async function countSliced(messages: readonly PromptMessage[], framing: number, limit: number): Promise<PromptCount> {
+async function countSliced(messages: readonly ChatText[], framing: number, limit: number): Promise<ChatTokenCount> {
   let tokens = framing;
   let sliceEnd = performance.now() + COUNT_SLICE_MS;
   const outOfTime = () => performance.now() > sliceEnd;
