@@ -6,6 +6,7 @@ import {
   LONG_PROMPT_CHARS,
   ReservedTokenTextError,
   countChatTokens,
+  warmUpCounting,
   type ChatText,
 } from "./countChatTokens.js";
 
@@ -64,6 +65,16 @@ describe("countChatTokens", () => {
     expect(error).toMatchObject({ messageIndex: 1, text: "<|endoftext|>" });
     // gpt-tokenizer refuses the same text, so no count is lost by refusing it.
     expect(() => reference(messages)).toThrow(/<\|endoftext\|>/);
+  });
+});
+
+describe("warmUpCounting (start-up, before the process listens)", () => {
+  it("leaves every count exact: the pooled scratch and memo it fills are reused correctly afterwards", async () => {
+    await warmUpCounting();
+    const messages: ChatText[] = [
+      { role: "user", content: "字".repeat(5_000) + "😀".repeat(4_000) + "ab".repeat(3_000) },
+    ];
+    expect((await countChatTokens(messages)).tokens).toBe(reference(messages));
   });
 });
 
