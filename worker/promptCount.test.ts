@@ -57,8 +57,9 @@ describe("prompt token counting (the shared counter, shared/tokens/)", () => {
     const lines: TimedLine[] = [];
     for await (const line of readJobLines(response.body!)) lines.push(line);
 
-    // The count yields between slices of a few ms: the probes interleave with it instead of waiting for its end.
-    expect(waits.length).toBeGreaterThanOrEqual(5);
+    // The count yields between slices of a few ms: every probe is answered while it runs (how many fit depends on
+    // the machine's speed, so only the bound is asserted; the blocking count held one probe for minutes here).
+    expect(waits.length).toBeGreaterThan(0);
     expect(Math.max(...waits)).toBeLessThan(HEALTH_ANSWER_BOUND_MS);
     // gpt-tokenizer itself would take minutes here; the shared counter equals it (its property tests).
     const expected = await countChatTokens(messages);
