@@ -21,7 +21,7 @@ import { answerClientError } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
-import { warmTokenizer } from "./completions/bytePairCount.js";
+import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
 import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
 import { IndexLagMonitor } from "./index/indexLag.js";
 import { IndexReader } from "./index/indexReader.js";
@@ -165,8 +165,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return sample.sampledAt > 0 && !sample.chainUp;
   };
 
-  // The tokenizer's rank table is built now, not on the first completion.
-  warmTokenizer();
+  // The token counter is built and its long-prompt path compiled now, not on the first completion.
+  await warmUpCounting();
   await workers.refresh();
   workers.start();
   // Webhook deliveries (api/webhooks): chain events from the index, job.processing from gateway_job.

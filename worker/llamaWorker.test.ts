@@ -92,7 +92,7 @@ describe("worker with the llama backend", () => {
     const { lines } = await runJob(worker.url, payload);
     const text = tokenTexts(lines).join("");
     const done = doneLine(lines);
-    const promptTokens = reference.countPromptTokens(payload.messages as { role: "user"; content: string }[]);
+    const promptTokens = await reference.countPromptTokens(payload.messages as { role: "user"; content: string }[]);
     expect(done.usage).toEqual({ prompt_tokens: promptTokens, completion_tokens: reference.countTextTokens(text) });
     expect(done.receipt).toMatchObject({ promptTokens, completionTokens: reference.countTextTokens(text) });
   });

@@ -6,6 +6,7 @@ import { createBackends } from "./backends/createBackend.js";
 import { LlamaLoadError } from "./backends/llama.js";
 import type { Backend } from "./backends/types.js";
 import { createWorkerApp } from "./server.js";
+import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
 
 /** How long running jobs may take to finish after SIGTERM before they are aborted. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -37,6 +38,8 @@ async function loadBackends(): Promise<Map<string, Backend>> {
 
 const config = readConfig();
 const logger = pino({ name: "worker", level: config.logLevel });
+// The token counter is built and its long-prompt path compiled now, not while the first job waits.
+await warmUpCounting();
 const { app, context } = createWorkerApp(config, logger, await loadBackends());
 const server = app.listen(config.port, config.host);
 await once(server, "listening");

@@ -12,7 +12,7 @@ import {
 } from "../../contracts/client/index.js";
 import type { GatewayConfig } from "../config.js";
 import { ApiError } from "../errors/ApiError.js";
-import { integerParam, parseQuery } from "../http/parseQuery.js";
+import { integerParam, pageLimitParam, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import type { AppSettings } from "./appSettings.js";
 import { mintTestStablecoin } from "./mintTestStablecoin.js";
@@ -49,7 +49,7 @@ const jobCursor = z
   .optional();
 /** Paged and filtered like `GET /v1/jobs` (api/README.md "Job list"). */
 const jobsQuery = z.object({
-  limit: integerParam("limit", 1, 100).default(20),
+  limit: pageLimitParam(),
   before: jobCursor,
   after: jobCursor,
   status: z.enum(Object.keys(INDEX_STATUS_OF) as [keyof typeof INDEX_STATUS_OF]).optional(),

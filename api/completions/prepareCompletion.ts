@@ -2,7 +2,7 @@ import type { Hex } from "viem";
 import { ApiError } from "../errors/ApiError.js";
 import type { GatewayDeps } from "../deps.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
-import { countPromptTokens } from "./countPromptTokens.js";
+import { countChatTokens, ReservedTokenTextError } from "../../shared/tokens/countChatTokens.js";
 import { sizeEscrow } from "./pricing.js";
 import type { ChatCompletionRequest } from "./requestSchema.js";
 
@@ -30,6 +30,19 @@ export function noWorkersError(model: string): ApiError {
 }
 
 /**
+ * Prompt tokens as the workers count them (the shared counter, bounded: api/README.md "Context-length check"),
+ * stopping at the context window. Reserved special-token text is `invalid_request`: the job could never run.
+ */
+async function countPromptTokens(request: ChatCompletionRequest, contextWindow: number) {
+  try {
+    return await countChatTokens(request.messages, contextWindow);
+  } catch (error) {
+    if (!(error instanceof ReservedTokenTextError)) throw error;
+    throw new ApiError("invalid_request", { param: `messages.${error.messageIndex}.content`, message: error.message });
+  }
+}
+
+/**
  * Everything checked before any credit moves (ARCHITECTURE "Validate"): the model, a healthy worker, the
  * context window, and a balance that covers the escrow estimate.
  */
@@ -45,7 +58,7 @@ export async function prepareCompletion(
   const candidates = await deps.workers.candidatesFresh(model.id);
   if (candidates.length === 0) throw noWorkersError(model.id);
 
-  const count = await countPromptTokens(request.messages, model.contextWindow);
+  const count = await countPromptTokens(request, model.contextWindow);
   // At least one token of room must remain for the reply.
   if (count.exceeded) {
     throw new ApiError("context_length_exceeded", {

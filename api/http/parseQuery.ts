@@ -21,6 +21,14 @@ export function integerParam(name: string, min: number, max: number) {
     .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`));
 }
 
+/** Page sizes of every paginated list (spec, Limits: default 20, maximum 100). */
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
+
+/** The `limit` of a paginated list: decimal digits, 1 to PAGE_SIZE.max, PAGE_SIZE.default when absent. */
+export function pageLimitParam() {
+  return integerParam("limit", 1, PAGE_SIZE.max).default(PAGE_SIZE.default);
+}
+
 /** Longer parameter names are shortened in error messages. */
 const MAX_NAME_SHOWN = 100;
 

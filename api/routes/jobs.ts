@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
-import { NO_QUERY, integerParam, parseQuery } from "../http/parseQuery.js";
+import { NO_QUERY, pageLimitParam, parseQuery } from "../http/parseQuery.js";
 import { isPossibleModelId } from "../index/modelDirectory.js";
 import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";
@@ -14,7 +14,7 @@ import { withDeadline } from "../runtime/withDeadline.js";
 const jobIdSchema = z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a job id (job_<ULID>)");
 
 const listQuerySchema = z.object({
-  limit: integerParam("limit", 1, 100).default(20),
+  limit: pageLimitParam(),
   before: jobIdSchema.optional(),
   after: jobIdSchema.optional(),
   status: z

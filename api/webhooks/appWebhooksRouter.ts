@@ -2,6 +2,7 @@ import { Router, type Request } from "express";
 import type pg from "pg";
 import { z } from "zod";
 import { ApiError } from "../errors/ApiError.js";
+import { parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import {
   getLowCreditThreshold,
@@ -10,6 +11,7 @@ import {
   replayDeliveries,
   setLowCreditThreshold,
 } from "./deliveryStore.js";
+import { listDeliveriesQuery, webhookId } from "./webhookSchemas.js";
 import { listWebhooks } from "./webhookStore.js";
 
 export interface AppWebhooksRouterDeps {
@@ -21,19 +23,7 @@ export interface AppWebhooksRouterDeps {
   resolveWallet: (req: Request) => Promise<string | null>;
 }
 
-const listQuery = z.object({
-  webhook_id: z
-    .string()
-    .regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/)
-    .optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-});
-const replayAllBody = z.object({
-  webhook_id: z
-    .string()
-    .regex(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/)
-    .optional(),
-});
+const replayAllBody = z.object({ webhook_id: webhookId.optional() });
 const settingsBody = z.object({ low_credit_threshold: z.number().int().min(0).max(1_000_000_000) });
 
 /**
@@ -54,7 +44,7 @@ export function appWebhooksRouter(deps: AppWebhooksRouterDeps): Router {
 
   router.get("/app/webhooks/deliveries", async (req, res) => {
     const wallet = await walletOf(req);
-    const query = parseOrThrow(listQuery, req.query);
+    const query = parseQuery(req, listDeliveriesQuery);
     const data = await listFailedDeliveries(deps.pool, wallet, {
       limit: query.limit,
       ...(query.webhook_id ? { webhookId: query.webhook_id } : {}),

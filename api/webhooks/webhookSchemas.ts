@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pageLimitParam } from "../http/parseQuery.js";
 import { EVENT_NAMES } from "./eventNames.js";
 
 /** Body of POST /v1/webhooks. Unknown fields are ignored; `secret` is optional (generated when absent). */
@@ -22,3 +23,20 @@ export const createWebhookBody = z.object({
 export const webhookId = z.string().regex(/^wh_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a webhook id (wh_<ULID>)");
 
 export const webhookIdParam = z.object({ webhook_id: webhookId });
+
+/**
+ * The query of `GET /v1/webhooks`, read by the API's one query rule (`parseQuery`): the pagination parameters of
+ * `GET /v1/jobs`, and a `status` filter.
+ */
+export const listWebhooksQuery = z.object({
+  limit: pageLimitParam(),
+  before: webhookId.optional(),
+  after: webhookId.optional(),
+  status: z.enum(["active", "failed"], { error: "status must be active or failed" }).optional(),
+});
+
+/** The query of the web app's `GET /app/webhooks/deliveries`. */
+export const listDeliveriesQuery = z.object({
+  webhook_id: webhookId.optional(),
+  limit: pageLimitParam(),
+});

@@ -5,8 +5,8 @@ import { authOf } from "../http/middleware/authenticate.js";
 import { parseOrThrow } from "../http/validate.js";
 import type { TargetPolicy } from "./targetPolicy.js";
 import { webhookUrlProblem } from "./validateWebhookUrl.js";
-import { parseListWebhooksQuery } from "./listWebhooksQuery.js";
-import { createWebhookBody, webhookIdParam } from "./webhookSchemas.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
+import { createWebhookBody, listWebhooksQuery, webhookIdParam } from "./webhookSchemas.js";
 import { deleteWebhook, generateSecret, insertWebhook, listWebhookPage } from "./webhookStore.js";
 
 export interface WebhooksRouterDeps {
@@ -23,6 +23,7 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
   const router = Router();
 
   router.post("/v1/webhooks", async (req, res) => {
+    parseQuery(req, NO_QUERY);
     const body = parseOrThrow(createWebhookBody, req.body ?? {});
     const problem = webhookUrlProblem(body.url, deps.policy);
     if (problem)
@@ -43,11 +44,12 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
   });
 
   router.get("/v1/webhooks", async (req, res) => {
-    const query = parseListWebhooksQuery(req.query);
+    const query = parseQuery(req, listWebhooksQuery);
     res.json(await listWebhookPage(deps.pool, authOf(res).wallet, query));
   });
 
   router.delete("/v1/webhooks/:webhook_id", async (req, res) => {
+    parseQuery(req, NO_QUERY);
     const parsed = webhookIdParam.safeParse(req.params);
     if (!parsed.success || !(await deleteWebhook(deps.pool, authOf(res).wallet, parsed.data.webhook_id))) {
       throw new ApiError("webhook_not_found", { param: "webhook_id" });

@@ -117,7 +117,7 @@ describe("a catalog model served by the llama backend", () => {
     console.log(`[llama] ${jobId} streamed ${deltas.length} chunks: ${JSON.stringify(deltas)}`);
     expect(deltas).toHaveLength(24);
     expect(finishReason).toBe("length");
-    const promptTokens = reference.countPromptTokens(messages);
+    const promptTokens = await reference.countPromptTokens(messages);
     expect(usage).toMatchObject({ prompt_tokens: promptTokens, completion_tokens: reference.countTextTokens(text) });
 
     const settled = await settledEvent(jobId);

@@ -223,6 +223,10 @@ describe("Jobs page", () => {
     expect(page.next_cursor).toBe(apiJobs[2]!.id);
   });
 
+  it("never sends a query the /app backend refuses: no read of the Activity, Models or Jobs pages was answered 400", () => {
+    expect(browser.refusedAppReads()).toEqual([]);
+  });
+
   it("error: the backend refuses an unknown status filter in the API's error format", async () => {
     const answer = await appGet<{ error: { code: string; param: string } }>("/app/jobs?status=lost");
     expect(answer.error.code).toBe("invalid_request");

@@ -218,6 +218,10 @@ describe("web application", () => {
     await screenshot(page, "11-settings-revoked");
   });
 
+  it("never sends a query the /app backend refuses: no page read was answered 400", () => {
+    expect(browser.refusedAppReads()).toEqual([]);
+  });
+
   it("explains an unknown transaction in plain words", async () => {
     await page.goto(`${stackInfo().webUrl}tx/0x${"ab".repeat(32)}`);
     await page.getByRole("alert").waitFor();

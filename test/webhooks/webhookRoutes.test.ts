@@ -238,9 +238,10 @@ describe("webhooks per wallet", () => {
     });
 
     it.each([
-      ["status[]=failed", "status[]"],
-      ["limit[]=5", "limit[]"],
-      ["before[]=wh_01ARZ3NDEKTSV4RRFFQ69G5FAV", "before[]"],
+      // The API's one query rule (api/http/parseQuery.ts): an array form is named by its parameter.
+      ["status[]=failed", "status"],
+      ["limit[]=5", "limit"],
+      ["before[0]=wh_01ARZ3NDEKTSV4RRFFQ69G5FAV", "before"],
       ["limit=1&limit=2", "limit"],
       ["limit=0x5", "limit"],
       ["limit=1e1", "limit"],
@@ -291,6 +292,24 @@ describe("DELETE /v1/webhooks/{id}", () => {
 
   it("error: a malformed id → 404 webhook_not_found", async () => {
     expect((await call("DELETE", "/v1/webhooks/nonsense", ownerKey)).status).toBe(404);
+  });
+});
+
+describe("query parameters of POST and DELETE /v1/webhooks", () => {
+  it("error: both take none; any is 400 invalid_request naming it, and nothing is created or deleted", async () => {
+    const hook = { url: "https://hooks.example.com/q", events: ["job.completed"] };
+    const before = (await call("GET", "/v1/webhooks?limit=100", ownerKey)).body["data"] as Array<{ id: string }>;
+    const created = await call("POST", "/v1/webhooks?dry_run=1", ownerKey, hook);
+    expect(created.status).toBe(400);
+    expect(created.body["error"]).toMatchObject({ code: "invalid_request", param: "dry_run" });
+    const after = (await call("GET", "/v1/webhooks?limit=100", ownerKey)).body["data"] as Array<{ id: string }>;
+    expect(after).toHaveLength(before.length);
+
+    const id = String((await call("POST", "/v1/webhooks", ownerKey, hook)).body["id"]);
+    const deleted = await call("DELETE", `/v1/webhooks/${id}?force=true`, ownerKey);
+    expect(deleted.status).toBe(400);
+    expect(deleted.body["error"]).toMatchObject({ code: "invalid_request", param: "force" });
+    expect((await call("DELETE", `/v1/webhooks/${id}`, ownerKey)).status).toBe(200);
   });
 });
 

@@ -58,12 +58,12 @@ describe("llama backend", () => {
     expect(backend.contextSize).toBe(CONTEXT_SIZE);
   });
 
-  it("counts prompt tokens with the model's tokenizer inside the model's chat template", () => {
-    const empty = backend.countPromptTokens([{ role: "user", content: "" }]);
+  it("counts prompt tokens with the model's tokenizer inside the model's chat template", async () => {
+    const empty = await backend.countPromptTokens([{ role: "user", content: "" }]);
     expect(empty).toBeGreaterThan(0);
     // The byte-level vocabulary: one token per ASCII character, two byte tokens for "é".
-    expect(backend.countPromptTokens([{ role: "user", content: "abc" }])).toBe(empty + 3);
-    expect(backend.countPromptTokens([{ role: "user", content: "é" }])).toBe(empty + 2);
+    expect(await backend.countPromptTokens([{ role: "user", content: "abc" }])).toBe(empty + 3);
+    expect(await backend.countPromptTokens([{ role: "user", content: "é" }])).toBe(empty + 2);
   });
 
   it("yields one piece per generated token and reports the tokenizer's count of the text", async () => {
@@ -71,7 +71,7 @@ describe("llama backend", () => {
     expect(pieces).toHaveLength(30);
     expect(text.length).toBeGreaterThan(0);
     expect(outcome.usage?.completionTokens).toBe(backend.countTextTokens(text));
-    expect(outcome.usage?.promptTokens).toBe(backend.countPromptTokens(request().messages));
+    expect(outcome.usage?.promptTokens).toBe(await backend.countPromptTokens(request().messages));
   });
 
   it("stops at max_tokens with finish_reason length", async () => {
@@ -107,7 +107,7 @@ describe("llama backend", () => {
   });
 
   it("clamps max_tokens to the room the context leaves and finishes with length", async () => {
-    const prompt = backend.countPromptTokens(request().messages);
+    const prompt = await backend.countPromptTokens(request().messages);
     const { pieces, outcome } = await generate({ maxTokens: 10_000 });
     expect(pieces).toHaveLength(CONTEXT_SIZE - prompt);
     expect(outcome.finishReason).toBe("length");

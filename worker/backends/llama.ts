@@ -177,7 +177,8 @@ export async function loadLlamaBackend(modelId: string, config: LlamaModelConfig
   return {
     kind: "llama",
     contextSize,
-    countPromptTokens,
+    // The native tokenizer runs in one call; its count is wrapped for the shared asynchronous contract.
+    countPromptTokens: async (messages) => countPromptTokens(messages),
     countTextTokens: (text) => model.tokenize(text, false).length,
     generate,
     async dispose() {

@@ -49,10 +49,8 @@ export function createSimulatedBackend(config: SimulatedModelConfig): Backend {
         await abortableSleep(Math.max(0, dueAt - performance.now()), signal);
         yield token;
       }
-      return {
-        finishReason: plan.finishReason,
-        usage: { promptTokens: countPromptTokens(request.messages), completionTokens: plan.tokens.length },
-      };
+      // No engine usage: the job runner's counts (the prompt counted at acceptance, one token per line) are exact.
+      return { finishReason: plan.finishReason };
     },
   };
 }

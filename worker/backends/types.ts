@@ -30,8 +30,11 @@ export type Generation = AsyncGenerator<string, GenerationOutcome, undefined>;
 
 export interface Backend {
   readonly kind: BackendKind;
-  /** Prompt tokens as this backend counts them before generating (the receipt may use the engine's own count). */
-  countPromptTokens(messages: readonly ChatMessage[]): number;
+  /**
+   * Prompt tokens as this backend counts them before generating (the receipt may use the engine's own count).
+   * Asynchronous so that a long prompt is counted without holding the event loop (probes keep answering).
+   */
+  countPromptTokens(messages: readonly ChatMessage[]): Promise<number>;
   /** Stops promptly when `signal` aborts (the generator then ends or throws; the caller checks the signal). */
   generate(request: GenerationRequest, signal: AbortSignal): Generation;
 }

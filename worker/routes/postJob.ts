@@ -69,6 +69,9 @@ export function postJob(context: WorkerContext) {
         models: [...context.backends.keys()],
       });
     }
+    // Counted before the checks of the worker's state, so that nothing can change between those checks and the
+    // job's registration; the count yields to the event loop while it runs (a long prompt takes up to about a second).
+    const promptTokens = await backend.countPromptTokens(payload.messages);
     if (context.draining) throw new WorkerError("worker_draining", "the worker is shutting down");
     if (context.registry.inflight() >= context.config.maxInflight) {
       throw new WorkerError("worker_busy", "the worker is at its concurrency limit", {
@@ -84,7 +87,7 @@ export function postJob(context: WorkerContext) {
       jobIdBytes32: expectedBytes32,
       escrow: { chainId: payload.escrow.chain_id, escrow: payload.escrow.address as Hex },
       model: payload.model,
-      promptTokens: backend.countPromptTokens(payload.messages),
+      promptTokens,
       tokens: [],
       tokenAt: [],
       acceptedAt: unixSeconds(),

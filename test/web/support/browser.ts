@@ -18,7 +18,16 @@ const ARGS = [
 ];
 export const SCREENSHOT_DIR = path.join(repoRoot, "test-results", "web");
 
-export type TestBrowser = { context: BrowserContext; page: Page; close: () => Promise<void> };
+export type TestBrowser = {
+  context: BrowserContext;
+  page: Page;
+  /**
+   * Every `GET /app/*` answered 400 so far (method, path and query): the backend reads queries strictly (an unknown
+   * or malformed parameter is 400), so a page that sends one would show an error instead of its data.
+   */
+  refusedAppReads: () => string[];
+  close: () => Promise<void>;
+};
 
 /** A fresh Chromium profile (its own user data dir), one page, clipboard allowed for the copy button. */
 export async function openBrowser(): Promise<TestBrowser> {
@@ -30,9 +39,17 @@ export async function openBrowser(): Promise<TestBrowser> {
     viewport: { width: 1200, height: 900 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
+  const refused: string[] = [];
+  context.on("response", (response) => {
+    const url = new URL(response.url());
+    if (response.request().method() === "GET" && url.pathname.startsWith("/app/") && response.status() === 400) {
+      refused.push(`GET ${url.pathname}${url.search}`);
+    }
+  });
   return {
     context,
     page,
+    refusedAppReads: () => [...refused],
     close: async () => {
       await context.close();
       rmSync(userDataDir, { recursive: true, force: true });

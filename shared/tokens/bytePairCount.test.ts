@@ -3,7 +3,7 @@ import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import { countTextTokens, countTokensOf, specialTokenIn, startTextCount } from "./bytePairCount.js";
 
-/** What the workers count (worker/tokenizer.ts), with special-token text treated as text. */
+/** What the workers counted with before this counter (gpt-tokenizer), with special-token text treated as text. */
 const reference = (text: string) => encode(text, { disallowedSpecial: new Set() }).length;
 
 /** Text built from the character classes the pre-tokenizer separates, plus the awkward cases. */
@@ -16,7 +16,7 @@ const fragment = fc.oneof(
 const text = fc.array(fragment, { maxLength: 30 }).map((parts) => parts.join(""));
 
 describe("bytePairCount: exact o200k_base counts in O(n log n)", () => {
-  it("counts every text exactly as gpt-tokenizer does (the workers' tokenizer)", () => {
+  it("counts every text exactly as gpt-tokenizer does (the reference o200k_base tokenizer)", () => {
     fc.assert(
       fc.property(text, (value) => countTokensOf(value) === reference(value)),
       { numRuns: 3_000 },

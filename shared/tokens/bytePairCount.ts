@@ -4,7 +4,7 @@ import { CL_AND_O_TOKEN_SPLIT_PATTERN } from "gpt-tokenizer/encodingParams/const
 /**
  * Exact o200k_base token counts in O(n log n), for any text.
  *
- * gpt-tokenizer (what the workers count with) merges the byte pairs of each pre-tokenized piece by scanning the
+ * gpt-tokenizer (the reference: the o200k_base tokenizer the workers counted with before) merges the byte pairs of each pre-tokenized piece by scanning the
  * whole piece for the lowest-ranked pair at every step: quadratic in the piece, and a piece is a whole run of
  * letters or symbols without spaces (120 KB of emoji took 16 s). This is the same greedy merge — lowest rank first,
  * leftmost on ties, a piece that is itself a token counts as one — driven by a binary heap over a linked list of
