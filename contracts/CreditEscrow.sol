@@ -284,16 +284,19 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     // ---------------------------------------------------------------- jobs
 
     /// @inheritdoc ICreditEscrow
-    function openJob(bytes32 jobId, bytes32 keyHash, bytes32 modelKey, uint32 maxTokens) external onlyRole(GATEWAY_ROLE) {
+    function openJob(
+        bytes32 jobId,
+        bytes32 keyHash,
+        bytes32 modelKey,
+        uint32 maxTokens
+    ) external onlyRole(GATEWAY_ROLE) {
         if (_config.paused) revert EnforcedPause();
         OpenLookups memory lookups;
         _open(OpenRequest(jobId, keyHash, modelKey, maxTokens), _deadline(), lookups, true);
     }
 
     /// @inheritdoc ICreditEscrow
-    function openJobBatch(
-        OpenRequest[] calldata requests
-    ) external onlyRole(GATEWAY_ROLE) returns (uint256 opened) {
+    function openJobBatch(OpenRequest[] calldata requests) external onlyRole(GATEWAY_ROLE) returns (uint256 opened) {
         if (_config.paused) revert EnforcedPause();
         uint256 count = requests.length;
         if (count == 0) revert BatchInvalid();
@@ -365,10 +368,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint64 refundableAfter = _settleBy(deadline, config);
         // The gateway knows whether it holds a receipt, so it may refund its own job at the deadline; anyone
         // else waits for the settle grace, during which an in-time receipt can still be settled.
-        if (
-            block.timestamp <= refundableAfter &&
-            (block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender))
-        ) revert JobNotExpired(jobId, refundableAfter);
+        if (block.timestamp <= refundableAfter && (block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender)))
+            revert JobNotExpired(jobId, refundableAfter);
         (address wallet, uint256 credits, uint256 balanceAfter) = _release(jobId, JobStatus.Refunded);
         emit JobRefunded(jobId, wallet, credits, balanceAfter, msg.sender);
     }
@@ -563,9 +564,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     }
 
     /// @inheritdoc ICreditEscrow
-    function spendingOf(
-        address wallet
-    ) external view returns (uint256 cap, uint256 lockedInWindow, uint64 nextRoomAt) {
+    function spendingOf(address wallet) external view returns (uint256 cap, uint256 lockedInWindow, uint64 nextRoomAt) {
         uint256 word = _spend[wallet];
         cap = word.capOf();
         (uint256 buckets, uint256 slot) = word.bucketsAt(block.timestamp);
@@ -772,13 +771,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             account.available = uint96(balanceAfter);
             account.locked = current.locked + uint96(credits);
         }
-        _jobs[request.jobId] = JobRecord.pack(
-            wallet,
-            credits,
-            uint32(deadline),
-            lookups.modelIndex,
-            JobStatus.Open
-        );
+        _jobs[request.jobId] = JobRecord.pack(wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
         emit JobOpened(
             request.jobId,
             wallet,
@@ -1053,8 +1046,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @dev Stablecoin held beyond credits, reserve, accrued fees and deferred payouts.
     function _surplus() private view returns (uint256) {
         Config memory config = _config;
-        uint256 owed = uint256(config.creditsOutstanding) *
-            UNIT_PER_CREDIT +
+        uint256 owed = uint256(config.creditsOutstanding) * UNIT_PER_CREDIT +
             _reserve +
             config.feesAccrued +
             _claimableTotal;

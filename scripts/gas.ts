@@ -184,9 +184,7 @@ gas.settle = await gasOf(escrow.connect(gateway).settle(single.receipt, single.s
 
 const batchIds = Array.from({ length: BATCH_SIZE }, nextJobId);
 const openBatchGas = await gasOf(
-  escrow.connect(gateway).openJobBatch(
-    batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS })),
-  ),
+  escrow.connect(gateway).openJobBatch(batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS }))),
 );
 gas.openJobBatch10 = openBatchGas;
 gas.openJobBatchPerJob = Math.round(openBatchGas / BATCH_SIZE);

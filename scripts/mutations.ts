@@ -4,7 +4,7 @@
  * pass, the TypeScript contract tests; a mutant is killed when any of them fails. Every file is restored afterwards,
  * also on Ctrl-C. Prints one line per mutant and the mutation score; exits 1 if any mutant survives.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -131,13 +131,17 @@ const MOCHA_SUITES = [
   "test/contracts/client.test.ts",
 ];
 
-function passes(args: string[]): boolean {
-  const result = spawnSync("npx", ["hardhat", "test", ...args], {
-    cwd: root,
-    stdio: "ignore",
-    env: { ...process.env, FUZZ_RUNS: process.env.FUZZ_RUNS ?? "64" },
+/** Runs a test suite; asynchronous so that Ctrl-C reaches the handler that restores the sources. */
+function passes(args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn("npx", ["hardhat", "test", ...args], {
+      cwd: root,
+      stdio: "ignore",
+      env: { ...process.env, FUZZ_RUNS: process.env.FUZZ_RUNS ?? "64" },
+    });
+    child.on("exit", (code) => resolve(code === 0));
+    child.on("error", () => resolve(false));
   });
-  return result.status === 0;
 }
 
 const originals = new Map<string, string>();
@@ -163,7 +167,7 @@ for (const mutant of selected) {
   writeFileSync(file, original.replace(mutant.find, mutant.replace));
   let dead: boolean;
   try {
-    dead = !passes(["solidity", ...SOLIDITY_SUITES]) || !passes(["mocha", ...MOCHA_SUITES]);
+    dead = !(await passes(["solidity", ...SOLIDITY_SUITES])) || !(await passes(["mocha", ...MOCHA_SUITES]));
   } finally {
     writeFileSync(file, original);
     originals.delete(mutant.file);

@@ -75,7 +75,8 @@ library SpendWindow {
         (uint256 buckets, uint256 slot) = bucketsAt(word, timestamp);
         for (uint256 ahead; ahead < SLOTS; ++ahead) {
             uint256 kept = ahead == 0 ? buckets : (buckets << (BUCKET_BITS * ahead)) & BUCKETS_MASK;
-            if (_sum(kept) + credits <= cap) return ahead == 0 ? uint64(timestamp) : uint64((slot + ahead) * SLOT_SECONDS);
+            if (_sum(kept) + credits <= cap)
+                return ahead == 0 ? uint64(timestamp) : uint64((slot + ahead) * SLOT_SECONDS);
         }
         return uint64((slot + SLOTS) * SLOT_SECONDS);
     }

@@ -156,7 +156,10 @@ contract AuditFindingsTest is EscrowFixture {
         (, uint48 schedule) = escrow.pendingDefaultAdmin();
         vm.prank(address(0xA11));
         vm.expectRevert(
-            abi.encodeWithSelector(IAccessControlDefaultAdminRules.AccessControlEnforcedDefaultAdminDelay.selector, schedule)
+            abi.encodeWithSelector(
+                IAccessControlDefaultAdminRules.AccessControlEnforcedDefaultAdminDelay.selector,
+                schedule
+            )
         );
         escrow.acceptDefaultAdminTransfer();
         vm.warp(uint256(schedule) + 1);
@@ -176,7 +179,11 @@ contract AuditFindingsTest is EscrowFixture {
         }
         bytes32 gatewayRole = escrow.GATEWAY_ROLE();
         vm.expectRevert(
-            abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, address(disputes), gatewayRole)
+            abi.encodeWithSelector(
+                IAccessControl.AccessControlUnauthorizedAccount.selector,
+                address(disputes),
+                gatewayRole
+            )
         );
         vm.prank(address(disputes));
         escrow.openJob(JOB, walletKeyHash, maxModel, 100);
@@ -397,11 +404,7 @@ contract AuditFindingsTest is EscrowFixture {
         bytes memory signature = _sign(WORKER_PK, receipt);
         vm.warp(deadline + escrow.SETTLE_GRACE() + 1);
         vm.expectRevert(
-            abi.encodeWithSelector(
-                ICreditEscrow.SettlementWindowClosed.selector,
-                JOB,
-                deadline + escrow.SETTLE_GRACE()
-            )
+            abi.encodeWithSelector(ICreditEscrow.SettlementWindowClosed.selector, JOB, deadline + escrow.SETTLE_GRACE())
         );
         _settle(receipt, signature);
         vm.prank(address(0xBEEF));

@@ -395,7 +395,9 @@ describe("CreditEscrow", function () {
     it("reverts with MaxTokensInvalid above the model's context window (no job locks more than its price)", async function () {
       const { escrow, gateway } = await loadFixture(deployProtocol);
       await expect(
-        escrow.connect(gateway).openJob(jobId(5), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), MODEL_MAX.contextWindow + 1),
+        escrow
+          .connect(gateway)
+          .openJob(jobId(5), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), MODEL_MAX.contextWindow + 1),
       )
         .to.be.revertedWithCustomError(escrow, "MaxTokensInvalid")
         .withArgs(MODEL_MAX.contextWindow + 1);
@@ -975,7 +977,9 @@ describe("CreditEscrow", function () {
         .to.emit(d.escrow, "SettlementSkipped")
         .withArgs(d.ids[2], SettleSkipReason.WorkerNotEligible);
       const statuses = await Promise.all(d.ids.map(async (id) => (await d.escrow.jobOf(id))[0]));
-      expect(statuses).to.deep.equal([JobStatus.Settled, JobStatus.Settled, JobStatus.Open, JobStatus.Settled].map(BigInt));
+      expect(statuses).to.deep.equal(
+        [JobStatus.Settled, JobStatus.Settled, JobStatus.Open, JobStatus.Settled].map(BigInt),
+      );
     });
 
     it("skips a worker valid for its first job that signs a job of a model it does not host", async function () {
@@ -1248,7 +1252,9 @@ describe("CreditEscrow", function () {
 
     it("sweepFees reverts with NothingToClaim when no fee accrued", async function () {
       const { escrow, treasury } = await loadFixture(deployProtocol);
-      await expect(escrow.sweepFees()).to.be.revertedWithCustomError(escrow, "NothingToClaim").withArgs(treasury.address);
+      await expect(escrow.sweepFees())
+        .to.be.revertedWithCustomError(escrow, "NothingToClaim")
+        .withArgs(treasury.address);
     });
 
     it("scheduleTreasury reverts with ZeroAddress for the zero address", async function () {

@@ -570,6 +570,8 @@ const LOGGED = new Set([
   "JobRefunded",
   "JobDisputed",
   "JobDisputeClosed",
+  "RestitutionPaid",
+  "RestitutionOwed",
   "DisputeOpened",
   "DisputeResolved",
   "WorkerRegistered",

@@ -328,7 +328,10 @@ contract EscrowHandler {
         address account = _wallets[index];
         GhostKey storage key = _keys[index];
         op %= 4;
-        if (op == 0 && (key.status == IApiKeyRegistry.KeyStatus.Active || key.status == IApiKeyRegistry.KeyStatus.Suspended)) {
+        if (
+            op == 0 &&
+            (key.status == IApiKeyRegistry.KeyStatus.Active || key.status == IApiKeyRegistry.KeyStatus.Suspended)
+        ) {
             vm.prank(account);
             try keys.revokeKey() {
                 key.status = IApiKeyRegistry.KeyStatus.Revoked;
@@ -611,7 +614,14 @@ contract EscrowHandler {
             uint256 slot = uint256(keccak256(abi.encode(workerSeed, i))) % WORKERS;
             signers[i] = vm.addr(_workerKeys[slot]);
             uint256 tokens = uint256(keccak256(abi.encode(tokenSeed, i)));
-            (receipts[i], signatures[i]) = _signedReceipt(picked[i], slot, tokens, 20, keccak256(abi.encode(tokens)), tokens);
+            (receipts[i], signatures[i]) = _signedReceipt(
+                picked[i],
+                slot,
+                tokens,
+                20,
+                keccak256(abi.encode(tokens)),
+                tokens
+            );
             valid[i] = _expectedSettleError(picked[i], signers[i]).length == 0;
         }
         bool paused = escrow.paused();
@@ -660,7 +670,12 @@ contract EscrowHandler {
         if (lateToken) {
             key = _workerKeys[0];
             if (!workers.canServe(vm.addr(key), _modelKeys[job.model])) return;
-            expected = abi.encodeWithSelector(ICreditEscrow.ReceiptTimeInvalid.selector, jobId, job.deadline + 1, job.deadline);
+            expected = abi.encodeWithSelector(
+                ICreditEscrow.ReceiptTimeInvalid.selector,
+                jobId,
+                job.deadline + 1,
+                job.deadline
+            );
         } else {
             key = bound(strangerKey, 1, 1e60);
             for (uint256 i; i < WORKERS; ++i) if (key == _workerKeys[i]) return;
@@ -692,7 +707,10 @@ contract EscrowHandler {
         if (which == 0) {
             role = escrow.GATEWAY_ROLE();
             vm.prank(caller);
-            (ok, reason) = _try(address(escrow), abi.encodeCall(escrow.openJob, (bytes32(uint256(1)), _keys[0].keyHash, _modelKeys[0], 10)));
+            (ok, reason) = _try(
+                address(escrow),
+                abi.encodeCall(escrow.openJob, (bytes32(uint256(1)), _keys[0].keyHash, _modelKeys[0], 10))
+            );
         } else if (which == 1) {
             role = escrow.GATEWAY_ROLE();
             vm.prank(caller);
@@ -708,11 +726,17 @@ contract EscrowHandler {
         } else if (which == 4) {
             role = workers.SLASHER_ROLE();
             vm.prank(caller);
-            (ok, reason) = _try(address(workers), abi.encodeCall(workers.slash, (vm.addr(_workerKeys[0]), bytes32(0), bytes32(0))));
+            (ok, reason) = _try(
+                address(workers),
+                abi.encodeCall(workers.slash, (vm.addr(_workerKeys[0]), bytes32(0), bytes32(0)))
+            );
         } else {
             role = disputes.ARBITER_ROLE();
             vm.prank(caller);
-            (ok, reason) = _try(address(disputes), abi.encodeCall(disputes.resolveDispute, (bytes32(uint256(1)), true)));
+            (ok, reason) = _try(
+                address(disputes),
+                abi.encodeCall(disputes.resolveDispute, (bytes32(uint256(1)), true))
+            );
         }
         if (ok) return _violation("role-gated call succeeded without the role");
         _requireReason(
@@ -747,8 +771,7 @@ contract EscrowHandler {
         GhostJob storage job = _ghost[jobId];
         bool paused = escrow.paused();
         uint64 settleBy = _settleBy(job.deadline);
-        bool allowed = !paused &&
-            (block.timestamp > settleBy || (caller == gateway && block.timestamp > job.deadline));
+        bool allowed = !paused && (block.timestamp > settleBy || (caller == gateway && block.timestamp > job.deadline));
         bytes memory expected = paused
             ? abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector)
             : abi.encodeWithSelector(ICreditEscrow.JobNotExpired.selector, jobId, settleBy);
@@ -853,7 +876,11 @@ contract EscrowHandler {
             _requireReason(
                 !open,
                 reason,
-                abi.encodeWithSelector(IDisputeManager.ArbitrationWindowClosed.selector, jobId, job.arbitrationDeadline),
+                abi.encodeWithSelector(
+                    IDisputeManager.ArbitrationWindowClosed.selector,
+                    jobId,
+                    job.arbitrationDeadline
+                ),
                 "resolveDispute"
             );
         }
@@ -896,11 +923,7 @@ contract EscrowHandler {
     /// @notice The facts of job `index` the snapshot invariants need.
     function jobFacts(
         uint256 index
-    )
-        external
-        view
-        returns (bytes32 jobId, GhostJob memory job, uint64 settleBy, uint64 windowEnd, bytes32 modelKey)
-    {
+    ) external view returns (bytes32 jobId, GhostJob memory job, uint64 settleBy, uint64 windowEnd, bytes32 modelKey) {
         jobId = _jobIds[index];
         GhostJob storage stored = _ghost[jobId];
         job = stored;
@@ -941,7 +964,8 @@ contract EscrowHandler {
             return abi.encodeWithSelector(IApiKeyRegistry.KeyNotActive.selector, key.keyHash, key.status);
         }
         if (_retired[m]) return abi.encodeWithSelector(IModelCatalog.ModelIsRetired.selector, _modelKeys[m]);
-        if (maxTokens > CONTEXT) return abi.encodeWithSelector(ICreditEscrow.MaxTokensInvalid.selector, uint32(maxTokens));
+        if (maxTokens > CONTEXT)
+            return abi.encodeWithSelector(ICreditEscrow.MaxTokensInvalid.selector, uint32(maxTokens));
         uint256 available = ghostAvailable[account];
         if (lock > available) {
             return abi.encodeWithSelector(ICreditEscrow.InsufficientCredits.selector, account, available, lock);
@@ -971,10 +995,12 @@ contract EscrowHandler {
             return abi.encodeWithSelector(ICreditEscrow.JobNotInStatus.selector, jobId, job.status, JobStatus.Open);
         }
         if (!workers.canServe(signer, _modelKeys[job.model])) {
-            return abi.encodeWithSelector(ICreditEscrow.WorkerNotEligible.selector, jobId, signer, _modelKeys[job.model]);
+            return
+                abi.encodeWithSelector(ICreditEscrow.WorkerNotEligible.selector, jobId, signer, _modelKeys[job.model]);
         }
         if (_settleWindowClosed(job)) {
-            return abi.encodeWithSelector(ICreditEscrow.SettlementWindowClosed.selector, jobId, _settleBy(job.deadline));
+            return
+                abi.encodeWithSelector(ICreditEscrow.SettlementWindowClosed.selector, jobId, _settleBy(job.deadline));
         }
         return "";
     }
@@ -1169,7 +1195,10 @@ contract EscrowHandler {
             )
         );
         return
-            vm.sign(_walletKeys[walletIndex], keccak256(abi.encodePacked("\x19\x01", usd.DOMAIN_SEPARATOR(), structHash)));
+            vm.sign(
+                _walletKeys[walletIndex],
+                keccak256(abi.encodePacked("\x19\x01", usd.DOMAIN_SEPARATOR(), structHash))
+            );
     }
 
     /// @dev The pricing rule of docs/DESIGN.md, restated here so the ledger does not trust the library.

@@ -168,8 +168,9 @@ contract EscrowInvariants is EscrowFixture {
         uint256 count = handler.jobCount();
         uint256[3] memory keys_ = handler.workerKeys();
         for (uint256 i; i < count; ++i) {
-            (bytes32 jobId, EscrowHandler.GhostJob memory job, uint64 settleBy, , bytes32 modelKey) = handler
-                .jobFacts(i);
+            (bytes32 jobId, EscrowHandler.GhostJob memory job, uint64 settleBy, , bytes32 modelKey) = handler.jobFacts(
+                i
+            );
             if (job.status != JobStatus.Open || block.timestamp > settleBy) continue;
             uint256 signerKey;
             for (uint256 k; k < keys_.length; ++k) {

@@ -101,16 +101,7 @@ abstract contract EscrowFixture {
             DISPUTE_WINDOW,
             ARBITRATION_WINDOW
         );
-        escrow = new CreditEscrow(
-            address(this),
-            usd,
-            keys,
-            catalog,
-            workers,
-            treasury,
-            FEE_BPS,
-            JOB_TIMEOUT
-        );
+        escrow = new CreditEscrow(address(this), usd, keys, catalog, workers, treasury, FEE_BPS, JOB_TIMEOUT);
         disputes = new DisputeManager(address(this), escrow, workers);
 
         escrow.grantRole(escrow.GATEWAY_ROLE(), gateway);
