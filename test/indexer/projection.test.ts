@@ -435,10 +435,11 @@ describe("jobs", () => {
     });
   });
 
-  it("refund after the job timeout marks the job refunded", async () => {
+  it("refund after the job timeout and its settle grace marks the job refunded", async () => {
     const before = await accountOf(customer.address);
     const { jobKey } = await openJob(customerKeys[2]);
-    await chain.travel(121);
+    // Anyone but the gateway may refund only after the 300 s settle grace that follows the 120 s timeout.
+    await chain.travel(421);
     const receipt = await step(chain.send(sponsor, escrow(), creditEscrowAbi, "refund", [jobKey]));
     expect(await jobOf(jobKey)).toMatchObject({ status: "refunded", refundTx: receipt.transactionHash });
     expect(await accountOf(customer.address)).toMatchObject({
