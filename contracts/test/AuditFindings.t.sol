@@ -334,6 +334,24 @@ contract AuditFindingsTest is EscrowFixture {
         vm.assertEq(escrow.reserve(), 0, "reserve used exactly");
     }
 
+    function test_M2_aNewerRestitutionNeverOvertakesAnOlderOwedOne() public {
+        Settlement memory older = _settleJob(JOB, 1_200); // 54 credits; the reserve is empty
+        bytes32 newer = bytes32(uint256(JOB) + 1);
+        Settlement memory newerFacts = _settleJob(newer, 600); // 42 credits
+        _openDispute(JOB, older);
+        vm.prank(arbiter);
+        disputes.resolveDispute(JOB, true); // owed: 54
+        _fundReserve(42 * UNIT_PER_CREDIT); // not enough for the older one, enough for the newer one
+        _openDispute(newer, newerFacts);
+        uint256 availableBefore = _available(wallet);
+        vm.prank(arbiter);
+        disputes.resolveDispute(newer, true);
+
+        vm.assertEq(_available(wallet), availableBefore, "the newer one waits behind the older one");
+        vm.assertEq(escrow.ledger().owedCredits, 96, "both owed, in order");
+        vm.assertEq(escrow.reserve(), 42 * UNIT_PER_CREDIT, "the reserve is kept for the older claim");
+    }
+
     // ================================================================ M3: fraud never pays
 
     function test_M3_upheldDisputeTakesTheWholeStakeAndBansTheWorker() public {
