@@ -502,7 +502,7 @@ describe("disputes", () => {
     expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id, worker: lower(workerA.address) });
   });
 
-  it("an upheld dispute slashes the worker, restores the charge and shows the job refunded", async () => {
+  it("an upheld dispute slashes the worker's whole stake, removes it, restores the charge and shows the job refunded", async () => {
     const job = await settledJob(customerKeys[2], "fraud case");
     await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("what the client got")));
     const before = await accountOf(customer.address);
@@ -514,7 +514,7 @@ describe("disputes", () => {
     expect(await disputeOf(job.jobKey)).toMatchObject({
       outcome: "upheld",
       creditsRestored: CHARGE_100_TOKENS,
-      slashAmount: 750n * SVC,
+      slashAmount: 1_500n * SVC,
       resolutionTx: resolved.transactionHash,
     });
     expect(await accountOf(customer.address)).toMatchObject({
@@ -525,7 +525,7 @@ describe("disputes", () => {
       .select()
       .from(schema.worker)
       .where(and(eq(schema.worker.address, lower(workerA.address)), fresh()));
-    expect(worker).toMatchObject({ stake: 750n * SVC, slashCount: 1, totalSlashed: 750n * SVC });
+    expect(worker).toMatchObject({ status: "exited", stake: 0n, slashCount: 1, totalSlashed: 1_500n * SVC });
 
     const names = (await eventsOfTx(resolved.transactionHash)).map((e) => e.name);
     expect(names).toEqual(expect.arrayContaining(["WorkerSlashed", "JobDisputeClosed", "DisputeResolved"]));
@@ -533,7 +533,7 @@ describe("disputes", () => {
     expect(slashed).toMatchObject({ jobKey: job.jobKey, wallet: null });
     expect(slashed?.data).toMatchObject({
       worker: lower(workerA.address),
-      slashAmountSvc: 750,
+      slashAmountSvc: 1_500,
       reason: "fraudulent_proof",
       relatedJobId: job.id,
       slashTx: resolved.transactionHash,
