@@ -110,6 +110,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       settle: (receipt, signature) => chain.settle(receipt, signature),
       settleBatch: (receipts, signatures) => chain.settleBatch(receipts, signatures),
       waitMined: (hash) => sender.waitMined(hash),
+      skippedJobs: (receipt) => chain.skippedJobsOf(receipt),
     },
     { windowMs: config.SETTLEMENT_BATCH_WINDOW_MS, max: config.SETTLEMENT_BATCH_MAX, logger },
   );

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
+import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title ApiKeyRegistry
 /// @notice One API key per wallet (beta); only keccak256 hashes of keys are stored.
 /// @dev `_keys[keyHash]` is one word (wallet, status, createdAt) so the escrow resolves a key with one read.
 /// A suspension is a flag on the wallet and is mirrored into the status of the wallet's current key.
-contract ApiKeyRegistry is IApiKeyRegistry, AccessControl {
+/// Front-running a registration is harmless: a key is 128+ random bits generated in the wallet's browser, so its
+/// hash is first seen in the wallet's own pending transaction. Whoever copies it into an earlier registration
+/// binds the hash to *their* wallet: they pay for every request made with it and can never make one (they do not
+/// know the key), while the victim's transaction reverts with `KeyHashAlreadyUsed` before the web app ever shows
+/// the key, so it is discarded and a fresh one registered. No credit or access moves to the front-runner.
+contract ApiKeyRegistry is IApiKeyRegistry, AccessControlDefaultAdminRules {
     /// @notice May suspend and unsuspend wallets.
     bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
 
@@ -22,10 +28,16 @@ contract ApiKeyRegistry is IApiKeyRegistry, AccessControl {
     mapping(address wallet => bytes32 keyHash) private _currentKey;
     mapping(address wallet => bool) private _suspended;
 
-    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
+    /// @notice The zero address where an address is needed.
+    error ZeroAddress();
+
+    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`).
     /// @param operator Holder of `OPERATOR_ROLE` (policy enforcement).
-    constructor(address admin, address operator) {
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+    constructor(
+        address admin,
+        address operator
+    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+        if (operator == address(0)) revert ZeroAddress();
         _grantRole(OPERATOR_ROLE, operator);
     }
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
-import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
-import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
@@ -19,14 +19,18 @@ import {Receipt, Settlement} from "./types/Receipt.sol";
 import {Pricing} from "./libraries/Pricing.sol";
 import {JobRecord} from "./libraries/JobRecord.sol";
 import {ReceiptHash} from "./libraries/ReceiptHash.sol";
+import {ProtocolTime} from "./libraries/ProtocolTime.sol";
+import {SpendWindow} from "./libraries/SpendWindow.sol";
 
 /// @title CreditEscrow
 /// @notice Prepaid credits per wallet, locked per job and settled against workers' EIP-712 receipts.
-/// @dev Gas shape: one storage word per job (`JobRecord`), one per wallet (`Account`), treasury and fee in
-/// one word; a batch pays each worker once and the treasury once.
-contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
+/// @dev Gas shape: one storage word per job (`JobRecord`), one per wallet (`Account`), one per capped wallet
+/// (`SpendWindow`), and one hot configuration word (fee schedule, pause, accrued fees, credits outstanding) that
+/// settlement reads and writes once. A batch pays each worker once; fees accrue and are swept to the treasury.
+contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
+    using SpendWindow for uint256;
 
     /// @notice Opens, settles and fails jobs (the API gateway).
     bytes32 public constant GATEWAY_ROLE = keccak256("GATEWAY_ROLE");
@@ -37,39 +41,83 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @notice Stablecoin units per credit (1 stablecoin of 6 decimals = 100 credits).
     uint256 public constant UNIT_PER_CREDIT = 10_000;
+    /// @notice Decimals the stablecoin must have.
+    uint8 public constant STABLECOIN_DECIMALS = 6;
     /// @notice Smallest deposit: 1 stablecoin.
     uint256 public constant MIN_DEPOSIT = 1_000_000;
     /// @notice Basis points in 100%.
     uint16 public constant BPS = 10_000;
     /// @notice Highest protocol fee: 20%.
     uint16 public constant MAX_FEE_BPS = 2_000;
-    /// @notice How far in the future a receipt's final-token time may lie (clock differences).
-    uint64 public constant MAX_CLOCK_SKEW = 30;
+    /// @notice How far a receipt's final-token time may lie after the settlement block or before the opening.
+    uint64 public constant MAX_CLOCK_SKEW = ProtocolTime.MAX_CLOCK_SKEW;
+    /// @notice How long after the deadline (or a pause's end) an in-time receipt may still be settled.
+    uint64 public constant SETTLE_GRACE = ProtocolTime.SETTLE_GRACE;
+    /// @notice Delay of a scheduled fee or treasury change.
+    uint64 public constant CONFIG_CHANGE_DELAY = ProtocolTime.CONFIG_CHANGE_DELAY;
+    /// @notice EIP-712 domain name receipts are signed under.
+    string public constant RECEIPT_DOMAIN_NAME = "CreditEscrow";
+    /// @notice EIP-712 domain version receipts are signed under.
+    string public constant RECEIPT_DOMAIN_VERSION = "1";
+    /// @notice Owed restitution entries paid by one `fundReserve` (more with `payOwedRestitution`).
+    uint256 public constant RESTITUTIONS_PER_FUNDING = 16;
 
     /// @notice The stablecoin credits are bought with.
     IERC20 public immutable stablecoin;
     /// @notice Resolves API key hashes to wallets.
     IApiKeyRegistry public immutable apiKeyRegistry;
-    /// @notice Model prices.
+    /// @notice Model prices and context windows.
     IModelCatalog public immutable modelCatalog;
-    /// @notice Worker eligibility.
+    /// @notice Worker eligibility, and the source of the dispute window.
     IWorkerRegistry public immutable workerRegistry;
     /// @inheritdoc ICreditEscrow
     uint64 public immutable jobTimeout;
     /// @inheritdoc ICreditEscrow
     uint64 public immutable disputeWindow;
+    /// @dev The EIP-712 domain separator at deployment, and the chain it was computed for (a fork recomputes it).
+    bytes32 private immutable _cachedDomainSeparator;
+    uint256 private immutable _cachedChainId;
 
-    /// @dev Treasury, fee and the pause flag share one word: settlement reads all three with one SLOAD.
+    /// @dev The hot word: settlement reads it once and writes it once. A job pays `feeBps` when opened before
+    /// `feeSwitchAt`, else `nextFeeBps`; both stay until no job opened under the older one can still settle.
+    /// `pausedAt` is the start of the last run of pauses (pauses less than the settle grace apart count as one run)
+    /// and `unpausedAt` its end: jobs whose settle window was still open when the run began get a fresh grace.
     struct Config {
-        address treasury;
         uint16 feeBps;
+        uint16 nextFeeBps;
+        uint32 feeSwitchAt;
         bool paused;
+        uint32 pausedAt;
+        uint32 unpausedAt;
+        uint56 feesAccrued;
+        uint56 creditsOutstanding;
+    }
+
+    /// @dev The treasury in effect and a scheduled successor.
+    struct TreasuryState {
+        address current;
+        address next;
+        uint64 switchAt;
+    }
+
+    /// @dev Restitution the reserve could not pay when the dispute was upheld.
+    struct OwedRestitution {
+        bytes32 jobId;
+        address wallet;
+        uint64 credits;
     }
 
     mapping(address wallet => Account) private _accounts;
     mapping(bytes32 jobId => uint256 record) private _jobs;
+    mapping(address wallet => uint256 word) private _spend;
+    mapping(address recipient => uint256 units) private _claimable;
     Config private _config;
+    TreasuryState private _treasury;
     uint256 private _reserve;
+    uint256 private _claimableTotal;
+    OwedRestitution[] private _owedQueue;
+    uint256 private _owedHead;
+    uint256 private _owedCredits;
 
     /// @dev The facts of one settlement while it is booked.
     struct SettledJob {
@@ -79,6 +127,9 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         uint256 charged;
         uint256 refunded;
         uint256 balanceAfter;
+        uint256 feeBps;
+        uint32 deadline;
+        uint16 modelIndex;
     }
 
     /// @dev The last catalog and registry answers of a settlement transaction (index 0 = none yet).
@@ -91,22 +142,38 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         bytes32 eligibleModelKey;
     }
 
-    /// @dev What one settlement moves, for the caller to pay out.
-    struct Payout {
-        address worker;
-        uint256 workerAmount;
-        uint256 feeAmount;
+    /// @dev What a batch owes: per-worker totals (batches are small, so a linear scan beats a storage-backed map),
+    /// the fees and the charges.
+    struct BatchTotals {
+        address[] workers;
+        uint256[] amounts;
+        uint256 workerCount;
+        uint256 feeTotal;
+        uint256 chargedTotal;
     }
 
-    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`; grants `GATEWAY_ROLE`, `DISPUTE_ROLE` and `PAUSER_ROLE`.
+    /// @dev The last key and model answers of an opening transaction (index 0 = none yet).
+    struct OpenLookups {
+        bytes32 keyHash;
+        address wallet;
+        IApiKeyRegistry.KeyStatus keyStatus;
+        bytes32 modelKey;
+        uint16 modelIndex;
+        Tier tier;
+        bool retired;
+        uint32 creditsPerRequest;
+        uint32 creditsPer1kTokens;
+        uint32 contextWindow;
+    }
+
+    /// @param admin Default admin (two-step transfer, `ADMIN_TRANSFER_DELAY`); grants the other roles.
     /// @param stablecoin_ The stablecoin (6 decimals).
     /// @param apiKeyRegistry_ The API key registry.
-    /// @param modelCatalog_ The model catalog.
-    /// @param workerRegistry_ The worker registry.
-    /// @param treasury_ Receives the protocol fee.
+    /// @param modelCatalog_ The model catalog (the worker registry must check models against the same one).
+    /// @param workerRegistry_ The worker registry; the dispute window is read from it.
+    /// @param treasury_ Receives the protocol fees (`sweepFees`).
     /// @param feeBps_ Protocol fee, basis points of each charge (at most `MAX_FEE_BPS`).
-    /// @param jobTimeout_ Seconds after opening before anyone may refund a job.
-    /// @param disputeWindow_ Seconds after the final token during which a dispute may be opened.
+    /// @param jobTimeout_ Seconds after opening before the gateway may refund a job (anyone after the grace).
     constructor(
         address admin,
         IERC20 stablecoin_,
@@ -115,38 +182,62 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         IWorkerRegistry workerRegistry_,
         address treasury_,
         uint16 feeBps_,
-        uint64 jobTimeout_,
-        uint64 disputeWindow_
-    ) EIP712("CreditEscrow", "1") {
+        uint64 jobTimeout_
+    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
         if (
-            admin == address(0) ||
             address(stablecoin_) == address(0) ||
             address(apiKeyRegistry_) == address(0) ||
             address(modelCatalog_) == address(0) ||
             address(workerRegistry_) == address(0) ||
             treasury_ == address(0)
         ) revert ZeroAddress();
+        uint8 decimals = IERC20Metadata(address(stablecoin_)).decimals();
+        if (decimals != STABLECOIN_DECIMALS) revert StablecoinDecimalsInvalid(decimals);
         if (feeBps_ > MAX_FEE_BPS) revert FeeTooHigh(feeBps_, MAX_FEE_BPS);
+        if (jobTimeout_ == 0 || jobTimeout_ > ProtocolTime.MAX_JOB_TIMEOUT) {
+            revert WindowOutOfRange(jobTimeout_, 1, ProtocolTime.MAX_JOB_TIMEOUT);
+        }
+        address registryCatalog = address(workerRegistry_.modelCatalog());
+        if (registryCatalog != address(modelCatalog_)) revert CatalogMismatch(address(modelCatalog_), registryCatalog);
         stablecoin = stablecoin_;
         apiKeyRegistry = apiKeyRegistry_;
         modelCatalog = modelCatalog_;
         workerRegistry = workerRegistry_;
         jobTimeout = jobTimeout_;
-        disputeWindow = disputeWindow_;
-        _config = Config({treasury: treasury_, feeBps: feeBps_, paused: false});
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        // One source for the windows: the registry validated it (at least the spec's 60 s) and sized the
+        // unbonding delay from it.
+        disputeWindow = workerRegistry_.disputeWindow();
+        _cachedChainId = block.chainid;
+        _cachedDomainSeparator = _buildDomainSeparator();
+        _config = Config({
+            feeBps: feeBps_,
+            nextFeeBps: feeBps_,
+            feeSwitchAt: 0,
+            paused: false,
+            pausedAt: 0,
+            unpausedAt: 0,
+            feesAccrued: 0,
+            creditsOutstanding: 0
+        });
+        _treasury.current = treasury_;
     }
 
     // ---------------------------------------------------------------- credits
 
     /// @inheritdoc ICreditEscrow
-    function deposit(uint256 amount) external whenNotPaused {
+    function deposit(uint256 amount) external whenNotPaused nonReentrant {
         _deposit(msg.sender, amount);
     }
 
     /// @inheritdoc ICreditEscrow
     /// @dev A failed permit is ignored (it may have been front-run); the transfer then needs the allowance.
-    function depositWithPermit(uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s) external whenNotPaused {
+    function depositWithPermit(
+        uint256 amount,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external whenNotPaused nonReentrant {
         try IERC20Permit(address(stablecoin)).permit(msg.sender, address(this), amount, deadline, v, r, s) {} catch {}
         _deposit(msg.sender, amount);
     }
@@ -157,9 +248,10 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         uint256 available = account.available;
         if (available < credits) revert InsufficientCredits(msg.sender, available, credits);
         uint256 balanceAfter;
-        // Checked just above.
+        // Checked just above; the outstanding total includes this wallet's available credits.
         unchecked {
             balanceAfter = available - credits;
+            _config.creditsOutstanding -= uint56(credits);
         }
         account.available = uint96(balanceAfter);
         uint256 amount = credits * UNIT_PER_CREDIT;
@@ -169,12 +261,24 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @inheritdoc ICreditEscrow
-    function fundReserve(uint256 amount) external {
-        uint256 reserveAfter = _reserve + amount;
+    function fundReserve(uint256 amount) external nonReentrant {
+        uint256 received = _pull(amount);
+        uint256 reserveAfter = _reserve + received;
         _reserve = reserveAfter;
-        emit ReserveFunded(msg.sender, amount, reserveAfter);
+        emit ReserveFunded(msg.sender, received, reserveAfter);
+        _payOwed(RESTITUTIONS_PER_FUNDING);
+    }
 
-        stablecoin.safeTransferFrom(msg.sender, address(this), amount);
+    /// @inheritdoc ICreditEscrow
+    function payOwedRestitution(uint256 maxCount) external {
+        _payOwed(maxCount);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function setSpendingCap(uint256 creditsPerHour) external {
+        if (creditsPerHour > SpendWindow.MAX_CAP) revert SpendingCapTooLarge(creditsPerHour, SpendWindow.MAX_CAP);
+        _spend[msg.sender] = _spend[msg.sender].withCap(creditsPerHour);
+        emit SpendingCapSet(msg.sender, creditsPerHour);
     }
 
     // ---------------------------------------------------------------- jobs
@@ -185,15 +289,26 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         bytes32 keyHash,
         bytes32 modelKey,
         uint32 maxTokens
-    ) external onlyRole(GATEWAY_ROLE) whenNotPaused {
-        if (_jobs[jobId] != 0) revert JobAlreadyExists(jobId);
-        address wallet = apiKeyRegistry.activeWallet(keyHash);
-        (uint16 modelIndex, Tier tier, uint256 credits) = _escrowFor(modelKey, maxTokens);
-        uint256 balanceAfter = _lock(wallet, credits);
-        // The deadline fits a uint32 until 2106.
-        uint64 deadline = uint64(block.timestamp) + jobTimeout;
-        _jobs[jobId] = JobRecord.pack(wallet, credits, uint32(deadline), modelIndex, JobStatus.Open);
-        emit JobOpened(jobId, wallet, keyHash, modelKey, tier, credits, balanceAfter, deadline);
+    ) external onlyRole(GATEWAY_ROLE) {
+        if (_config.paused) revert EnforcedPause();
+        OpenLookups memory lookups;
+        _open(OpenRequest(jobId, keyHash, modelKey, maxTokens), _deadline(), lookups, true);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function openJobBatch(OpenRequest[] calldata requests) external onlyRole(GATEWAY_ROLE) returns (uint256 opened) {
+        if (_config.paused) revert EnforcedPause();
+        uint256 count = requests.length;
+        if (count == 0) revert BatchInvalid();
+        uint64 deadline = _deadline();
+        // Registry and catalog answers cannot change within this transaction, so repeats are served from memory.
+        OpenLookups memory lookups;
+        for (uint256 i; i < count; ++i) {
+            OpenRequest calldata request = requests[i];
+            OpenSkipReason reason = _open(request, deadline, lookups, false);
+            if (reason == OpenSkipReason.None) ++opened;
+            else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
+        }
     }
 
     /// @inheritdoc ICreditEscrow
@@ -201,13 +316,17 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
         Lookups memory lookups;
-        Payout memory payout = _settle(receipt, signature, config.feeBps, lookups);
-        if (payout.workerAmount != 0) stablecoin.safeTransfer(payout.worker, payout.workerAmount);
-        if (payout.feeAmount != 0) stablecoin.safeTransfer(config.treasury, payout.feeAmount);
+        (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        _accrue(config, feeAmount, job.charged);
+        _pay(job.worker, workerAmount);
     }
 
     /// @inheritdoc ICreditEscrow
-    function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures) external onlyRole(GATEWAY_ROLE) {
+    function settleBatch(
+        Receipt[] calldata receipts,
+        bytes[] calldata signatures
+    ) external onlyRole(GATEWAY_ROLE) returns (uint256 settled) {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
         uint256 count = receipts.length;
@@ -215,27 +334,21 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
         // Catalog and registry answers cannot change within this transaction, so repeats are served from memory.
         Lookups memory lookups;
-        // Per-worker totals; batches are small, so a linear scan beats a storage-backed map.
-        address[] memory workers = new address[](count);
-        uint256[] memory amounts = new uint256[](count);
-        uint256 workerCount;
-        uint256 feeTotal;
+        BatchTotals memory totals = BatchTotals({
+            workers: new address[](count),
+            amounts: new uint256[](count),
+            workerCount: 0,
+            feeTotal: 0,
+            chargedTotal: 0
+        });
         for (uint256 i; i < count; ++i) {
-            Payout memory payout = _settle(receipts[i], signatures[i], config.feeBps, lookups);
-            feeTotal += payout.feeAmount;
-            uint256 slot;
-            while (slot < workerCount && workers[slot] != payout.worker) ++slot;
-            if (slot == workerCount) {
-                workers[slot] = payout.worker;
-                ++workerCount;
-            }
-            amounts[slot] += payout.workerAmount;
+            if (_settleBatchItem(receipts[i], signatures[i], config, lookups, totals)) ++settled;
         }
 
-        for (uint256 i; i < workerCount; ++i) {
-            if (amounts[i] != 0) stablecoin.safeTransfer(workers[i], amounts[i]);
+        if (settled != 0) _accrue(config, totals.feeTotal, totals.chargedTotal);
+        for (uint256 i; i < totals.workerCount; ++i) {
+            _pay(totals.workers[i], totals.amounts[i]);
         }
-        if (feeTotal != 0) stablecoin.safeTransfer(config.treasury, feeTotal);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -246,12 +359,59 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     /// @inheritdoc ICreditEscrow
     function refund(bytes32 jobId) external {
+        Config memory config = _config;
+        // A pause stops settlement; refunding meanwhile would turn delivered work into refunds.
+        if (config.paused) revert EnforcedPause();
         uint256 record = _jobs[jobId];
         (, , uint32 deadline, , JobStatus status) = record.unpack();
         if (status != JobStatus.Open) revert JobNotInStatus(jobId, status, JobStatus.Open);
-        if (block.timestamp <= deadline) revert JobNotExpired(jobId, deadline);
+        uint64 refundableAfter = _settleBy(deadline, config);
+        // The gateway knows whether it holds a receipt, so it may refund its own job at the deadline; anyone
+        // else waits for the settle grace, during which an in-time receipt can still be settled.
+        if (block.timestamp <= refundableAfter && (block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender)))
+            revert JobNotExpired(jobId, refundableAfter);
         (address wallet, uint256 credits, uint256 balanceAfter) = _release(jobId, JobStatus.Refunded);
         emit JobRefunded(jobId, wallet, credits, balanceAfter, msg.sender);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function claim(address to) external {
+        if (to == address(0)) revert ZeroAddress();
+        uint256 amount = _claimable[msg.sender];
+        if (amount == 0) revert NothingToClaim(msg.sender);
+        _claimable[msg.sender] = 0;
+        _claimableTotal -= amount;
+        emit PayoutClaimed(msg.sender, to, amount);
+
+        stablecoin.safeTransfer(to, amount);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function sweepFees() external {
+        address treasury_ = _treasuryInEffect();
+        uint256 amount = _config.feesAccrued;
+        if (amount == 0) revert NothingToClaim(treasury_);
+        _config.feesAccrued = 0;
+        emit FeesSwept(treasury_, amount);
+
+        stablecoin.safeTransfer(treasury_, amount);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function sweepSurplus(address to) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (to == address(0)) revert ZeroAddress();
+        uint256 available = _surplus();
+        uint256 owedUnits = _owedCredits * UNIT_PER_CREDIT;
+        uint256 shortfall = owedUnits > _reserve ? owedUnits - _reserve : 0;
+        uint256 toReserve = available < shortfall ? available : shortfall;
+        uint256 amount = available - toReserve;
+        if (toReserve != 0) {
+            _reserve += toReserve;
+            _payOwed(type(uint256).max);
+        }
+        emit SurplusSwept(to, toReserve, amount);
+
+        if (amount != 0) stablecoin.safeTransfer(to, amount);
     }
 
     // ---------------------------------------------------------------- disputes
@@ -259,10 +419,8 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     /// @inheritdoc ICreditEscrow
     function markDisputed(bytes32 jobId, Settlement calldata settlement) external onlyRole(DISPUTE_ROLE) {
         uint256 record = _requireCommitted(jobId, settlement, JobStatus.Settled);
-        uint256 windowEnd = uint256(settlement.finalTokenAt) + disputeWindow;
-        if (block.timestamp > windowEnd) {
-            revert DisputeWindowExpired(jobId, settlement.finalTokenAt, uint64(windowEnd));
-        }
+        uint64 windowEnd = _windowEnd(record, settlement.finalTokenAt);
+        if (block.timestamp > windowEnd) revert DisputeWindowExpired(jobId, settlement.finalTokenAt, windowEnd);
         _jobs[jobId] = record.withStatus(JobStatus.Disputed);
         emit JobDisputed(jobId, settlement.wallet, settlement.worker);
     }
@@ -274,38 +432,55 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
         bool upheld
     ) external onlyRole(DISPUTE_ROLE) returns (uint256 creditsRestored) {
         uint256 record = _requireCommitted(jobId, settlement, JobStatus.Disputed);
-        Account storage account = _accounts[settlement.wallet];
-        if (upheld) {
-            creditsRestored = settlement.creditsCharged;
-            uint256 units = creditsRestored * UNIT_PER_CREDIT;
-            uint256 reserveBefore = _reserve;
-            if (reserveBefore < units) revert ReserveInsufficient(reserveBefore, units);
-            // Checked just above.
-            unchecked {
-                _reserve = reserveBefore - units;
-            }
-            account.available += uint96(creditsRestored);
-            _jobs[jobId] = record.withStatus(JobStatus.DisputeUpheld);
-        } else {
+        if (!upheld) {
             _jobs[jobId] = record.withStatus(JobStatus.Settled);
+            emit JobDisputeClosed(jobId, settlement.wallet, false, 0, _accounts[settlement.wallet].available);
+            return 0;
         }
-        emit JobDisputeClosed(jobId, settlement.wallet, upheld, creditsRestored, account.available);
+        _jobs[jobId] = record.withStatus(JobStatus.DisputeUpheld);
+        uint256 credits = settlement.creditsCharged;
+        // Owed restitution is paid in order: a newer claim never overtakes an older one.
+        if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {
+            _restore(jobId, settlement.wallet, credits);
+            creditsRestored = credits;
+        } else {
+            _owedQueue.push(OwedRestitution({jobId: jobId, wallet: settlement.wallet, credits: uint64(credits)}));
+            uint256 owedAfter = _owedCredits + credits;
+            _owedCredits = owedAfter;
+            emit RestitutionOwed(jobId, settlement.wallet, credits, owedAfter);
+        }
+        emit JobDisputeClosed(jobId, settlement.wallet, true, creditsRestored, _accounts[settlement.wallet].available);
     }
 
     // ---------------------------------------------------------------- admin
 
     /// @inheritdoc ICreditEscrow
-    function setTreasury(address treasury_) external onlyRole(DEFAULT_ADMIN_ROLE) {
+    function scheduleTreasury(address treasury_) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (treasury_ == address(0)) revert ZeroAddress();
-        _config.treasury = treasury_;
-        emit TreasuryUpdated(treasury_);
+        _treasuryInEffect();
+        uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
+        _treasury.next = treasury_;
+        _treasury.switchAt = switchAt;
+        emit TreasuryScheduled(treasury_, switchAt);
     }
 
     /// @inheritdoc ICreditEscrow
-    function setProtocolFee(uint16 feeBps_) external onlyRole(DEFAULT_ADMIN_ROLE) {
+    function scheduleProtocolFee(uint16 feeBps_) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (feeBps_ > MAX_FEE_BPS) revert FeeTooHigh(feeBps_, MAX_FEE_BPS);
-        _config.feeBps = feeBps_;
-        emit ProtocolFeeUpdated(feeBps_);
+        Config memory config = _config;
+        if (block.timestamp >= config.feeSwitchAt && config.feeBps != config.nextFeeBps) {
+            // The last change took effect: retire the older fee once no job opened under it can settle.
+            uint64 lastSettlement = _settleBy(uint64(config.feeSwitchAt) + jobTimeout, config);
+            if (config.paused || block.timestamp <= lastSettlement) revert FeeChangeTooSoon(lastSettlement + 1);
+            config.feeBps = config.nextFeeBps;
+        }
+        // Otherwise the pending change has not taken effect, so no job pays it yet and it may be replaced.
+        uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
+        Config storage stored = _config;
+        stored.feeBps = config.feeBps;
+        stored.nextFeeBps = feeBps_;
+        stored.feeSwitchAt = uint32(switchAt);
+        emit ProtocolFeeScheduled(feeBps_, switchAt);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -320,9 +495,9 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
 
     // ---------------------------------------------------------------- views
 
-    /// @inheritdoc Pausable
-    /// @dev The flag lives in `_config` (next to treasury and fee), not in Pausable's own slot.
-    function paused() public view override returns (bool) {
+    /// @inheritdoc ICreditEscrow
+    /// @dev The flag lives in `_config`, next to the fee schedule, so the hot paths read both with one SLOAD.
+    function paused() external view returns (bool) {
         return _config.paused;
     }
 
@@ -353,95 +528,268 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
     }
 
     /// @inheritdoc ICreditEscrow
-    function priceOf(
-        uint32 creditsPerRequest,
-        uint32 creditsPer1kTokens,
-        uint32 completionTokens
-    ) external pure returns (uint256) {
-        return Pricing.price(creditsPerRequest, creditsPer1kTokens, completionTokens);
-    }
-
-    /// @inheritdoc ICreditEscrow
     function reserve() external view returns (uint256) {
         return _reserve;
     }
 
-    /// @notice Where the protocol fee goes.
+    /// @notice Where swept protocol fees go now.
     function treasury() external view returns (address) {
-        return _config.treasury;
+        TreasuryState memory state = _treasury;
+        return state.next != address(0) && block.timestamp >= state.switchAt ? state.next : state.current;
     }
 
-    /// @notice The protocol fee, basis points of each charge.
+    /// @notice The protocol fee a job opened now pays, basis points.
     function feeBps() external view returns (uint16) {
-        return _config.feeBps;
+        return _feeAt(_config, block.timestamp);
     }
 
-    /// @notice The EIP-712 domain separator receipts are signed under.
+    /// @inheritdoc ICreditEscrow
+    function ledger() external view returns (Ledger memory) {
+        Config memory config = _config;
+        return
+            Ledger({
+                creditsOutstanding: config.creditsOutstanding,
+                reserve: _reserve,
+                feesAccrued: config.feesAccrued,
+                claimableTotal: _claimableTotal,
+                owedCredits: _owedCredits,
+                owedEntries: _owedQueue.length - _owedHead,
+                surplus: _surplus()
+            });
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function claimable(address account) external view returns (uint256) {
+        return _claimable[account];
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function spendingOf(address wallet) external view returns (uint256 cap, uint256 lockedInWindow, uint64 nextRoomAt) {
+        uint256 word = _spend[wallet];
+        cap = word.capOf();
+        (uint256 buckets, uint256 slot) = word.bucketsAt(block.timestamp);
+        lockedInWindow = cap == 0 ? 0 : word.lockedAt(block.timestamp);
+        if (lockedInWindow != 0 && buckets != 0) nextRoomAt = uint64((slot + 1) * SpendWindow.SLOT_SECONDS);
+    }
+
+    /// @notice The EIP-712 domain separator receipts are signed under:
+    /// `{name: "CreditEscrow", version: "1", chainId, verifyingContract: this}`.
     function domainSeparator() external view returns (bytes32) {
         return _domainSeparatorV4();
     }
 
     // ---------------------------------------------------------------- internals
 
-    /// @dev Pausable's hook, storing the flag in the packed config word.
-    function _pause() internal override whenNotPaused {
-        _config.paused = true;
-        emit Paused(_msgSender());
+    /// @dev OpenZeppelin's EIP712 without its ERC-5267 strings (contract size); same separator and digest.
+    function _domainSeparatorV4() private view returns (bytes32) {
+        return block.chainid == _cachedChainId ? _cachedDomainSeparator : _buildDomainSeparator();
     }
 
-    /// @dev Pausable's hook, storing the flag in the packed config word.
-    function _unpause() internal override whenPaused {
+    function _buildDomainSeparator() private view returns (bytes32) {
+        return
+            keccak256(
+                abi.encode(
+                    keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+                    keccak256(bytes(RECEIPT_DOMAIN_NAME)),
+                    keccak256(bytes(RECEIPT_DOMAIN_VERSION)),
+                    block.chainid,
+                    address(this)
+                )
+            );
+    }
+
+    function _hashTypedDataV4(bytes32 structHash) private view returns (bytes32) {
+        return MessageHashUtils.toTypedDataHash(_domainSeparatorV4(), structHash);
+    }
+
+    /// @dev Reverts unless the escrow is running (OpenZeppelin's Pausable semantics, with the flag in `_config`).
+    modifier whenNotPaused() {
+        if (_config.paused) revert EnforcedPause();
+        _;
+    }
+
+    /// @dev Balance-delta crediting must not be re-entered from a token hook (the outer delta would count the
+    /// inner transfer twice): a transient lock, cleared on exit.
+    modifier nonReentrant() {
+        assembly ("memory-safe") {
+            if tload(0) {
+                mstore(0, 0x3ee5aeb5) // ReentrancyGuardReentrantCall()
+                revert(0x1c, 0x04)
+            }
+            tstore(0, 1)
+        }
+        _;
+        assembly ("memory-safe") {
+            tstore(0, 0)
+        }
+    }
+
+    function _pause() private {
+        Config storage config = _config;
+        if (config.paused) revert EnforcedPause();
+        // A pause within the settle grace after the last one continues its run: the jobs that run protects keep it.
+        if (config.pausedAt == 0 || block.timestamp > uint256(config.unpausedAt) + SETTLE_GRACE) {
+            config.pausedAt = uint32(block.timestamp);
+        }
+        config.paused = true;
+        emit Paused(msg.sender);
+    }
+
+    /// @dev The end of a run of pauses restarts the settle grace of the jobs it froze.
+    function _unpause() private {
+        if (!_config.paused) revert ExpectedPause();
         _config.paused = false;
-        emit Unpaused(_msgSender());
+        _config.unpausedAt = uint32(block.timestamp);
+        emit Unpaused(msg.sender);
+    }
+
+    /// @dev Pulls `amount` from the caller and returns what actually arrived (the balance delta), so a token that
+    /// keeps a transfer fee can never credit more than the escrow holds.
+    function _pull(uint256 amount) private returns (uint256 received) {
+        uint256 before = stablecoin.balanceOf(address(this));
+        stablecoin.safeTransferFrom(msg.sender, address(this), amount);
+        received = stablecoin.balanceOf(address(this)) - before;
     }
 
     function _deposit(address wallet, uint256 amount) private {
         if (amount < MIN_DEPOSIT) revert DepositTooSmall(amount, MIN_DEPOSIT);
         if (amount % UNIT_PER_CREDIT != 0) revert AmountNotWholeCredits(amount, UNIT_PER_CREDIT);
-        uint256 credits = amount / UNIT_PER_CREDIT;
+        uint256 received = _pull(amount);
+        // A remainder below one credit stays as surplus (sweepSurplus).
+        uint256 credits = received / UNIT_PER_CREDIT;
+        if (credits == 0) revert DepositTooSmall(received, MIN_DEPOSIT);
         Account storage account = _accounts[wallet];
         uint256 balanceAfter = account.available + credits;
         account.available = SafeCast.toUint96(balanceAfter);
         account.lastTopUpAt = uint64(block.timestamp);
-        emit Deposited(wallet, msg.sender, amount, credits, balanceAfter);
-
-        stablecoin.safeTransferFrom(msg.sender, address(this), amount);
+        _config.creditsOutstanding = SafeCast.toUint56(uint256(_config.creditsOutstanding) + credits);
+        emit Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }
 
-    /// @dev The worst-case price of a job of a listed model, and the model's compact index and tier.
-    function _escrowFor(
+    /// @dev The deadline of a job opened now (fits a uint32 until 2106).
+    function _deadline() private view returns (uint64) {
+        return uint64(block.timestamp) + jobTimeout;
+    }
+
+    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`).
+    function _open(
+        OpenRequest memory request,
+        uint64 deadline,
+        OpenLookups memory lookups,
+        bool strict
+    ) private returns (OpenSkipReason) {
+        bytes32 jobId = request.jobId;
+        if (_jobs[jobId] != 0) {
+            if (strict) revert JobAlreadyExists(jobId);
+            return OpenSkipReason.JobExists;
+        }
+        if (lookups.keyHash != request.keyHash || lookups.wallet == address(0)) {
+            (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(request.keyHash);
+            lookups.keyHash = request.keyHash;
+        }
+        if (lookups.keyStatus != IApiKeyRegistry.KeyStatus.Active) {
+            if (strict) revert IApiKeyRegistry.KeyNotActive(request.keyHash, lookups.keyStatus);
+            return OpenSkipReason.KeyNotActive;
+        }
+        OpenSkipReason reason = _requireListed(request.modelKey, lookups, strict);
+        if (reason != OpenSkipReason.None) return reason;
+        uint32 maxTokens = request.maxTokens;
+        // No job locks more than the price of the model's whole context window.
+        uint256 credits = Pricing.price(lookups.creditsPerRequest, lookups.creditsPer1kTokens, maxTokens);
+        if (maxTokens == 0 || maxTokens > lookups.contextWindow || credits > JobRecord.MAX_CREDITS_LOCKED) {
+            if (strict) revert MaxTokensInvalid(maxTokens);
+            return OpenSkipReason.MaxTokensInvalid;
+        }
+        return _lock(request, lookups, credits, deadline, strict);
+    }
+
+    /// @dev Loads the model's listing into `lookups` (unless it is there already) and checks it is listed.
+    function _requireListed(
         bytes32 modelKey,
-        uint32 maxTokens
-    ) private view returns (uint16 modelIndex, Tier tier, uint256 credits) {
-        if (maxTokens == 0) revert MaxTokensInvalid(maxTokens);
-        uint32 creditsPerRequest;
-        uint32 creditsPer1kTokens;
-        (modelIndex, tier, creditsPerRequest, creditsPer1kTokens) = modelCatalog.listedPricing(modelKey);
-        credits = Pricing.price(creditsPerRequest, creditsPer1kTokens, maxTokens);
-        if (credits > JobRecord.MAX_CREDITS_LOCKED) revert MaxTokensInvalid(maxTokens);
+        OpenLookups memory lookups,
+        bool strict
+    ) private view returns (OpenSkipReason) {
+        if (lookups.modelKey != modelKey || lookups.modelIndex == 0) {
+            (
+                lookups.modelIndex,
+                lookups.tier,
+                lookups.retired,
+                lookups.creditsPerRequest,
+                lookups.creditsPer1kTokens,
+                lookups.contextWindow
+            ) = modelCatalog.listing(modelKey);
+            lookups.modelKey = modelKey;
+        }
+        if (lookups.modelIndex == 0) {
+            if (strict) revert IModelCatalog.ModelUnknown(modelKey);
+            return OpenSkipReason.ModelNotListed;
+        }
+        if (lookups.retired) {
+            if (strict) revert IModelCatalog.ModelIsRetired(modelKey);
+            return OpenSkipReason.ModelNotListed;
+        }
+        return OpenSkipReason.None;
     }
 
-    /// @dev Moves `credits` of `wallet` from available to locked; returns the available balance after.
-    function _lock(address wallet, uint256 credits) private returns (uint256 balanceAfter) {
+    /// @dev Moves `credits` of the key's wallet from available to locked, within the wallet's spending cap, and
+    /// records the job.
+    function _lock(
+        OpenRequest memory request,
+        OpenLookups memory lookups,
+        uint256 credits,
+        uint64 deadline,
+        bool strict
+    ) private returns (OpenSkipReason) {
+        address wallet = lookups.wallet;
         Account storage account = _accounts[wallet];
         Account memory current = account;
-        if (current.available < credits) revert InsufficientCredits(wallet, current.available, credits);
+        if (current.available < credits) {
+            if (strict) revert InsufficientCredits(wallet, current.available, credits);
+            return OpenSkipReason.InsufficientCredits;
+        }
+        uint256 word = _spend[wallet];
+        if (word != 0) {
+            (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
+            if (!fits) {
+                if (strict) {
+                    revert SpendingCapExceeded(
+                        wallet,
+                        word.capOf(),
+                        lockedInWindow,
+                        credits,
+                        word.roomAt(credits, block.timestamp)
+                    );
+                }
+                return OpenSkipReason.SpendingCapExceeded;
+            }
+            if (updated != word) _spend[wallet] = updated;
+        }
+        uint256 balanceAfter;
         // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
         unchecked {
             balanceAfter = current.available - credits;
             account.available = uint96(balanceAfter);
             account.locked = current.locked + uint96(credits);
         }
+        _jobs[request.jobId] = JobRecord.pack(wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
+        emit JobOpened(
+            request.jobId,
+            wallet,
+            request.keyHash,
+            request.modelKey,
+            lookups.tier,
+            credits,
+            balanceAfter,
+            deadline
+        );
+        return OpenSkipReason.None;
     }
 
-    /// @dev Verifies one receipt, books it and returns what to pay; the caller transfers.
-    function _settle(
+    /// @dev Books a verified receipt: refunds the unused lock, commits the settlement; returns what to pay.
+    function _book(
         Receipt calldata receipt,
-        bytes calldata signature,
-        uint16 feeBps_,
-        Lookups memory lookups
-    ) private returns (Payout memory payout) {
-        SettledJob memory job = _verifyReceipt(receipt, signature, lookups);
+        SettledJob memory job
+    ) private returns (uint256 workerAmount, uint256 feeAmount) {
         Account storage account = _accounts[job.wallet];
         // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of account.locked;
         // available + refunded stays below the wallet's deposits, far below 2^96.
@@ -461,57 +809,87 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
                 creditsCharged: uint64(job.charged),
                 finalTokenAt: receipt.finalTokenAt
             }),
+            uint32(block.timestamp),
             JobStatus.Settled
         );
 
         uint256 units = job.charged * UNIT_PER_CREDIT;
-        payout.worker = job.worker;
-        payout.feeAmount = (units * feeBps_) / BPS;
-        // feeBps_ <= MAX_FEE_BPS < BPS, so feeAmount <= units.
+        feeAmount = (units * job.feeBps) / BPS;
+        // feeBps <= MAX_FEE_BPS < BPS, so feeAmount <= units.
         unchecked {
-            payout.workerAmount = units - payout.feeAmount;
+            workerAmount = units - feeAmount;
         }
-        _emitSettled(receipt, job, payout);
+        _emitSettled(receipt, job, workerAmount, feeAmount);
     }
 
-    /// @dev Checks that the job is open, the signer may serve its model and the receipt's time is plausible;
-    /// prices the receipt, capped at the lock.
+    /// @dev Settles one receipt of a batch into `totals`, or skips it with `SettlementSkipped`.
+    function _settleBatchItem(
+        Receipt calldata receipt,
+        bytes calldata signature,
+        Config memory config,
+        Lookups memory lookups,
+        BatchTotals memory totals
+    ) private returns (bool) {
+        (SettleSkipReason reason, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, false);
+        if (reason != SettleSkipReason.None) {
+            emit SettlementSkipped(receipt.jobId, reason);
+            return false;
+        }
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        totals.feeTotal += feeAmount;
+        totals.chargedTotal += job.charged;
+        uint256 slot;
+        uint256 workerCount = totals.workerCount;
+        while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;
+        if (slot == workerCount) {
+            totals.workers[slot] = job.worker;
+            totals.workerCount = workerCount + 1;
+        }
+        totals.amounts[slot] += workerAmount;
+        return true;
+    }
+
+    /// @dev Adds a settlement's fees to the treasury's accrual and takes its charge out of the credits held.
+    function _accrue(Config memory config, uint256 feeAmount, uint256 charged) private {
+        Config storage stored = _config;
+        stored.feesAccrued = SafeCast.toUint56(uint256(config.feesAccrued) + feeAmount);
+        // The charges were locked credits, part of the outstanding total.
+        unchecked {
+            stored.creditsOutstanding = config.creditsOutstanding - uint56(charged);
+        }
+    }
+
+    /// @dev Pushes a payout; if the stablecoin refuses it (a blocked recipient), it stays claimable instead, so a
+    /// recipient can never block settlement.
+    function _pay(address recipient, uint256 amount) private {
+        if (amount == 0 || stablecoin.trySafeTransfer(recipient, amount)) return;
+        _claimable[recipient] += amount;
+        _claimableTotal += amount;
+        emit PayoutDeferred(recipient, amount);
+    }
+
+    /// @dev Checks a receipt against its open job: signer eligible, final token plausible against the opening,
+    /// the deadline and now, and the settle grace not over. Prices it, capped at the lock. Says why it cannot
+    /// settle (reverting instead when `strict`).
     function _verifyReceipt(
         Receipt calldata receipt,
         bytes calldata signature,
-        Lookups memory lookups
-    ) private view returns (SettledJob memory job) {
-        bytes32 jobId = receipt.jobId;
-        uint32 deadline;
-        uint16 modelIndex;
+        Config memory config,
+        Lookups memory lookups,
+        bool strict
+    ) private view returns (SettleSkipReason, SettledJob memory job) {
         JobStatus status;
-        (job.wallet, job.creditsLocked, deadline, modelIndex, status) = _jobs[jobId].unpack();
-        if (status != JobStatus.Open) revert JobNotInStatus(jobId, status, JobStatus.Open);
-
-        job.worker = ECDSA.recoverCalldata(_hashTypedDataV4(ReceiptHash.hash(receipt)), signature);
-        if (lookups.modelIndex != modelIndex) {
-            (lookups.modelKey, , lookups.creditsPerRequest, lookups.creditsPer1kTokens) = modelCatalog.pricingAt(
-                modelIndex
-            );
-            lookups.modelIndex = modelIndex;
+        (job.wallet, job.creditsLocked, job.deadline, job.modelIndex, status) = _jobs[receipt.jobId].unpack();
+        if (status != JobStatus.Open) {
+            if (strict) revert JobNotInStatus(receipt.jobId, status, JobStatus.Open);
+            return (SettleSkipReason.JobNotOpen, job);
         }
-        bytes32 modelKey = lookups.modelKey;
-        if (lookups.eligibleWorker != job.worker || lookups.eligibleModelKey != modelKey) {
-            if (!workerRegistry.canServe(job.worker, modelKey)) revert WorkerNotEligible(jobId, job.worker, modelKey);
-            lookups.eligibleWorker = job.worker;
-            lookups.eligibleModelKey = modelKey;
-        }
-        uint64 finalTokenAt = receipt.finalTokenAt;
-        // A final token before the job was opened would put the dispute window in the past and make a
-        // fraudulent proof undisputable, so the receipt's time is bounded on both sides (the deadline was set
-        // to open time + jobTimeout, so the subtraction cannot underflow; `||` stops before any overflow).
-        if (
-            finalTokenAt > deadline ||
-            finalTokenAt > block.timestamp + MAX_CLOCK_SKEW ||
-            finalTokenAt + MAX_CLOCK_SKEW < deadline - jobTimeout
-        ) {
-            revert ReceiptTimeInvalid(jobId, finalTokenAt, deadline);
-        }
+        bool recovered;
+        (job.worker, recovered) = _signerOf(receipt, signature, strict);
+        if (!recovered) return (SettleSkipReason.SignatureInvalid, job);
+        if (!_eligible(receipt.jobId, job, lookups, strict)) return (SettleSkipReason.WorkerNotEligible, job);
+        SettleSkipReason timing = _checkTiming(receipt.jobId, receipt.finalTokenAt, job.deadline, config, strict);
+        if (timing != SettleSkipReason.None) return (timing, job);
 
         uint256 charged = Pricing.price(
             lookups.creditsPerRequest,
@@ -519,9 +897,79 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
             receipt.completionTokens
         );
         job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;
+        job.feeBps = _feeAt(config, job.deadline - jobTimeout);
+        return (SettleSkipReason.None, job);
     }
 
-    function _emitSettled(Receipt calldata receipt, SettledJob memory job, Payout memory payout) private {
+    /// @dev Loads the job's price version into `lookups` and checks the signer may serve its model (both served
+    /// from memory when the batch asked already); reverts when `strict` and not eligible.
+    function _eligible(
+        bytes32 jobId,
+        SettledJob memory job,
+        Lookups memory lookups,
+        bool strict
+    ) private view returns (bool) {
+        if (lookups.modelIndex != job.modelIndex) {
+            (lookups.modelKey, , lookups.creditsPerRequest, lookups.creditsPer1kTokens) = modelCatalog.pricingAt(
+                job.modelIndex
+            );
+            lookups.modelIndex = job.modelIndex;
+        }
+        bytes32 modelKey = lookups.modelKey;
+        if (lookups.eligibleWorker == job.worker && lookups.eligibleModelKey == modelKey) return true;
+        if (!workerRegistry.canServe(job.worker, modelKey)) {
+            if (strict) revert WorkerNotEligible(jobId, job.worker, modelKey);
+            return false;
+        }
+        lookups.eligibleWorker = job.worker;
+        lookups.eligibleModelKey = modelKey;
+        return true;
+    }
+
+    /// @dev The receipt's signer; a malformed signature reverts when `strict`, else reports `false`.
+    function _signerOf(
+        Receipt calldata receipt,
+        bytes calldata signature,
+        bool strict
+    ) private view returns (address signer, bool recovered) {
+        bytes32 digest = _hashTypedDataV4(ReceiptHash.hash(receipt));
+        if (strict) return (ECDSA.recoverCalldata(digest, signature), true);
+        ECDSA.RecoverError error;
+        (signer, error, ) = ECDSA.tryRecoverCalldata(digest, signature);
+        recovered = error == ECDSA.RecoverError.NoError;
+    }
+
+    /// @dev A final token must lie between the opening (less the clock skew) and the deadline, and not in the
+    /// future; and the job's settle grace must not be over.
+    function _checkTiming(
+        bytes32 jobId,
+        uint64 finalTokenAt,
+        uint32 deadline,
+        Config memory config,
+        bool strict
+    ) private view returns (SettleSkipReason) {
+        if (
+            finalTokenAt > deadline ||
+            finalTokenAt > block.timestamp + MAX_CLOCK_SKEW ||
+            finalTokenAt + MAX_CLOCK_SKEW < deadline - jobTimeout
+        ) {
+            if (strict) revert ReceiptTimeInvalid(jobId, finalTokenAt, deadline);
+            return SettleSkipReason.ReceiptTimeInvalid;
+        }
+        uint64 settleBy = _settleBy(deadline, config);
+        if (block.timestamp > settleBy) {
+            if (strict) revert SettlementWindowClosed(jobId, settleBy);
+            return SettleSkipReason.SettlementWindowClosed;
+        }
+        return SettleSkipReason.None;
+    }
+
+    function _emitSettled(
+        Receipt calldata receipt,
+        SettledJob memory job,
+        uint256 workerAmount,
+        uint256 feeAmount
+    ) private {
         emit JobSettled(
             receipt.jobId,
             job.wallet,
@@ -532,8 +980,8 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
             receipt.finalTokenAt,
             job.charged,
             job.refunded,
-            payout.workerAmount,
-            payout.feeAmount,
+            workerAmount,
+            feeAmount,
             job.balanceAfter
         );
     }
@@ -555,6 +1003,77 @@ contract CreditEscrow is ICreditEscrow, AccessControl, Pausable, EIP712 {
             account.locked -= uint96(credits);
         }
         _jobs[jobId] = record.withStatus(status);
+    }
+
+    /// @dev Pays an upheld dispute's restitution from the reserve (the caller checked it suffices).
+    function _restore(bytes32 jobId, address wallet, uint256 credits) private {
+        _reserve -= credits * UNIT_PER_CREDIT;
+        Account storage account = _accounts[wallet];
+        uint256 balanceAfter = account.available + credits;
+        account.available = SafeCast.toUint96(balanceAfter);
+        _config.creditsOutstanding = SafeCast.toUint56(uint256(_config.creditsOutstanding) + credits);
+        emit RestitutionPaid(jobId, wallet, credits, balanceAfter);
+    }
+
+    /// @dev Pays owed restitution, oldest first, while the reserve covers the next entry.
+    function _payOwed(uint256 maxCount) private {
+        uint256 head = _owedHead;
+        uint256 end = _owedQueue.length;
+        uint256 paid;
+        while (head < end && paid < maxCount) {
+            OwedRestitution memory owed = _owedQueue[head];
+            if (_reserve < uint256(owed.credits) * UNIT_PER_CREDIT) break;
+            delete _owedQueue[head];
+            ++head;
+            ++paid;
+            _owedCredits -= owed.credits;
+            _restore(owed.jobId, owed.wallet, owed.credits);
+        }
+        _owedHead = head;
+    }
+
+    /// @dev The treasury in effect, making a scheduled one current once its time has come.
+    function _treasuryInEffect() private returns (address) {
+        TreasuryState memory state = _treasury;
+        if (state.next != address(0) && block.timestamp >= state.switchAt) {
+            _treasury = TreasuryState({current: state.next, next: address(0), switchAt: 0});
+            emit TreasuryUpdated(state.next);
+            return state.next;
+        }
+        return state.current;
+    }
+
+    /// @dev Stablecoin held beyond credits, reserve, accrued fees and deferred payouts.
+    function _surplus() private view returns (uint256) {
+        Config memory config = _config;
+        uint256 owed = uint256(config.creditsOutstanding) * UNIT_PER_CREDIT +
+            _reserve +
+            config.feesAccrued +
+            _claimableTotal;
+        uint256 held = stablecoin.balanceOf(address(this));
+        return held > owed ? held - owed : 0;
+    }
+
+    /// @dev The fee of a job opened at `openedAt`.
+    function _feeAt(Config memory config, uint256 openedAt) private pure returns (uint16) {
+        return openedAt >= config.feeSwitchAt ? config.nextFeeBps : config.feeBps;
+    }
+
+    /// @dev Last moment an in-time receipt may settle: the settle grace after the deadline, restarted by the end
+    /// of a run of pauses that began while it was still running (a pause never turns delivered work into a
+    /// refund). Anyone may refund after it.
+    function _settleBy(uint64 deadline, Config memory config) private pure returns (uint64 settleBy) {
+        settleBy = deadline + SETTLE_GRACE;
+        if (config.pausedAt != 0 && settleBy >= config.pausedAt && config.unpausedAt + SETTLE_GRACE > settleBy) {
+            settleBy = config.unpausedAt + SETTLE_GRACE;
+        }
+    }
+
+    /// @dev The dispute window runs from when the proof was on chain, and never ends less than the window after
+    /// the final token (which may lie up to the clock skew after the settlement block).
+    function _windowEnd(uint256 record, uint64 finalTokenAt) private view returns (uint64) {
+        uint64 settledAt = record.settledAtOf();
+        return (settledAt > finalTokenAt ? settledAt : finalTokenAt) + disputeWindow;
     }
 
     /// @dev Loads a committed job, requiring `expected` status and that `settlement` matches its commitment.

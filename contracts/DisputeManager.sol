@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IDisputeManager} from "./interfaces/IDisputeManager.sol";
 import {ICreditEscrow} from "./interfaces/ICreditEscrow.sol";
 import {IWorkerRegistry} from "./interfaces/IWorkerRegistry.sol";
 import {Settlement} from "./types/Receipt.sol";
+import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title DisputeManager
 /// @notice Disputes over settled jobs: the gateway opens them for clients, an arbiter decides them within
-/// the arbitration window; fraud slashes the worker and restores the client's charge from the escrow's reserve.
-/// @dev Disputes are never paused, so a client's claim can always be heard.
-contract DisputeManager is IDisputeManager, AccessControl {
+/// the arbitration window; fraud slashes the worker's whole stake (removing it from the pool) and restores the
+/// client's charge from the escrow's reserve, or records it as owed when the reserve is short.
+/// @dev Disputes are never paused, so a client's claim can always be heard. Neither the verdict nor the slash
+/// depends on the reserve.
+contract DisputeManager is IDisputeManager, AccessControlDefaultAdminRules {
     /// @notice Opens disputes (the API gateway).
     bytes32 public constant GATEWAY_ROLE = keccak256("GATEWAY_ROLE");
     /// @notice Decides disputes.
@@ -28,19 +31,29 @@ contract DisputeManager is IDisputeManager, AccessControl {
 
     mapping(bytes32 jobId => Dispute) private _disputes;
 
-    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`; grants `GATEWAY_ROLE` and `ARBITER_ROLE`.
-    /// @param escrow_ The credit escrow (grants this contract its `DISPUTE_ROLE`).
-    /// @param workerRegistry_ The worker registry (grants this contract its `SLASHER_ROLE`).
-    /// @param arbitrationWindow_ Seconds an arbiter has to decide; with the escrow's dispute window it must
-    /// stay below the registry's unbonding delay, so a worker cannot leave before its disputes are decided.
-    constructor(address admin, ICreditEscrow escrow_, IWorkerRegistry workerRegistry_, uint64 arbitrationWindow_) {
-        uint64 unbondingDelay = workerRegistry_.unbondingDelay();
-        uint64 windows = escrow_.disputeWindow() + arbitrationWindow_;
-        if (unbondingDelay <= windows) revert IWorkerRegistry.UnbondingDelayTooShort(unbondingDelay, windows + 1);
+    /// @notice The escrow pays and checks against another worker registry than this contract slashes in.
+    error RegistryMismatch(address escrowRegistry, address registry);
+    /// @notice The zero address where an address is needed.
+    error ZeroAddress();
+
+    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`); grants
+    /// `GATEWAY_ROLE` and `ARBITER_ROLE`.
+    /// @param escrow_ The credit escrow (grants this contract its `DISPUTE_ROLE`); it must use `workerRegistry_`.
+    /// @param workerRegistry_ The worker registry (grants this contract its `SLASHER_ROLE`); the arbitration
+    /// window is read from it, where it was checked against the unbonding delay.
+    constructor(
+        address admin,
+        ICreditEscrow escrow_,
+        IWorkerRegistry workerRegistry_
+    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+        if (address(escrow_) == address(0) || address(workerRegistry_) == address(0)) revert ZeroAddress();
+        address escrowRegistry = address(escrow_.workerRegistry());
+        if (escrowRegistry != address(workerRegistry_)) {
+            revert RegistryMismatch(escrowRegistry, address(workerRegistry_));
+        }
         escrow = escrow_;
         workerRegistry = workerRegistry_;
-        arbitrationWindow = arbitrationWindow_;
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        arbitrationWindow = workerRegistry_.arbitrationWindow();
     }
 
     /// @inheritdoc IDisputeManager
@@ -76,7 +89,7 @@ contract DisputeManager is IDisputeManager, AccessControl {
         uint256 slashAmount;
         if (fraud) {
             dispute.outcome = Outcome.Upheld;
-            slashAmount = _slash(settlement.worker, jobId);
+            slashAmount = workerRegistry.slash(settlement.worker, jobId, FRAUDULENT_PROOF);
             creditsRestored = escrow.closeDispute(jobId, settlement, true);
         } else {
             dispute.outcome = Outcome.Rejected;
@@ -99,20 +112,6 @@ contract DisputeManager is IDisputeManager, AccessControl {
     /// @inheritdoc IDisputeManager
     function getDispute(bytes32 jobId) external view returns (Dispute memory) {
         return _disputes[jobId];
-    }
-
-    /// @dev A worker with no stake left (it finished unbonding and withdrew) must not block the client's
-    /// restoration from the reserve: the dispute is upheld with nothing slashed. Any other failure reverts.
-    function _slash(address worker, bytes32 jobId) private returns (uint256 amount) {
-        try workerRegistry.slash(worker, jobId, FRAUDULENT_PROOF) returns (uint256 slashed) {
-            amount = slashed;
-        } catch (bytes memory reason) {
-            if (bytes4(reason) != IWorkerRegistry.NothingToSlash.selector) {
-                assembly ("memory-safe") {
-                    revert(add(reason, 0x20), mload(reason))
-                }
-            }
-        }
     }
 
     function _requirePending(bytes32 jobId) private view returns (Dispute storage dispute) {

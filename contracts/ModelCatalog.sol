@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
 import {Tier} from "./types/Tier.sol";
+import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title ModelCatalog
 /// @notice Governance-maintained list of models with their tier, prices and context window.
@@ -12,7 +13,7 @@ import {Tier} from "./types/Tier.sol";
 /// The compact `index` names a *price version* of a model: adding a model creates its first version, and an
 /// update that changes tier or prices creates a new one. Open jobs record the index they were opened under,
 /// so `pricingAt` keeps answering with the prices they were opened at ("takes effect for new jobs").
-contract ModelCatalog is IModelCatalog, AccessControl {
+contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
     /// @notice May add, update and retire models.
     bytes32 public constant GOVERNANCE_ROLE = keccak256("GOVERNANCE_ROLE");
     /// @notice Longest accepted model id, in bytes.
@@ -52,10 +53,16 @@ contract ModelCatalog is IModelCatalog, AccessControl {
     uint16 private _lastIndex;
     uint256 private _modelCount;
 
-    /// @param admin Holder of `DEFAULT_ADMIN_ROLE`.
+    /// @notice The zero address where an address is needed.
+    error ZeroAddress();
+
+    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`).
     /// @param governance Holder of `GOVERNANCE_ROLE`.
-    constructor(address admin, address governance) {
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+    constructor(
+        address admin,
+        address governance
+    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+        if (governance == address(0)) revert ZeroAddress();
         _grantRole(GOVERNANCE_ROLE, governance);
     }
 
@@ -120,6 +127,32 @@ contract ModelCatalog is IModelCatalog, AccessControl {
         if (word.index == 0) revert ModelUnknown(modelKey);
         if (word.retired) revert ModelIsRetired(modelKey);
         return (word.index, word.tier, word.creditsPerRequest, word.creditsPer1kTokens);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function listing(
+        bytes32 modelKey
+    )
+        external
+        view
+        returns (
+            uint16 index,
+            Tier tier,
+            bool retired,
+            uint32 creditsPerRequest,
+            uint32 creditsPer1kTokens,
+            uint32 contextWindow
+        )
+    {
+        PricingWord memory word = _pricing[modelKey];
+        return (
+            word.index,
+            word.tier,
+            word.retired,
+            word.creditsPerRequest,
+            word.creditsPer1kTokens,
+            word.contextWindow
+        );
     }
 
     /// @inheritdoc IModelCatalog

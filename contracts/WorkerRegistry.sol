@@ -1,44 +1,48 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {IWorkerRegistry} from "./interfaces/IWorkerRegistry.sol";
 import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
-import {Tier} from "./types/Tier.sol";
+import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title WorkerRegistry
 /// @notice Workers stake, announce an endpoint and their hosted models, and are slashed for fraud.
 /// @dev `canServe` is on the settlement path: it reads one packed word per worker and one flag per
 /// (worker, model), both cheap when warm in a batch.
-contract WorkerRegistry is IWorkerRegistry, AccessControl {
+/// Slash rule ("fraud never pays"): an upheld dispute takes the worker's whole stake and bans the address, so a
+/// worker that cheats ends with what an honest twin doing the same jobs would have, minus its entire stake.
+contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
     using SafeERC20 for IERC20;
 
     /// @notice May slash workers (the dispute contract).
     bytes32 public constant SLASHER_ROLE = keccak256("SLASHER_ROLE");
-    /// @notice Basis points in 100%.
-    uint16 public constant BPS = 10_000;
     /// @notice Longest accepted endpoint URL, in bytes.
     uint256 public constant MAX_ENDPOINT_LENGTH = 256;
     /// @notice Most models one worker may host.
     uint256 public constant MAX_MODELS_PER_WORKER = 32;
     /// @notice Slack for a receipt's final token being stamped after the settlement block (the escrow's clock skew).
-    uint64 public constant SETTLEMENT_CLOCK_SKEW = 30;
+    uint64 public constant SETTLEMENT_CLOCK_SKEW = ProtocolTime.MAX_CLOCK_SKEW;
+    /// @notice Shortest accepted dispute window: the spec's 60 s.
+    uint64 public constant MIN_DISPUTE_WINDOW = ProtocolTime.MIN_DISPUTE_WINDOW;
 
     /// @notice The token staked.
     IERC20 public immutable stakeToken;
-    /// @notice Where hosted model keys are checked.
+    /// @inheritdoc IWorkerRegistry
     IModelCatalog public immutable modelCatalog;
     /// @notice Receives slashed stake.
     address public immutable treasury;
     /// @inheritdoc IWorkerRegistry
     uint256 public immutable minStake;
-    /// @notice Share of the current stake taken by a slash, in basis points.
-    uint16 public immutable slashBps;
     /// @inheritdoc IWorkerRegistry
     uint64 public immutable unbondingDelay;
+    /// @inheritdoc IWorkerRegistry
+    uint64 public immutable disputeWindow;
+    /// @inheritdoc IWorkerRegistry
+    uint64 public immutable arbitrationWindow;
     /// @notice How long after a settlement the worker's stake may still be slashed for it: the dispute window
     /// (plus clock skew) and the arbitration window.
     uint64 public immutable slashExposure;
@@ -54,38 +58,46 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     mapping(address worker => bytes32[]) private _modelKeys;
     mapping(address worker => mapping(bytes32 modelKey => bool)) private _hosts;
 
-    /// @param admin Holder of `DEFAULT_ADMIN_ROLE` (grants `SLASHER_ROLE` to the dispute contract).
+    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`); grants
+    /// `SLASHER_ROLE` to the dispute contract.
     /// @param stakeToken_ The token staked.
     /// @param modelCatalog_ The model catalog.
     /// @param treasury_ Receives slashed stake.
-    /// @param minStake_ Minimum stake, stake-token units.
-    /// @param slashBps_ Share of the stake a slash takes, basis points.
-    /// @param unbondingDelay_ Seconds from `startUnbonding` to `withdraw`; must exceed the two windows below.
-    /// @param disputeWindow Seconds after a final token during which disputes may open.
-    /// @param arbitrationWindow Seconds an arbiter has to decide a dispute.
+    /// @param minStake_ Minimum stake, stake-token units (not zero).
+    /// @param unbondingDelay_ Seconds from `startUnbonding` to `withdraw`; must exceed the slash exposure (the two
+    /// windows below plus the clock skew).
+    /// @param disputeWindow_ Seconds after settlement during which disputes may open (at least 60).
+    /// @param arbitrationWindow_ Seconds an arbiter has to decide a dispute (not zero).
     constructor(
         address admin,
         IERC20 stakeToken_,
         IModelCatalog modelCatalog_,
         address treasury_,
         uint256 minStake_,
-        uint16 slashBps_,
         uint64 unbondingDelay_,
-        uint64 disputeWindow,
-        uint64 arbitrationWindow
-    ) {
-        if (unbondingDelay_ <= disputeWindow + arbitrationWindow) {
-            revert UnbondingDelayTooShort(unbondingDelay_, disputeWindow + arbitrationWindow + 1);
+        uint64 disputeWindow_,
+        uint64 arbitrationWindow_
+    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+        if (address(stakeToken_) == address(0) || address(modelCatalog_) == address(0) || treasury_ == address(0)) {
+            revert ZeroAddress();
         }
-        if (slashBps_ > BPS) revert SlashBpsInvalid(slashBps_, BPS);
+        if (minStake_ == 0) revert MinStakeZero();
+        if (disputeWindow_ < MIN_DISPUTE_WINDOW || disputeWindow_ > ProtocolTime.MAX_JOB_TIMEOUT) {
+            revert WindowOutOfRange(disputeWindow_, MIN_DISPUTE_WINDOW, ProtocolTime.MAX_JOB_TIMEOUT);
+        }
+        if (arbitrationWindow_ == 0 || arbitrationWindow_ > 30 * ProtocolTime.MAX_JOB_TIMEOUT) {
+            revert WindowOutOfRange(arbitrationWindow_, 1, 30 * ProtocolTime.MAX_JOB_TIMEOUT);
+        }
+        uint64 exposure = disputeWindow_ + SETTLEMENT_CLOCK_SKEW + arbitrationWindow_;
+        if (unbondingDelay_ <= exposure) revert UnbondingDelayTooShort(unbondingDelay_, exposure + 1);
         stakeToken = stakeToken_;
         modelCatalog = modelCatalog_;
         treasury = treasury_;
         minStake = minStake_;
-        slashBps = slashBps_;
         unbondingDelay = unbondingDelay_;
-        slashExposure = disputeWindow + SETTLEMENT_CLOCK_SKEW + arbitrationWindow;
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+        disputeWindow = disputeWindow_;
+        arbitrationWindow = arbitrationWindow_;
+        slashExposure = exposure;
     }
 
     /// @inheritdoc IWorkerRegistry
@@ -93,6 +105,7 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
     function register(string calldata endpoint, bytes32[] calldata modelKeys, uint256 stake) external {
         WorkerState storage state = _workers[msg.sender];
         WorkerStatus status = state.status;
+        if (status == WorkerStatus.Slashed) revert WorkerBanned(msg.sender);
         if (status != WorkerStatus.None && status != WorkerStatus.Exited) revert WorkerAlreadyRegistered(msg.sender);
         if (stake < minStake) revert StakeBelowMinimum(stake, minStake);
         _requireValidEndpoint(endpoint);
@@ -162,18 +175,15 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
         bytes32 reason
     ) external onlyRole(SLASHER_ROLE) returns (uint256 amount) {
         WorkerState storage state = _workers[worker];
-        uint256 stake = state.stake;
-        amount = (stake * slashBps) / BPS;
-        if (amount == 0) revert NothingToSlash(worker);
-        // amount <= stake because slashBps <= BPS (checked in the constructor).
-        uint256 stakeAfter;
-        unchecked {
-            stakeAfter = stake - amount;
-        }
-        state.stake = uint128(stakeAfter);
-        emit WorkerSlashed(worker, jobId, amount, stakeAfter, reason);
+        amount = state.stake;
+        WorkerStatus status = state.status;
+        if (status == WorkerStatus.Active || status == WorkerStatus.Unbonding) _clearModels(worker);
+        state.status = WorkerStatus.Slashed;
+        state.stake = 0;
+        state.unlockAt = 0;
+        emit WorkerSlashed(worker, jobId, amount, 0, reason);
 
-        stakeToken.safeTransfer(treasury, amount);
+        if (amount != 0) stakeToken.safeTransfer(treasury, amount);
     }
 
     /// @inheritdoc IWorkerRegistry
@@ -207,9 +217,8 @@ contract WorkerRegistry is IWorkerRegistry, AccessControl {
         for (uint256 i; i < count; ++i) {
             bytes32 modelKey = modelKeys[i];
             if (_hosts[worker][modelKey]) revert ModelListInvalid();
-            try modelCatalog.listedPricing(modelKey) returns (uint16, Tier, uint32, uint32) {} catch {
-                revert ModelNotListed(modelKey);
-            }
+            (uint16 index, , bool retired, , , ) = modelCatalog.listing(modelKey);
+            if (index == 0 || retired) revert ModelNotListed(modelKey);
             _hosts[worker][modelKey] = true;
         }
         _modelKeys[worker] = modelKeys;

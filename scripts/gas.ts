@@ -1,7 +1,10 @@
-// Gas used by the escrow's hot paths, as one JSON object (`npm run gas`). Targets (docs/DESIGN.md):
-// openJob <= 60k, single settlement <= 90k, batched settlement <= 30k per job. Reported, not asserted.
-// Measured on Hardhat's in-process chain in steady state: the wallet, worker and treasury already hold
-// balances, so no figure includes a first-time zero-to-nonzero balance write that real traffic rarely pays.
+// Gas used by the escrow's hot paths, as one JSON object (`npm run gas`). Targets (README, "Gas"): openJob <= 60k,
+// openJobBatch <= 30k per job at 10, settle <= 90k, settleBatch <= 25k per job at 10.
+// Measured on Hardhat's in-process chain in steady state: the wallet, worker and treasury already hold balances,
+// so no figure includes a first-time zero-to-nonzero balance write that real traffic rarely pays.
+// `GAS_CHECK=1` (npm run gas:check, part of npm run test:contracts) fails when any figure grows more than 1% over
+// snapshots/gas.json; `GAS_UPDATE=1` (npm run gas:update) rewrites that snapshot.
+import { readFileSync, writeFileSync } from "node:fs";
 import { network } from "hardhat";
 import type { ContractTransactionResponse, Signer } from "ethers";
 import {
@@ -25,8 +28,10 @@ const DISPUTE_WINDOW = 60n;
 const ARBITRATION_WINDOW = 86_400n;
 const UNBONDING_DELAY = 259_200n;
 const MIN_STAKE = 1_000n * SVC;
-const SLASH_BPS = 5_000;
 const FEE_BPS = 1_000;
+const SNAPSHOT = new URL("../snapshots/gas.json", import.meta.url);
+/** A figure may grow by at most this share over the snapshot before the check fails. */
+const MAX_GROWTH = 0.01;
 
 const { ethers, networkHelpers } = await network.create();
 const signers = await ethers.getSigners();
@@ -60,7 +65,6 @@ const workers = await ethers.deployContract("WorkerRegistry", [
   await catalog.getAddress(),
   treasury.address,
   MIN_STAKE,
-  SLASH_BPS,
   UNBONDING_DELAY,
   DISPUTE_WINDOW,
   ARBITRATION_WINDOW,
@@ -74,13 +78,11 @@ const escrow = await ethers.deployContract("CreditEscrow", [
   treasury.address,
   FEE_BPS,
   JOB_TIMEOUT,
-  DISPUTE_WINDOW,
 ]);
 const disputes = await ethers.deployContract("DisputeManager", [
   admin.address,
   await escrow.getAddress(),
   await workers.getAddress(),
-  ARBITRATION_WINDOW,
 ]);
 const escrowAddress = await escrow.getAddress();
 await escrow.grantRole(await escrow.GATEWAY_ROLE(), gateway.address);
@@ -181,7 +183,11 @@ const single = await signedReceipt(singleJob, worker);
 gas.settle = await gasOf(escrow.connect(gateway).settle(single.receipt, single.signature));
 
 const batchIds = Array.from({ length: BATCH_SIZE }, nextJobId);
-for (const jobId of batchIds) await openJob(jobId);
+const openBatchGas = await gasOf(
+  escrow.connect(gateway).openJobBatch(batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS }))),
+);
+gas.openJobBatch10 = openBatchGas;
+gas.openJobBatchPerJob = Math.round(openBatchGas / BATCH_SIZE);
 const batch = await Promise.all(batchIds.map((jobId) => signedReceipt(jobId, worker)));
 const batchGas = await gasOf(
   escrow.connect(gateway).settleBatch(
@@ -195,7 +201,7 @@ gas.settleBatchPerJob = Math.round(batchGas / BATCH_SIZE);
 const refundJob = nextJobId();
 await openJob(refundJob);
 await networkHelpers.time.increase(JOB_TIMEOUT + 1n);
-gas.refund = await gasOf(escrow.connect(admin).refund(refundJob));
+gas.refund = await gasOf(escrow.connect(gateway).refund(refundJob));
 
 const disputedJob = nextJobId();
 await openJob(disputedJob);
@@ -219,3 +225,20 @@ gas.openDispute = await gasOf(
 gas.resolveDispute = await gasOf(disputes.connect(arbiter).resolveDispute(disputedJob, true));
 
 console.log(JSON.stringify(gas));
+
+if (process.env.GAS_UPDATE === "1") {
+  writeFileSync(SNAPSHOT, `${JSON.stringify(gas, null, 2)}\n`);
+  console.log("gas: snapshots/gas.json updated");
+}
+if (process.env.GAS_CHECK === "1") {
+  const snapshot = JSON.parse(readFileSync(SNAPSHOT, "utf8")) as Record<string, number>;
+  const grown = Object.entries(gas).filter(([name, used]) => {
+    const before = snapshot[name];
+    return before === undefined || used > before * (1 + MAX_GROWTH);
+  });
+  for (const [name, used] of grown) {
+    console.error(`gas: ${name} ${used} exceeds the snapshot ${snapshot[name] ?? "(missing)"} by more than 1%`);
+  }
+  if (grown.length > 0) process.exit(1);
+  console.log("gas: every figure within 1% of snapshots/gas.json");
+}

@@ -194,6 +194,21 @@ export class EscrowChain {
     return undefined;
   }
 
+  /** Job ids (lower-case) a mined settleBatch skipped (`SettlementSkipped`); those jobs are still open. */
+  skippedJobsOf(receipt: TransactionReceipt): Set<string> {
+    const skipped = new Set<string>();
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
+      try {
+        const event = decodeEventLog({ abi: creditEscrowAbi, data: log.data, topics: log.topics });
+        if (event.eventName === "SettlementSkipped") skipped.add(event.args.jobId.toLowerCase());
+      } catch {
+        // Another event.
+      }
+    }
+    return skipped;
+  }
+
   /** The JobSettled facts for `jobKey` in a mined settle/settleBatch. */
   settledJobOf(receipt: TransactionReceipt, jobKey: Hex): { creditsCharged: bigint; balanceAfter: bigint } | undefined {
     for (const log of receipt.logs) {

@@ -24,6 +24,25 @@ export function mapOpenJobRevert(error: unknown, context: { model: string; tier:
         headers: { "x-service-credits-remaining": String(available) },
       });
     }
+    case "SpendingCapExceeded": {
+      // (wallet, cap, lockedInWindow, requested, roomAt): roomAt is the block time at which this lock fits again
+      // (zero when it exceeds the cap by itself and never will).
+      const cap = Number(revert.args[1] ?? 0n);
+      const locked = Number(revert.args[2] ?? 0n);
+      const required = Number(revert.args[3] ?? 0n);
+      const roomAt = Number(revert.args[4] ?? 0n);
+      const retryAfter = roomAt === 0 ? null : Math.max(0, roomAt - Math.floor(Date.now() / 1000));
+      return new ApiError("spending_cap_exceeded", {
+        details: {
+          hourly_cap: cap,
+          credits_locked_last_hour: locked,
+          credits_required: required,
+          room_at: roomAt === 0 ? null : new Date(roomAt * 1000).toISOString(),
+          retry_after: retryAfter,
+        },
+        ...(retryAfter === null ? {} : { headers: { "retry-after": String(retryAfter) } }),
+      });
+    }
     case "ModelUnknown":
     case "ModelIsRetired":
     case "ModelNotListed":

@@ -10,6 +10,8 @@ class RecordingSettlementPort implements SettlementPort {
   refuseBatch = false;
   revertBatch = false;
   refuseJob = new Set<string>();
+  /** Jobs the chain skips inside a mined batch (SettlementSkipped). */
+  skipInBatch = new Set<string>();
   private count = 0;
 
   async settle(receipt: Receipt): Promise<Hex> {
@@ -22,6 +24,10 @@ class RecordingSettlementPort implements SettlementPort {
     if (this.refuseBatch) throw new Error("batch would revert");
     this.sent.push(`batch:${receipts.map((r) => r.jobId).join(",")}`);
     return this.hash(this.revertBatch ? "reverting" : "");
+  }
+
+  skippedJobs(): ReadonlySet<string> {
+    return this.skipInBatch;
   }
 
   async waitMined(hash: Hex): Promise<TransactionReceipt> {
@@ -87,5 +93,16 @@ describe("SettlementBatcher", () => {
     const tickets = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
     await Promise.all(tickets.map((t) => t.mined));
     expect(port.sent).toEqual(["batch:0x1,0x2", "settle:0x1", "settle:0x2"]);
+  });
+
+  it("settles a receipt the mined batch skipped on its own, so its job gets the escrow's reason", async () => {
+    const port = new RecordingSettlementPort();
+    port.skipInBatch.add("0x2");
+    port.refuseJob.add("0x2");
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const tickets = [1, 2, 3].map((n) => batcher.enqueue(receipt(n), "0x"));
+    await expect(tickets[1]!.mined).rejects.toThrow("refused 0x2");
+    await Promise.all([tickets[0]!.mined, tickets[2]!.mined]);
+    expect(port.sent).toEqual(["batch:0x1,0x2,0x3"]);
   });
 });

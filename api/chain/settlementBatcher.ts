@@ -7,6 +7,8 @@ export interface SettlementPort {
   settle(receipt: Receipt, signature: Hex): Promise<Hex>;
   settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex>;
   waitMined(hash: Hex): Promise<TransactionReceipt>;
+  /** Job ids (lower-case) a mined `settleBatch` skipped (`SettlementSkipped`): their jobs are still open. */
+  skippedJobs(receipt: TransactionReceipt): ReadonlySet<string>;
 }
 
 export interface SettlementTicket {
@@ -25,8 +27,10 @@ interface Pending {
 
 /**
  * Collects receipts for `windowMs` (or until `max`) and settles them in one `settleBatch`, or with `settle`
- * when only one is waiting. The batch is all-or-nothing on chain, so a batch that would revert (estimate) or did
- * revert (mined) is retried job by job: one bad receipt never holds up the others.
+ * when only one is waiting. The escrow settles every valid receipt of a batch and skips the others
+ * (`SettlementSkipped`); a skipped receipt is retried alone, so its job gets the escrow's reason (and the sweeper
+ * fails it, returning its escrow, when the reason is final). A batch that would revert (estimate) or did revert
+ * (mined, e.g. paused) is retried job by job.
  */
 export class SettlementBatcher {
   private queue: Pending[] = [];
@@ -91,7 +95,16 @@ export class SettlementBatcher {
     for (const item of batch) item.submitted.resolve(hash);
     try {
       const receipt = await this.port.waitMined(hash);
-      for (const item of batch) item.mined.resolve({ hash, receipt });
+      const skipped = this.port.skippedJobs(receipt);
+      for (const item of batch) {
+        if (skipped.has(item.receipt.jobId.toLowerCase())) {
+          this.options.logger.warn(
+            { hash, job: item.receipt.jobId },
+            "settleBatch skipped a receipt; settling it alone",
+          );
+          await this.settleOne(item, true);
+        } else item.mined.resolve({ hash, receipt });
+      }
     } catch (error) {
       this.options.logger.warn({ err: error, hash }, "settleBatch reverted; settling one by one");
       await Promise.all(batch.map((item) => this.settleOne(item, true)));

@@ -17,6 +17,12 @@ export const errorCatalog = {
     type: "payment_error",
     message: "The credit balance is too low for this request.",
   },
+  // Product-defined, 402 family: the wallet's own hourly cap (CreditEscrow.setSpendingCap), not a policy limit.
+  spending_cap_exceeded: {
+    status: 402,
+    type: "payment_error",
+    message: "This request would exceed the hourly spending cap the wallet set for itself.",
+  },
   no_workers_available: {
     status: 503,
     type: "capacity_error",

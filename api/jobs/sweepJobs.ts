@@ -7,7 +7,7 @@ import type { GatewayJobRow } from "./jobStore.js";
 /** A stored receipt whose settlement has not shown up after this long is sent again. */
 const SETTLEMENT_RETRY_AFTER_MS = 30_000;
 /** Receipts the chain refuses for good: settling again cannot help, so the escrow goes back. */
-const FINAL_SETTLEMENT_REVERTS = new Set(["WorkerNotEligible", "ReceiptTimeInvalid"]);
+const FINAL_SETTLEMENT_REVERTS = new Set(["WorkerNotEligible", "ReceiptTimeInvalid", "SettlementWindowClosed"]);
 
 /**
  * Recovery and the background sweep (ARCHITECTURE "Timeouts and failures": nothing stays locked). For each job

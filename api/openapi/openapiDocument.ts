@@ -520,6 +520,7 @@ const paths: Record<string, Schema> = {
           "model_not_found",
           "context_length_exceeded",
           "insufficient_credits",
+          "spending_cap_exceeded",
           "idempotency_key_reused",
           "idempotency_key_in_progress",
           "payload_too_large",

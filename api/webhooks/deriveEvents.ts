@@ -47,6 +47,8 @@ export const BALANCE_EVENTS = new Set([
   "JobFailed",
   "JobRefunded",
   "JobDisputeClosed",
+  // Owed restitution paid when the reserve was topped up (CreditEscrow.RestitutionPaid).
+  "RestitutionPaid",
 ]);
 
 /** The webhook events one chain event announces (credit.low aside: it depends on state, see trackCreditLow.ts). */

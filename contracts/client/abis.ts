@@ -449,6 +449,17 @@ export const apiKeyRegistryAbi = [
   },
   { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
   {
+    inputs: [{ internalType: "uint48", name: "schedule", type: "uint48" }],
+    name: "AccessControlEnforcedDefaultAdminDelay",
+    type: "error",
+  },
+  { inputs: [], name: "AccessControlEnforcedDefaultAdminRules", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "defaultAdmin", type: "address" }],
+    name: "AccessControlInvalidDefaultAdmin",
+    type: "error",
+  },
+  {
     inputs: [
       { internalType: "address", name: "account", type: "address" },
       { internalType: "bytes32", name: "neededRole", type: "bytes32" },
@@ -479,8 +490,37 @@ export const apiKeyRegistryAbi = [
     type: "error",
   },
   { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "NoActiveKey", type: "error" },
+  {
+    inputs: [
+      { internalType: "uint8", name: "bits", type: "uint8" },
+      { internalType: "uint256", name: "value", type: "uint256" },
+    ],
+    name: "SafeCastOverflowedUintDowncast",
+    type: "error",
+  },
   { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "WalletNotSuspended", type: "error" },
   { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "WalletSuspended", type: "error" },
+  { inputs: [], name: "ZeroAddress", type: "error" },
+  { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint48", name: "newDelay", type: "uint48" },
+      { indexed: false, internalType: "uint48", name: "effectSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminDelayChangeScheduled",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "DefaultAdminTransferCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "newAdmin", type: "address" },
+      { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminTransferScheduled",
+    type: "event",
+  },
   {
     anonymous: false,
     inputs: [
@@ -565,10 +605,47 @@ export const apiKeyRegistryAbi = [
     stateMutability: "view",
     type: "function",
   },
+  { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
     name: "activeWallet",
     outputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "newAdmin", type: "address" }],
+    name: "beginDefaultAdminTransfer",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
+    name: "changeDefaultAdminDelay",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdmin",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelay",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelayIncreaseWait",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
     stateMutability: "view",
     type: "function",
   },
@@ -618,6 +695,33 @@ export const apiKeyRegistryAbi = [
     type: "function",
   },
   {
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdmin",
+    outputs: [
+      { internalType: "address", name: "newAdmin", type: "address" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdminDelay",
+    outputs: [
+      { internalType: "uint48", name: "newDelay", type: "uint48" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [{ internalType: "bytes32", name: "keyHash", type: "bytes32" }],
     name: "registerKey",
     outputs: [],
@@ -627,7 +731,7 @@ export const apiKeyRegistryAbi = [
   {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
-      { internalType: "address", name: "callerConfirmation", type: "address" },
+      { internalType: "address", name: "account", type: "address" },
     ],
     name: "renounceRole",
     outputs: [],
@@ -645,6 +749,7 @@ export const apiKeyRegistryAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "bytes32", name: "newKeyHash", type: "bytes32" }],
     name: "rotateKey",
@@ -696,6 +801,17 @@ export const modelCatalogAbi = [
   },
   { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
   {
+    inputs: [{ internalType: "uint48", name: "schedule", type: "uint48" }],
+    name: "AccessControlEnforcedDefaultAdminDelay",
+    type: "error",
+  },
+  { inputs: [], name: "AccessControlEnforcedDefaultAdminRules", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "defaultAdmin", type: "address" }],
+    name: "AccessControlInvalidDefaultAdmin",
+    type: "error",
+  },
+  {
     inputs: [
       { internalType: "address", name: "account", type: "address" },
       { internalType: "bytes32", name: "neededRole", type: "bytes32" },
@@ -720,6 +836,35 @@ export const modelCatalogAbi = [
     type: "error",
   },
   { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelUnknown", type: "error" },
+  {
+    inputs: [
+      { internalType: "uint8", name: "bits", type: "uint8" },
+      { internalType: "uint256", name: "value", type: "uint256" },
+    ],
+    name: "SafeCastOverflowedUintDowncast",
+    type: "error",
+  },
+  { inputs: [], name: "ZeroAddress", type: "error" },
+  { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint48", name: "newDelay", type: "uint48" },
+      { indexed: false, internalType: "uint48", name: "effectSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminDelayChangeScheduled",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "DefaultAdminTransferCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "newAdmin", type: "address" },
+      { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminTransferScheduled",
+    type: "event",
+  },
   {
     anonymous: false,
     inputs: [
@@ -820,6 +965,7 @@ export const modelCatalogAbi = [
     stateMutability: "view",
     type: "function",
   },
+  { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [
       { internalType: "string", name: "modelId", type: "string" },
@@ -840,6 +986,42 @@ export const modelCatalogAbi = [
     name: "addModel",
     outputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "newAdmin", type: "address" }],
+    name: "beginDefaultAdminTransfer",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
+    name: "changeDefaultAdminDelay",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdmin",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelay",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelayIncreaseWait",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -914,9 +1096,50 @@ export const modelCatalogAbi = [
     type: "function",
   },
   {
+    inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
+    name: "listing",
+    outputs: [
+      { internalType: "uint16", name: "index", type: "uint16" },
+      { internalType: "enum Tier", name: "tier", type: "uint8" },
+      { internalType: "bool", name: "retired", type: "bool" },
+      { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+      { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+      { internalType: "uint32", name: "contextWindow", type: "uint32" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [],
     name: "modelCount",
     outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdmin",
+    outputs: [
+      { internalType: "address", name: "newAdmin", type: "address" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdminDelay",
+    outputs: [
+      { internalType: "uint48", name: "newDelay", type: "uint48" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
     stateMutability: "view",
     type: "function",
   },
@@ -935,7 +1158,7 @@ export const modelCatalogAbi = [
   {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
-      { internalType: "address", name: "callerConfirmation", type: "address" },
+      { internalType: "address", name: "account", type: "address" },
     ],
     name: "renounceRole",
     outputs: [],
@@ -959,6 +1182,7 @@ export const modelCatalogAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
     name: "supportsInterface",
@@ -998,15 +1222,25 @@ export const workerRegistryAbi = [
       { internalType: "contract IModelCatalog", name: "modelCatalog_", type: "address" },
       { internalType: "address", name: "treasury_", type: "address" },
       { internalType: "uint256", name: "minStake_", type: "uint256" },
-      { internalType: "uint16", name: "slashBps_", type: "uint16" },
       { internalType: "uint64", name: "unbondingDelay_", type: "uint64" },
-      { internalType: "uint64", name: "disputeWindow", type: "uint64" },
-      { internalType: "uint64", name: "arbitrationWindow", type: "uint64" },
+      { internalType: "uint64", name: "disputeWindow_", type: "uint64" },
+      { internalType: "uint64", name: "arbitrationWindow_", type: "uint64" },
     ],
     stateMutability: "nonpayable",
     type: "constructor",
   },
   { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [{ internalType: "uint48", name: "schedule", type: "uint48" }],
+    name: "AccessControlEnforcedDefaultAdminDelay",
+    type: "error",
+  },
+  { inputs: [], name: "AccessControlEnforcedDefaultAdminRules", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "defaultAdmin", type: "address" }],
+    name: "AccessControlInvalidDefaultAdmin",
+    type: "error",
+  },
   {
     inputs: [
       { internalType: "address", name: "account", type: "address" },
@@ -1016,9 +1250,9 @@ export const workerRegistryAbi = [
     type: "error",
   },
   { inputs: [], name: "EndpointInvalid", type: "error" },
+  { inputs: [], name: "MinStakeZero", type: "error" },
   { inputs: [], name: "ModelListInvalid", type: "error" },
   { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelNotListed", type: "error" },
-  { inputs: [{ internalType: "address", name: "worker", type: "address" }], name: "NothingToSlash", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -1030,14 +1264,6 @@ export const workerRegistryAbi = [
   {
     inputs: [{ internalType: "address", name: "token", type: "address" }],
     name: "SafeERC20FailedOperation",
-    type: "error",
-  },
-  {
-    inputs: [
-      { internalType: "uint16", name: "slashBps", type: "uint16" },
-      { internalType: "uint16", name: "maximum", type: "uint16" },
-    ],
-    name: "SlashBpsInvalid",
     type: "error",
   },
   {
@@ -1065,10 +1291,20 @@ export const workerRegistryAbi = [
     type: "error",
   },
   {
+    inputs: [
+      { internalType: "uint64", name: "value", type: "uint64" },
+      { internalType: "uint64", name: "minimum", type: "uint64" },
+      { internalType: "uint64", name: "maximum", type: "uint64" },
+    ],
+    name: "WindowOutOfRange",
+    type: "error",
+  },
+  {
     inputs: [{ internalType: "address", name: "worker", type: "address" }],
     name: "WorkerAlreadyRegistered",
     type: "error",
   },
+  { inputs: [{ internalType: "address", name: "worker", type: "address" }], name: "WorkerBanned", type: "error" },
   {
     inputs: [
       { internalType: "address", name: "worker", type: "address" },
@@ -1076,6 +1312,27 @@ export const workerRegistryAbi = [
     ],
     name: "WorkerNotActive",
     type: "error",
+  },
+  { inputs: [], name: "ZeroAddress", type: "error" },
+  { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint48", name: "newDelay", type: "uint48" },
+      { indexed: false, internalType: "uint48", name: "effectSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminDelayChangeScheduled",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "DefaultAdminTransferCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "newAdmin", type: "address" },
+      { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminTransferScheduled",
+    type: "event",
   },
   {
     anonymous: false,
@@ -1178,13 +1435,6 @@ export const workerRegistryAbi = [
   },
   {
     inputs: [],
-    name: "BPS",
-    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
-    stateMutability: "view",
-    type: "function",
-  },
-  {
-    inputs: [],
     name: "DEFAULT_ADMIN_ROLE",
     outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
     stateMutability: "view",
@@ -1206,6 +1456,13 @@ export const workerRegistryAbi = [
   },
   {
     inputs: [],
+    name: "MIN_DISPUTE_WINDOW",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
     name: "SETTLEMENT_CLOCK_SKEW",
     outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
     stateMutability: "view",
@@ -1218,6 +1475,21 @@ export const workerRegistryAbi = [
     stateMutability: "view",
     type: "function",
   },
+  { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [],
+    name: "arbitrationWindow",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "newAdmin", type: "address" }],
+    name: "beginDefaultAdminTransfer",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
   {
     inputs: [
       { internalType: "address", name: "worker", type: "address" },
@@ -1225,6 +1497,42 @@ export const workerRegistryAbi = [
     ],
     name: "canServe",
     outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
+    name: "changeDefaultAdminDelay",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdmin",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelay",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelayIncreaseWait",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "disputeWindow",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
     stateMutability: "view",
     type: "function",
   },
@@ -1297,6 +1605,33 @@ export const workerRegistryAbi = [
     type: "function",
   },
   {
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdmin",
+    outputs: [
+      { internalType: "address", name: "newAdmin", type: "address" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdminDelay",
+    outputs: [
+      { internalType: "uint48", name: "newDelay", type: "uint48" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [
       { internalType: "string", name: "endpoint", type: "string" },
       { internalType: "bytes32[]", name: "modelKeys", type: "bytes32[]" },
@@ -1310,7 +1645,7 @@ export const workerRegistryAbi = [
   {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
-      { internalType: "address", name: "callerConfirmation", type: "address" },
+      { internalType: "address", name: "account", type: "address" },
     ],
     name: "renounceRole",
     outputs: [],
@@ -1327,6 +1662,7 @@ export const workerRegistryAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [
       { internalType: "address", name: "worker", type: "address" },
@@ -1336,13 +1672,6 @@ export const workerRegistryAbi = [
     name: "slash",
     outputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
     stateMutability: "nonpayable",
-    type: "function",
-  },
-  {
-    inputs: [],
-    name: "slashBps",
-    outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
-    stateMutability: "view",
     type: "function",
   },
   {
@@ -1409,12 +1738,22 @@ export const creditEscrowAbi = [
       { internalType: "address", name: "treasury_", type: "address" },
       { internalType: "uint16", name: "feeBps_", type: "uint16" },
       { internalType: "uint64", name: "jobTimeout_", type: "uint64" },
-      { internalType: "uint64", name: "disputeWindow_", type: "uint64" },
     ],
     stateMutability: "nonpayable",
     type: "constructor",
   },
   { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [{ internalType: "uint48", name: "schedule", type: "uint48" }],
+    name: "AccessControlEnforcedDefaultAdminDelay",
+    type: "error",
+  },
+  { inputs: [], name: "AccessControlEnforcedDefaultAdminRules", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "defaultAdmin", type: "address" }],
+    name: "AccessControlInvalidDefaultAdmin",
+    type: "error",
+  },
   {
     inputs: [
       { internalType: "address", name: "account", type: "address" },
@@ -1432,6 +1771,14 @@ export const creditEscrowAbi = [
     type: "error",
   },
   { inputs: [], name: "BatchInvalid", type: "error" },
+  {
+    inputs: [
+      { internalType: "address", name: "escrowCatalog", type: "address" },
+      { internalType: "address", name: "registryCatalog", type: "address" },
+    ],
+    name: "CatalogMismatch",
+    type: "error",
+  },
   {
     inputs: [
       { internalType: "uint256", name: "amount", type: "uint256" },
@@ -1458,6 +1805,7 @@ export const creditEscrowAbi = [
   { inputs: [{ internalType: "bytes32", name: "s", type: "bytes32" }], name: "ECDSAInvalidSignatureS", type: "error" },
   { inputs: [], name: "EnforcedPause", type: "error" },
   { inputs: [], name: "ExpectedPause", type: "error" },
+  { inputs: [{ internalType: "uint64", name: "earliest", type: "uint64" }], name: "FeeChangeTooSoon", type: "error" },
   {
     inputs: [
       { internalType: "uint16", name: "feeBps", type: "uint16" },
@@ -1475,12 +1823,11 @@ export const creditEscrowAbi = [
     name: "InsufficientCredits",
     type: "error",
   },
-  { inputs: [], name: "InvalidShortString", type: "error" },
   { inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }], name: "JobAlreadyExists", type: "error" },
   {
     inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
-      { internalType: "uint64", name: "deadline", type: "uint64" },
+      { internalType: "uint64", name: "refundableAfter", type: "uint64" },
     ],
     name: "JobNotExpired",
     type: "error",
@@ -1494,7 +1841,18 @@ export const creditEscrowAbi = [
     name: "JobNotInStatus",
     type: "error",
   },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { internalType: "enum IApiKeyRegistry.KeyStatus", name: "status", type: "uint8" },
+    ],
+    name: "KeyNotActive",
+    type: "error",
+  },
   { inputs: [{ internalType: "uint32", name: "maxTokens", type: "uint32" }], name: "MaxTokensInvalid", type: "error" },
+  { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelIsRetired", type: "error" },
+  { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelUnknown", type: "error" },
+  { inputs: [{ internalType: "address", name: "account", type: "address" }], name: "NothingToClaim", type: "error" },
   {
     inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
@@ -1502,14 +1860,6 @@ export const creditEscrowAbi = [
       { internalType: "uint64", name: "deadline", type: "uint64" },
     ],
     name: "ReceiptTimeInvalid",
-    type: "error",
-  },
-  {
-    inputs: [
-      { internalType: "uint256", name: "reserve", type: "uint256" },
-      { internalType: "uint256", name: "required", type: "uint256" },
-    ],
-    name: "ReserveInsufficient",
     type: "error",
   },
   {
@@ -1526,7 +1876,47 @@ export const creditEscrowAbi = [
     type: "error",
   },
   { inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }], name: "SettlementMismatch", type: "error" },
-  { inputs: [{ internalType: "string", name: "str", type: "string" }], name: "StringTooLong", type: "error" },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { internalType: "uint64", name: "settleBy", type: "uint64" },
+    ],
+    name: "SettlementWindowClosed",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "uint256", name: "cap", type: "uint256" },
+      { internalType: "uint256", name: "lockedInWindow", type: "uint256" },
+      { internalType: "uint256", name: "requested", type: "uint256" },
+      { internalType: "uint64", name: "roomAt", type: "uint64" },
+    ],
+    name: "SpendingCapExceeded",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "uint256", name: "cap", type: "uint256" },
+      { internalType: "uint256", name: "maximum", type: "uint256" },
+    ],
+    name: "SpendingCapTooLarge",
+    type: "error",
+  },
+  {
+    inputs: [{ internalType: "uint8", name: "decimals", type: "uint8" }],
+    name: "StablecoinDecimalsInvalid",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "uint64", name: "value", type: "uint64" },
+      { internalType: "uint64", name: "minimum", type: "uint64" },
+      { internalType: "uint64", name: "maximum", type: "uint64" },
+    ],
+    name: "WindowOutOfRange",
+    type: "error",
+  },
   {
     inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
@@ -1537,6 +1927,26 @@ export const creditEscrowAbi = [
     type: "error",
   },
   { inputs: [], name: "ZeroAddress", type: "error" },
+  { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint48", name: "newDelay", type: "uint48" },
+      { indexed: false, internalType: "uint48", name: "effectSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminDelayChangeScheduled",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "DefaultAdminTransferCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "newAdmin", type: "address" },
+      { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminTransferScheduled",
+    type: "event",
+  },
   {
     anonymous: false,
     inputs: [
@@ -1549,7 +1959,15 @@ export const creditEscrowAbi = [
     name: "Deposited",
     type: "event",
   },
-  { anonymous: false, inputs: [], name: "EIP712DomainChanged", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "treasury", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "FeesSwept",
+    type: "event",
+  },
   {
     anonymous: false,
     inputs: [
@@ -1581,6 +1999,16 @@ export const creditEscrowAbi = [
       { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
     ],
     name: "JobFailed",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "bytes32", name: "keyHash", type: "bytes32" },
+      { indexed: false, internalType: "enum ICreditEscrow.OpenSkipReason", name: "reason", type: "uint8" },
+    ],
+    name: "JobOpenSkipped",
     type: "event",
   },
   {
@@ -1637,8 +2065,30 @@ export const creditEscrowAbi = [
   },
   {
     anonymous: false,
-    inputs: [{ indexed: false, internalType: "uint16", name: "feeBps", type: "uint16" }],
-    name: "ProtocolFeeUpdated",
+    inputs: [
+      { indexed: true, internalType: "address", name: "recipient", type: "address" },
+      { indexed: false, internalType: "address", name: "to", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "PayoutClaimed",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "recipient", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "PayoutDeferred",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint16", name: "feeBps", type: "uint16" },
+      { indexed: false, internalType: "uint64", name: "effectiveAt", type: "uint64" },
+    ],
+    name: "ProtocolFeeScheduled",
     type: "event",
   },
   {
@@ -1649,6 +2099,28 @@ export const creditEscrowAbi = [
       { indexed: false, internalType: "uint256", name: "reserveAfter", type: "uint256" },
     ],
     name: "ReserveFunded",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "credits", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "owedCredits", type: "uint256" },
+    ],
+    name: "RestitutionOwed",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "credits", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "balanceAfter", type: "uint256" },
+    ],
+    name: "RestitutionPaid",
     type: "event",
   },
   {
@@ -1683,6 +2155,43 @@ export const creditEscrowAbi = [
   },
   {
     anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "enum ICreditEscrow.SettleSkipReason", name: "reason", type: "uint8" },
+    ],
+    name: "SettlementSkipped",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: false, internalType: "uint256", name: "creditsPerHour", type: "uint256" },
+    ],
+    name: "SpendingCapSet",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "to", type: "address" },
+      { indexed: false, internalType: "uint256", name: "toReserve", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "SurplusSwept",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "address", name: "treasury", type: "address" },
+      { indexed: false, internalType: "uint64", name: "effectiveAt", type: "uint64" },
+    ],
+    name: "TreasuryScheduled",
+    type: "event",
+  },
+  {
+    anonymous: false,
     inputs: [{ indexed: false, internalType: "address", name: "treasury", type: "address" }],
     name: "TreasuryUpdated",
     type: "event",
@@ -1708,6 +2217,13 @@ export const creditEscrowAbi = [
     inputs: [],
     name: "BPS",
     outputs: [{ internalType: "uint16", name: "", type: "uint16" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "CONFIG_CHANGE_DELAY",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
     stateMutability: "view",
     type: "function",
   },
@@ -1762,11 +2278,47 @@ export const creditEscrowAbi = [
   },
   {
     inputs: [],
+    name: "RECEIPT_DOMAIN_NAME",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "RECEIPT_DOMAIN_VERSION",
+    outputs: [{ internalType: "string", name: "", type: "string" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "RESTITUTIONS_PER_FUNDING",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "SETTLE_GRACE",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "STABLECOIN_DECIMALS",
+    outputs: [{ internalType: "uint8", name: "", type: "uint8" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
     name: "UNIT_PER_CREDIT",
     outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
     stateMutability: "view",
     type: "function",
   },
+  { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "address", name: "wallet", type: "address" }],
     name: "accountOf",
@@ -1793,6 +2345,35 @@ export const creditEscrowAbi = [
     type: "function",
   },
   {
+    inputs: [{ internalType: "address", name: "newAdmin", type: "address" }],
+    name: "beginDefaultAdminTransfer",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
+    name: "changeDefaultAdminDelay",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "to", type: "address" }],
+    name: "claim",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "account", type: "address" }],
+    name: "claimable",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
       {
@@ -1812,6 +2393,27 @@ export const creditEscrowAbi = [
     name: "closeDispute",
     outputs: [{ internalType: "uint256", name: "creditsRestored", type: "uint256" }],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdmin",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelay",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelayIncreaseWait",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -1845,21 +2447,6 @@ export const creditEscrowAbi = [
     inputs: [],
     name: "domainSeparator",
     outputs: [{ internalType: "bytes32", name: "", type: "bytes32" }],
-    stateMutability: "view",
-    type: "function",
-  },
-  {
-    inputs: [],
-    name: "eip712Domain",
-    outputs: [
-      { internalType: "bytes1", name: "fields", type: "bytes1" },
-      { internalType: "string", name: "name", type: "string" },
-      { internalType: "string", name: "version", type: "string" },
-      { internalType: "uint256", name: "chainId", type: "uint256" },
-      { internalType: "address", name: "verifyingContract", type: "address" },
-      { internalType: "bytes32", name: "salt", type: "bytes32" },
-      { internalType: "uint256[]", name: "extensions", type: "uint256[]" },
-    ],
     stateMutability: "view",
     type: "function",
   },
@@ -1931,6 +2518,28 @@ export const creditEscrowAbi = [
     type: "function",
   },
   {
+    inputs: [],
+    name: "ledger",
+    outputs: [
+      {
+        components: [
+          { internalType: "uint256", name: "creditsOutstanding", type: "uint256" },
+          { internalType: "uint256", name: "reserve", type: "uint256" },
+          { internalType: "uint256", name: "feesAccrued", type: "uint256" },
+          { internalType: "uint256", name: "claimableTotal", type: "uint256" },
+          { internalType: "uint256", name: "owedCredits", type: "uint256" },
+          { internalType: "uint256", name: "owedEntries", type: "uint256" },
+          { internalType: "uint256", name: "surplus", type: "uint256" },
+        ],
+        internalType: "struct ICreditEscrow.Ledger",
+        name: "",
+        type: "tuple",
+      },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
       {
@@ -1970,6 +2579,32 @@ export const creditEscrowAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [
+      {
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+          { internalType: "bytes32", name: "modelKey", type: "bytes32" },
+          { internalType: "uint32", name: "maxTokens", type: "uint32" },
+        ],
+        internalType: "struct ICreditEscrow.OpenRequest[]",
+        name: "requests",
+        type: "tuple[]",
+      },
+    ],
+    name: "openJobBatch",
+    outputs: [{ internalType: "uint256", name: "opened", type: "uint256" }],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "pause", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [],
@@ -1979,14 +2614,30 @@ export const creditEscrowAbi = [
     type: "function",
   },
   {
-    inputs: [
-      { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
-      { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
-      { internalType: "uint32", name: "completionTokens", type: "uint32" },
+    inputs: [{ internalType: "uint256", name: "maxCount", type: "uint256" }],
+    name: "payOwedRestitution",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdmin",
+    outputs: [
+      { internalType: "address", name: "newAdmin", type: "address" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
     ],
-    name: "priceOf",
-    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
-    stateMutability: "pure",
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdminDelay",
+    outputs: [
+      { internalType: "uint48", name: "newDelay", type: "uint48" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -2019,7 +2670,7 @@ export const creditEscrowAbi = [
   {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
-      { internalType: "address", name: "callerConfirmation", type: "address" },
+      { internalType: "address", name: "account", type: "address" },
     ],
     name: "renounceRole",
     outputs: [],
@@ -2043,16 +2694,24 @@ export const creditEscrowAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "uint16", name: "feeBps_", type: "uint16" }],
-    name: "setProtocolFee",
+    name: "scheduleProtocolFee",
     outputs: [],
     stateMutability: "nonpayable",
     type: "function",
   },
   {
     inputs: [{ internalType: "address", name: "treasury_", type: "address" }],
-    name: "setTreasury",
+    name: "scheduleTreasury",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "creditsPerHour", type: "uint256" }],
+    name: "setSpendingCap",
     outputs: [],
     stateMutability: "nonpayable",
     type: "function",
@@ -2095,8 +2754,19 @@ export const creditEscrowAbi = [
       { internalType: "bytes[]", name: "signatures", type: "bytes[]" },
     ],
     name: "settleBatch",
-    outputs: [],
+    outputs: [{ internalType: "uint256", name: "settled", type: "uint256" }],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "address", name: "wallet", type: "address" }],
+    name: "spendingOf",
+    outputs: [
+      { internalType: "uint256", name: "cap", type: "uint256" },
+      { internalType: "uint256", name: "lockedInWindow", type: "uint256" },
+      { internalType: "uint64", name: "nextRoomAt", type: "uint64" },
+    ],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -2111,6 +2781,14 @@ export const creditEscrowAbi = [
     name: "supportsInterface",
     outputs: [{ internalType: "bool", name: "", type: "bool" }],
     stateMutability: "view",
+    type: "function",
+  },
+  { inputs: [], name: "sweepFees", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "address", name: "to", type: "address" }],
+    name: "sweepSurplus",
+    outputs: [],
+    stateMutability: "nonpayable",
     type: "function",
   },
   {
@@ -2143,12 +2821,22 @@ export const disputeManagerAbi = [
       { internalType: "address", name: "admin", type: "address" },
       { internalType: "contract ICreditEscrow", name: "escrow_", type: "address" },
       { internalType: "contract IWorkerRegistry", name: "workerRegistry_", type: "address" },
-      { internalType: "uint64", name: "arbitrationWindow_", type: "uint64" },
     ],
     stateMutability: "nonpayable",
     type: "constructor",
   },
   { inputs: [], name: "AccessControlBadConfirmation", type: "error" },
+  {
+    inputs: [{ internalType: "uint48", name: "schedule", type: "uint48" }],
+    name: "AccessControlEnforcedDefaultAdminDelay",
+    type: "error",
+  },
+  { inputs: [], name: "AccessControlEnforcedDefaultAdminRules", type: "error" },
+  {
+    inputs: [{ internalType: "address", name: "defaultAdmin", type: "address" }],
+    name: "AccessControlInvalidDefaultAdmin",
+    type: "error",
+  },
   {
     inputs: [
       { internalType: "address", name: "account", type: "address" },
@@ -2199,11 +2887,40 @@ export const disputeManagerAbi = [
   },
   {
     inputs: [
-      { internalType: "uint64", name: "unbondingDelay", type: "uint64" },
-      { internalType: "uint64", name: "minimum", type: "uint64" },
+      { internalType: "address", name: "escrowRegistry", type: "address" },
+      { internalType: "address", name: "registry", type: "address" },
     ],
-    name: "UnbondingDelayTooShort",
+    name: "RegistryMismatch",
     type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "uint8", name: "bits", type: "uint8" },
+      { internalType: "uint256", name: "value", type: "uint256" },
+    ],
+    name: "SafeCastOverflowedUintDowncast",
+    type: "error",
+  },
+  { inputs: [], name: "ZeroAddress", type: "error" },
+  { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "uint48", name: "newDelay", type: "uint48" },
+      { indexed: false, internalType: "uint48", name: "effectSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminDelayChangeScheduled",
+    type: "event",
+  },
+  { anonymous: false, inputs: [], name: "DefaultAdminTransferCanceled", type: "event" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "newAdmin", type: "address" },
+      { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
+    ],
+    name: "DefaultAdminTransferScheduled",
+    type: "event",
   },
   {
     anonymous: false,
@@ -2288,6 +3005,7 @@ export const disputeManagerAbi = [
     stateMutability: "view",
     type: "function",
   },
+  { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [],
     name: "arbitrationWindow",
@@ -2296,10 +3014,46 @@ export const disputeManagerAbi = [
     type: "function",
   },
   {
+    inputs: [{ internalType: "address", name: "newAdmin", type: "address" }],
+    name: "beginDefaultAdminTransfer",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
+  {
+    inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
+    name: "changeDefaultAdminDelay",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
     inputs: [{ internalType: "bytes32", name: "jobId", type: "bytes32" }],
     name: "closeExpired",
     outputs: [],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdmin",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelay",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "defaultAdminDelayIncreaseWait",
+    outputs: [{ internalType: "uint48", name: "", type: "uint48" }],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -2390,9 +3144,36 @@ export const disputeManagerAbi = [
     type: "function",
   },
   {
+    inputs: [],
+    name: "owner",
+    outputs: [{ internalType: "address", name: "", type: "address" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdmin",
+    outputs: [
+      { internalType: "address", name: "newAdmin", type: "address" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "pendingDefaultAdminDelay",
+    outputs: [
+      { internalType: "uint48", name: "newDelay", type: "uint48" },
+      { internalType: "uint48", name: "schedule", type: "uint48" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
-      { internalType: "address", name: "callerConfirmation", type: "address" },
+      { internalType: "address", name: "account", type: "address" },
     ],
     name: "renounceRole",
     outputs: [],
@@ -2419,6 +3200,7 @@ export const disputeManagerAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
     name: "supportsInterface",

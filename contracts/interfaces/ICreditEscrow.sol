@@ -4,17 +4,58 @@ pragma solidity 0.8.30;
 import {Tier} from "../types/Tier.sol";
 import {JobStatus} from "../types/JobStatus.sol";
 import {Receipt, Settlement} from "../types/Receipt.sol";
+import {IWorkerRegistry} from "./IWorkerRegistry.sol";
 
 /// @title ICreditEscrow
 /// @notice Prepaid credits (1 stablecoin = 100 credits) held per wallet; each inference job locks
 /// its worst-case price here before routing and is settled against the worker's EIP-712 receipt,
-/// failed, or refunded after the job timeout. Exactly one of those happens to each job.
+/// failed, or refunded after the job timeout and the settle grace. Exactly one of those happens to each job.
 interface ICreditEscrow {
     /// @notice A wallet's credits.
     struct Account {
         uint96 available;
         uint96 locked;
         uint64 lastTopUpAt;
+    }
+
+    /// @notice What the escrow owes. Units are stablecoin units unless named credits.
+    struct Ledger {
+        uint256 creditsOutstanding;
+        uint256 reserve;
+        uint256 feesAccrued;
+        uint256 claimableTotal;
+        uint256 owedCredits;
+        uint256 owedEntries;
+        uint256 surplus;
+    }
+
+    /// @notice One lock of `openJobBatch`, with the arguments of `openJob`.
+    struct OpenRequest {
+        bytes32 jobId;
+        bytes32 keyHash;
+        bytes32 modelKey;
+        uint32 maxTokens;
+    }
+
+    /// @notice Why `openJobBatch` skipped a lock (`None` is never emitted).
+    enum OpenSkipReason {
+        None,
+        JobExists,
+        KeyNotActive,
+        ModelNotListed,
+        MaxTokensInvalid,
+        InsufficientCredits,
+        SpendingCapExceeded
+    }
+
+    /// @notice Why `settleBatch` skipped a receipt (`None` is never emitted).
+    enum SettleSkipReason {
+        None,
+        JobNotOpen,
+        SignatureInvalid,
+        WorkerNotEligible,
+        ReceiptTimeInvalid,
+        SettlementWindowClosed
     }
 
     /// @notice A deposit below the minimum (1 stablecoin).
@@ -27,10 +68,22 @@ interface ICreditEscrow {
     error JobAlreadyExists(bytes32 jobId);
     /// @notice The job is not in the state the call needs.
     error JobNotInStatus(bytes32 jobId, JobStatus status, JobStatus expected);
-    /// @notice `maxTokens` of zero, or above what a job record can price.
+    /// @notice `maxTokens` of zero, above the model's context window, or above what a job record can price.
     error MaxTokensInvalid(uint32 maxTokens);
-    /// @notice The job timeout has not passed yet.
-    error JobNotExpired(bytes32 jobId, uint64 deadline);
+    /// @notice The job may not be refunded by this caller yet.
+    /// @param refundableAfter Anyone may refund it once the block time is past this (deadline + settle grace,
+    /// counted from the end of a pause if later).
+    error JobNotExpired(bytes32 jobId, uint64 refundableAfter);
+    /// @notice The lock would take the credits locked for `wallet` in the last hour above the wallet's own cap.
+    /// @param cap The wallet's cap, credits per rolling hour.
+    /// @param lockedInWindow Credits already counted against the cap.
+    /// @param requested Credits this lock needs.
+    /// @param roomAt Earliest block time at which this lock would fit (zero: never, it exceeds the cap itself).
+    error SpendingCapExceeded(address wallet, uint256 cap, uint256 lockedInWindow, uint256 requested, uint64 roomAt);
+    /// @notice The cap is above what the escrow can record.
+    error SpendingCapTooLarge(uint256 cap, uint256 maximum);
+    /// @notice The settle grace of the job is over; only a refund may close it now.
+    error SettlementWindowClosed(bytes32 jobId, uint64 settleBy);
     /// @notice The receipt's signer is not a registered worker hosting the job's model.
     error WorkerNotEligible(bytes32 jobId, address signer, bytes32 modelKey);
     /// @notice The receipt says the final token came after the job deadline, in the future, or before the job
@@ -40,15 +93,31 @@ interface ICreditEscrow {
     error SettlementMismatch(bytes32 jobId);
     /// @notice The dispute window after the final token has closed.
     error DisputeWindowExpired(bytes32 jobId, uint64 finalTokenAt, uint64 windowEnd);
-    /// @notice The reserve cannot cover the credits to restore.
-    error ReserveInsufficient(uint256 reserve, uint256 required);
     /// @notice Arrays of different lengths, or an empty batch.
     error BatchInvalid();
     /// @notice The protocol fee exceeds its cap.
     error FeeTooHigh(uint16 feeBps, uint16 maxFeeBps);
     /// @notice The zero address where an address is needed.
     error ZeroAddress();
+    /// @notice The escrow is paused (same selector as OpenZeppelin's Pausable).
+    error EnforcedPause();
+    /// @notice The escrow is not paused (same selector as OpenZeppelin's Pausable).
+    error ExpectedPause();
+    /// @notice The stablecoin does not have 6 decimals.
+    error StablecoinDecimalsInvalid(uint8 decimals);
+    /// @notice A time parameter is out of its accepted range.
+    error WindowOutOfRange(uint64 value, uint64 minimum, uint64 maximum);
+    /// @notice The worker registry checks models against another catalog than the escrow's.
+    error CatalogMismatch(address escrowCatalog, address registryCatalog);
+    /// @notice A fee change cannot be scheduled before jobs opened under the previous change can no longer settle.
+    error FeeChangeTooSoon(uint64 earliest);
+    /// @notice Nothing is owed to the caller (or to the treasury).
+    error NothingToClaim(address account);
 
+    /// @notice The escrow was paused (same signature as OpenZeppelin's Pausable).
+    event Paused(address account);
+    /// @notice The escrow was unpaused; open jobs frozen by the pause get a fresh settle grace.
+    event Unpaused(address account);
     /// @notice Stablecoin came in and credits were added to `wallet`.
     /// @param payer Who paid (the wallet itself, or a sponsor).
     /// @param amount Stablecoin units received.
@@ -82,8 +151,8 @@ interface ICreditEscrow {
     /// @param outputHash The verified proof hash (sha256 of the output).
     /// @param creditsCharged Credits paid for the job, per the pricing rule.
     /// @param creditsRefunded Unused escrow returned to the wallet.
-    /// @param workerAmount Stablecoin units transferred to the worker.
-    /// @param feeAmount Stablecoin units transferred to the treasury.
+    /// @param workerAmount Stablecoin units paid to the worker (pushed, or kept claimable when refused).
+    /// @param feeAmount Stablecoin units accrued to the treasury (at the fee in effect when the job opened).
     /// @param balanceAfter Available credits of the wallet afterwards.
     event JobSettled(
         bytes32 indexed jobId,
@@ -112,7 +181,8 @@ interface ICreditEscrow {
     );
     /// @notice A settled job entered a dispute.
     event JobDisputed(bytes32 indexed jobId, address indexed wallet, address indexed worker);
-    /// @notice A dispute was closed; when upheld the charge came back from the reserve.
+    /// @notice A dispute was closed; when upheld the charge came back from the reserve (`creditsRestored`), or
+    /// was recorded as owed (`RestitutionOwed`, `creditsRestored` zero).
     event JobDisputeClosed(
         bytes32 indexed jobId,
         address indexed wallet,
@@ -121,11 +191,36 @@ interface ICreditEscrow {
         uint256 balanceAfter
     );
     /// @notice Stablecoin was added to the dispute reserve.
+    /// @param amount Stablecoin units received (balance delta).
     event ReserveFunded(address indexed funder, uint256 amount, uint256 reserveAfter);
-    /// @notice The treasury address changed.
+    /// @notice The charge of an upheld dispute went back to the wallet from the reserve (at once, or later from
+    /// the owed queue when the reserve was topped up).
+    event RestitutionPaid(bytes32 indexed jobId, address indexed wallet, uint256 credits, uint256 balanceAfter);
+    /// @notice The reserve could not repay an upheld dispute: the restitution is recorded as owed and is paid
+    /// first, in order, when the reserve is topped up.
+    /// @param owedCredits Credits owed to all wallets afterwards.
+    event RestitutionOwed(bytes32 indexed jobId, address indexed wallet, uint256 credits, uint256 owedCredits);
+    /// @notice `openJobBatch` skipped a lock it could not take.
+    event JobOpenSkipped(bytes32 indexed jobId, bytes32 indexed keyHash, OpenSkipReason reason);
+    /// @notice `settleBatch` skipped a receipt it could not settle; the job stays open.
+    event SettlementSkipped(bytes32 indexed jobId, SettleSkipReason reason);
+    /// @notice A wallet set its own cap on credits locked per rolling hour (zero: no cap).
+    event SpendingCapSet(address indexed wallet, uint256 creditsPerHour);
+    /// @notice A payout could not be pushed (the stablecoin refused the transfer); it stays claimable.
+    event PayoutDeferred(address indexed recipient, uint256 amount);
+    /// @notice A recipient claimed its deferred payouts.
+    event PayoutClaimed(address indexed recipient, address to, uint256 amount);
+    /// @notice Accrued protocol fees went to the treasury.
+    event FeesSwept(address indexed treasury, uint256 amount);
+    /// @notice Stablecoin beyond everything the escrow owes was swept (first into the reserve while restitution
+    /// is owed).
+    event SurplusSwept(address indexed to, uint256 toReserve, uint256 amount);
+    /// @notice A treasury change was scheduled; it takes effect at `effectiveAt`.
+    event TreasuryScheduled(address treasury, uint64 effectiveAt);
+    /// @notice The treasury in effect changed.
     event TreasuryUpdated(address treasury);
-    /// @notice The protocol fee changed.
-    event ProtocolFeeUpdated(uint16 feeBps);
+    /// @notice A protocol-fee change was scheduled: jobs opened at or after `effectiveAt` pay `feeBps`.
+    event ProtocolFeeScheduled(uint16 feeBps, uint64 effectiveAt);
 
     /// @notice Deposits stablecoin (approve first); at least 1 stablecoin, whole credits only.
     /// @param amount Stablecoin units.
@@ -137,53 +232,98 @@ interface ICreditEscrow {
     /// @notice Withdraws available credits as stablecoin to the caller.
     function withdraw(uint256 credits) external;
 
-    /// @notice Adds stablecoin to the dispute reserve, from which upheld disputes are repaid.
+    /// @notice Adds stablecoin to the dispute reserve, from which upheld disputes are repaid; owed restitution is
+    /// paid from it first. The reserve is never withdrawn (docs/DESIGN.md, "Disputes").
+    /// @param amount Stablecoin units to pull (approve first); the reserve grows by what arrives.
     function fundReserve(uint256 amount) external;
+
+    /// @notice Pays owed restitution, oldest first, while the reserve covers it. Anyone.
+    /// @param maxCount Most entries to pay in this call.
+    function payOwedRestitution(uint256 maxCount) external;
+
+    /// @notice Sets the caller's cap on credits locked per rolling hour; zero removes it. Only the wallet itself
+    /// can set it, so a stolen gateway key cannot lift it.
+    /// @param creditsPerHour The cap, credits.
+    function setSpendingCap(uint256 creditsPerHour) external;
 
     /// @notice Locks the worst-case price of a request. Gateway only.
     /// @param jobId Time-ordered job id (the API's ULID as 16 bytes, right-aligned).
     /// @param keyHash Hash of the API key used; it must be active.
     /// @param modelKey keccak256 of the model id; the model must be listed.
-    /// @param maxTokens The request's effective `max_tokens`.
+    /// @param maxTokens The request's effective `max_tokens`; at most the model's context window.
     function openJob(bytes32 jobId, bytes32 keyHash, bytes32 modelKey, uint32 maxTokens) external;
 
-    /// @notice Settles one job against its worker's signed receipt, paying worker and treasury. Gateway only.
+    /// @notice Opens many jobs in one transaction, each with its own `JobOpened`; a lock that cannot be taken is
+    /// skipped with `JobOpenSkipped`, never reverting the batch. Gateway only.
+    /// @param requests The locks, each with the arguments of `openJob`.
+    /// @return opened How many jobs were opened.
+    function openJobBatch(OpenRequest[] calldata requests) external returns (uint256 opened);
+
+    /// @notice Settles one job against its worker's signed receipt. The worker's share is pushed (or kept
+    /// claimable when the stablecoin refuses it), the fee accrues to the treasury. Gateway only.
+    /// @param receipt The worker's receipt.
+    /// @param signature The worker's EIP-712 signature of it.
     function settle(Receipt calldata receipt, bytes calldata signature) external;
 
-    /// @notice Settles many jobs in one transaction; payments are summed per worker. Gateway only.
-    /// @dev All or nothing: one invalid receipt reverts the batch.
-    function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures) external;
+    /// @notice Settles many jobs in one transaction; payments are summed per worker. A receipt that cannot be
+    /// settled is skipped with `SettlementSkipped` (its job stays open), never reverting the batch. Gateway only.
+    /// @param receipts The receipts.
+    /// @param signatures Their signatures, same order.
+    /// @return settled How many jobs were settled.
+    function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures) external returns (uint256 settled);
 
-    /// @notice Fails an open job and returns its escrow. Gateway only.
+    /// @notice Fails an open job and returns its escrow. Gateway only; also while paused.
+    /// @param jobId The job.
     function failJob(bytes32 jobId) external;
 
-    /// @notice Refunds an open job after its deadline. Anyone.
+    /// @notice Refunds an open job: by the gateway after its deadline, by anyone once the settle grace after the
+    /// deadline (or after the end of a pause) is over. Not while paused.
+    /// @param jobId The job.
     function refund(bytes32 jobId) external;
+
+    /// @notice Sends the caller's deferred payouts to `to`.
+    /// @param to Recipient (another address when the stablecoin blocks the caller's own).
+    function claim(address to) external;
+
+    /// @notice Sends the accrued protocol fees to the treasury in effect. Anyone.
+    function sweepFees() external;
+
+    /// @notice Sends stablecoin held beyond everything owed (credits, reserve, fees, deferred payouts) to `to`,
+    /// first topping the reserve up by any owed restitution. Admin only.
+    /// @param to Recipient of the surplus.
+    function sweepSurplus(address to) external;
 
     /// @notice Marks a settled job disputed after checking the settlement facts and the dispute window.
     /// Dispute contract only.
     function markDisputed(bytes32 jobId, Settlement calldata settlement) external;
 
-    /// @notice Closes a dispute; when upheld restores the charge to the wallet from the reserve.
-    /// Dispute contract only.
-    /// @return creditsRestored Credits restored (zero unless upheld).
+    /// @notice Closes a dispute; when upheld restores the charge to the wallet from the reserve, or records it as
+    /// owed when the reserve cannot pay (never reverts for lack of reserve). Dispute contract only.
+    /// @return creditsRestored Credits restored now (zero unless upheld and the reserve paid).
     function closeDispute(
         bytes32 jobId,
         Settlement calldata settlement,
         bool upheld
     ) external returns (uint256 creditsRestored);
 
-    /// @notice Sets the treasury. Admin only.
-    function setTreasury(address treasury) external;
+    /// @notice Schedules a new treasury, effective `CONFIG_CHANGE_DELAY` later. Admin only.
+    /// @param treasury The new treasury.
+    function scheduleTreasury(address treasury) external;
 
-    /// @notice Sets the protocol fee in basis points (capped). Admin only.
-    function setProtocolFee(uint16 feeBps) external;
+    /// @notice Schedules a new protocol fee in basis points (capped), for jobs opened `CONFIG_CHANGE_DELAY` later
+    /// or after. Admin only.
+    /// @param feeBps The new fee.
+    function scheduleProtocolFee(uint16 feeBps) external;
 
-    /// @notice Pauses deposits, new jobs and settlement; refunds and withdrawals stay open. Pauser only.
+    /// @notice Pauses deposits, new jobs, settlement and refunds (delivered work is never refunded because of a
+    /// pause); withdrawals, failJob and disputes stay open. Pauser only.
     function pause() external;
 
     /// @notice Lifts the pause. Pauser only.
     function unpause() external;
+
+    /// @notice Whether the escrow is paused.
+    function paused() external view returns (bool);
 
     /// @notice A wallet's credits.
     function accountOf(address wallet) external view returns (Account memory);
@@ -196,19 +336,28 @@ interface ICreditEscrow {
     /// @notice The EIP-712 digest a worker signs for `receipt`.
     function receiptDigest(Receipt calldata receipt) external view returns (bytes32);
 
-    /// @notice Credits the pricing rule charges for `completionTokens` of a model with these prices.
-    function priceOf(
-        uint32 creditsPerRequest,
-        uint32 creditsPer1kTokens,
-        uint32 completionTokens
-    ) external pure returns (uint256);
-
     /// @notice Stablecoin units held for the dispute reserve.
     function reserve() external view returns (uint256);
+
+    /// @notice The worker registry the escrow checks receipts' signers against.
+    function workerRegistry() external view returns (IWorkerRegistry);
 
     /// @notice Seconds after opening before a job may be refunded.
     function jobTimeout() external view returns (uint64);
 
-    /// @notice Seconds after the final token during which a dispute may be opened.
+    /// @notice Seconds after settlement (and at least after the final token) during which a dispute may be opened.
     function disputeWindow() external view returns (uint64);
+
+    /// @notice A wallet's spending cap and what counts against it now.
+    /// @return cap Credits per rolling hour (zero: none).
+    /// @return lockedInWindow Credits counted against it now.
+    /// @return nextRoomAt When the oldest counted slot drops out (room frees up); zero when nothing is counted.
+    function spendingOf(address wallet) external view returns (uint256 cap, uint256 lockedInWindow, uint64 nextRoomAt);
+
+    /// @notice Deferred payouts `account` may claim, stablecoin units.
+    function claimable(address account) external view returns (uint256);
+
+    /// @notice What the escrow owes, for reconciliation: stablecoin held = credits outstanding × 10,000 + reserve
+    /// + fees accrued + claimable payouts + surplus.
+    function ledger() external view returns (Ledger memory);
 }

@@ -47,8 +47,9 @@ interface IDisputeManager {
         uint64 deadline
     );
     /// @notice A dispute was decided (upheld or rejected by an arbiter) or expired undecided.
-    /// @param creditsRestored Credits given back to the wallet from the reserve (upheld only).
-    /// @param slashAmount Stake taken from the worker (upheld only).
+    /// @param creditsRestored Credits given back to the wallet from the reserve now (upheld only; zero when the
+    /// reserve was short and the restitution was recorded as owed, see the escrow's `RestitutionOwed`).
+    /// @param slashAmount Stake taken from the worker: all of it (upheld only).
     event DisputeResolved(
         bytes32 indexed jobId,
         Outcome outcome,
@@ -64,7 +65,8 @@ interface IDisputeManager {
     function openDispute(bytes32 jobId, Settlement calldata settlement, bytes32 clientHash) external;
 
     /// @notice Decides a pending dispute. Arbiter only, within the arbitration window.
-    /// @param fraud True upholds it: the worker is slashed and the charge restored from the reserve.
+    /// @param fraud True upholds it: the worker loses its whole stake and leaves the pool; the charge is restored
+    /// from the reserve, or recorded as owed when the reserve is short.
     function resolveDispute(bytes32 jobId, bool fraud) external;
 
     /// @notice Closes an undecided dispute after the arbitration window. Anyone.

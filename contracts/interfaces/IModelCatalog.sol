@@ -96,6 +96,28 @@ interface IModelCatalog {
         bytes32 modelKey
     ) external view returns (uint16 index, Tier tier, uint32 creditsPerRequest, uint32 creditsPer1kTokens);
 
+    /// @notice Everything the escrow needs to open a job of `modelKey`, without reverting: `index` zero when the
+    /// model is unknown.
+    /// @return index Compact index of the current price version (zero: unknown).
+    /// @return tier Price tier.
+    /// @return retired Whether governance retired it.
+    /// @return creditsPerRequest Price of completions up to the long-completion threshold.
+    /// @return creditsPer1kTokens Price per 1,000 tokens beyond it.
+    /// @return contextWindow Context window, tokens (no job may ask for more output tokens).
+    function listing(
+        bytes32 modelKey
+    )
+        external
+        view
+        returns (
+            uint16 index,
+            Tier tier,
+            bool retired,
+            uint32 creditsPerRequest,
+            uint32 creditsPer1kTokens,
+            uint32 contextWindow
+        );
+
     /// @notice Pricing by compact index, retired or not (open jobs of a retired model still settle).
     /// @return modelKey The model's key.
     /// @return tier Price tier.

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {IModelCatalog} from "./IModelCatalog.sol";
+
 /// @title IWorkerRegistry
 /// @notice Workers stake the stake token, announce an endpoint and the models they host, and get
-/// slashed (only by the dispute contract) for fraudulent proofs.
+/// slashed (only by the dispute contract) for fraudulent proofs: an upheld dispute takes the whole stake and
+/// removes the worker from the pool for good.
 /// @dev The unbonding delay is longer than the dispute plus arbitration windows, so a worker cannot
-/// withdraw before every dispute over its last job has been decided.
+/// withdraw before every dispute over its last job has been decided. The registry is the one place the
+/// dispute and arbitration windows are set; the escrow and the dispute manager read them from here.
 interface IWorkerRegistry {
     enum WorkerStatus {
         None,
         Active,
         Unbonding,
-        Exited
+        Exited,
+        Slashed
     }
 
     struct Worker {
@@ -36,12 +41,16 @@ interface IWorkerRegistry {
     error ModelListInvalid();
     /// @notice Withdrawal before the unbonding delay has passed.
     error StakeLocked(address worker, uint64 unlockAt);
-    /// @notice Slash of zero or with no stake left.
-    error NothingToSlash(address worker);
+    /// @notice The worker was slashed for fraud and may not register again.
+    error WorkerBanned(address worker);
     /// @notice The unbonding delay does not exceed the dispute and arbitration windows.
     error UnbondingDelayTooShort(uint64 unbondingDelay, uint64 minimum);
-    /// @notice The slash share exceeds 100% (10,000 basis points).
-    error SlashBpsInvalid(uint16 slashBps, uint16 maximum);
+    /// @notice A window is out of its accepted range.
+    error WindowOutOfRange(uint64 value, uint64 minimum, uint64 maximum);
+    /// @notice The zero address where an address is needed.
+    error ZeroAddress();
+    /// @notice A minimum stake of zero.
+    error MinStakeZero();
 
     /// @notice A worker registered with its stake, endpoint and hosted models.
     event WorkerRegistered(address indexed worker, string endpoint, uint256 stake, bytes32[] modelKeys);
@@ -55,7 +64,8 @@ interface IWorkerRegistry {
     event WorkerUnbondingStarted(address indexed worker, uint64 unlockAt);
     /// @notice A worker withdrew its remaining stake and left.
     event WorkerWithdrawn(address indexed worker, uint256 amount);
-    /// @notice A worker's stake was slashed and sent to the treasury.
+    /// @notice A worker's whole stake was slashed and sent to the treasury; the worker left the pool for good
+    /// (status `Slashed`, no models).
     /// @param reason A short code, `fraudulent_proof` for an upheld dispute.
     /// @param jobId The job whose proof was found fraudulent.
     event WorkerSlashed(
@@ -84,8 +94,12 @@ interface IWorkerRegistry {
     /// @notice Withdraws the remaining stake once unbonded.
     function withdraw() external;
 
-    /// @notice Slashes a worker for a fraudulent proof. Slasher (dispute contract) only.
-    /// @return amount The stake taken, per the slash rule.
+    /// @notice Slashes a worker for a fraudulent proof: takes its whole stake (to the treasury) and removes it
+    /// from the pool for good. Never reverts for a worker with no stake left. Slasher (dispute contract) only.
+    /// @param worker The worker.
+    /// @param jobId The job whose proof was found fraudulent.
+    /// @param reason A short code.
+    /// @return amount The stake taken (zero when it had withdrawn already).
     function slash(address worker, bytes32 jobId, bytes32 reason) external returns (uint256 amount);
 
     /// @notice Whether `worker` may be paid for a job of `modelKey`: registered, not exited,
@@ -101,4 +115,13 @@ interface IWorkerRegistry {
 
     /// @notice Seconds between `startUnbonding` and the earliest `withdraw`.
     function unbondingDelay() external view returns (uint64);
+
+    /// @notice Seconds after settlement during which a dispute may be opened (at least 60).
+    function disputeWindow() external view returns (uint64);
+
+    /// @notice Seconds an arbiter has to decide a dispute.
+    function arbitrationWindow() external view returns (uint64);
+
+    /// @notice The catalog hosted models are checked against.
+    function modelCatalog() external view returns (IModelCatalog);
 }

@@ -8,15 +8,20 @@ import {Settlement} from "../types/Receipt.sol";
 /// @notice The escrow keeps one storage word per job (one SSTORE to open, one to settle).
 /// While open the word packs, from the high bits down:
 /// `wallet (160) | creditsLocked (40) | deadline (32) | modelIndex (16) | status (8)`.
-/// At settlement it becomes a commitment to the settlement facts: `keccak256(abi.encode(settlement))`
-/// with its low byte replaced by the status, so a dispute can pass the facts back and have them checked.
-/// @dev The status always lives in the low byte, whichever form the word has.
+/// At settlement it becomes a commitment to the settlement facts: `keccak256(abi.encode(settlement))` with its
+/// low 40 bits replaced by `settledAt (32) | status (8)`, so a dispute can pass the facts back and have them
+/// checked, and the dispute window can run from the moment the proof was on chain.
+/// @dev The status always lives in the low byte, whichever form the word has. The commitment keeps 216 bits of
+/// the hash: finding other facts with the same 216 bits is a second-preimage search, far out of reach.
 library JobRecord {
     uint256 private constant WALLET_SHIFT = 96;
     uint256 private constant CREDITS_SHIFT = 56;
     uint256 private constant DEADLINE_SHIFT = 24;
     uint256 private constant MODEL_INDEX_SHIFT = 8;
     uint256 private constant STATUS_MASK = 0xff;
+    uint256 private constant SETTLED_AT_SHIFT = 8;
+    /// @dev The low 40 bits of a commitment: settlement time and status.
+    uint256 private constant TAG_MASK = (1 << 40) - 1;
 
     /// @notice The largest lock a record can hold (uint40).
     uint256 internal constant MAX_CREDITS_LOCKED = type(uint40).max;
@@ -63,13 +68,25 @@ library JobRecord {
         return (record & ~STATUS_MASK) | uint256(status);
     }
 
-    /// @notice The settlement commitment stored for a settled job, carrying `status` in its low byte.
-    function commitment(Settlement memory settlement, JobStatus status) internal pure returns (uint256) {
-        return withStatus(uint256(keccak256(abi.encode(settlement))), status);
+    /// @notice The settlement commitment stored for a settled job, carrying its settlement time and `status`.
+    function commitment(
+        Settlement memory settlement,
+        uint32 settledAt,
+        JobStatus status
+    ) internal pure returns (uint256) {
+        return
+            (uint256(keccak256(abi.encode(settlement))) & ~TAG_MASK) |
+            (uint256(settledAt) << SETTLED_AT_SHIFT) |
+            uint256(status);
     }
 
-    /// @notice Whether `settlement` is what `record` committed to, whatever the status byte says.
+    /// @notice Whether `settlement` is what `record` committed to, whatever its tag says.
     function matches(uint256 record, Settlement memory settlement) internal pure returns (bool) {
-        return (record & ~STATUS_MASK) == (uint256(keccak256(abi.encode(settlement))) & ~STATUS_MASK);
+        return (record & ~TAG_MASK) == (uint256(keccak256(abi.encode(settlement))) & ~TAG_MASK);
+    }
+
+    /// @notice The block time at which a committed job was settled.
+    function settledAtOf(uint256 record) internal pure returns (uint32) {
+        return uint32(record >> SETTLED_AT_SHIFT);
     }
 }

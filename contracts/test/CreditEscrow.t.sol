@@ -222,7 +222,8 @@ contract CreditEscrowTest is EscrowFixture {
         maxTokens = uint32(bound(maxTokens, 1, type(uint32).max));
         completionTokens = uint32(bound(completionTokens, 0, maxTokens));
         feeBps = uint16(bound(feeBps, 0, escrow.MAX_FEE_BPS()));
-        escrow.setProtocolFee(feeBps);
+        escrow.scheduleProtocolFee(feeBps);
+        vm.warp(block.timestamp + escrow.CONFIG_CHANGE_DELAY());
         bytes32 modelKey = lite ? liteModel : maxModel;
         _openJob(JOB, modelKey, maxTokens);
         uint256 locked = _priceOf(modelKey, maxTokens);
@@ -239,7 +240,7 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(_locked(wallet), 0, "nothing stays locked");
         vm.assertEq(workerGot + feeGot, charged * UNIT_PER_CREDIT, "worker + fee == charged units");
         vm.assertEq(feeGot, (charged * UNIT_PER_CREDIT * feeBps) / 10_000, "fee share");
-        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out exactly the charge");
+        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out (or accrues) exactly the charge");
         (JobStatus status, , , ) = escrow.jobOf(JOB);
         vm.assertEq(uint8(status), uint8(JobStatus.Settled), "settled");
     }
@@ -314,11 +315,10 @@ contract CreditEscrowTest is EscrowFixture {
         address caller
     ) public {
         maxTokens = uint32(bound(maxTokens, 1, type(uint32).max));
-        wait = bound(wait, uint256(JOB_TIMEOUT) + 1, 3_650 days);
+        wait = bound(wait, uint256(JOB_TIMEOUT + escrow.SETTLE_GRACE()) + 1, 3_650 days);
         bytes32 modelKey = lite ? liteModel : maxModel;
         uint256 escrowBefore = usd.balanceOf(address(escrow));
         _openJob(JOB, modelKey, maxTokens);
-        escrow.pause(); // refunds never pause
 
         vm.warp(block.timestamp + wait);
         vm.prank(caller);
@@ -339,12 +339,12 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(_available(wallet), WALLET_CREDITS, "restored while paused");
     }
 
-    function testFuzz_refund_revertsIfBeforeDeadline(uint256 wait) public {
-        wait = bound(wait, 0, JOB_TIMEOUT);
+    function testFuzz_refund_revertsIfBeforeSettleGraceEnds(uint256 wait) public {
+        wait = bound(wait, 0, JOB_TIMEOUT + escrow.SETTLE_GRACE());
         _openJob(JOB, maxModel, 100);
-        uint64 deadline = uint64(block.timestamp) + JOB_TIMEOUT;
+        uint64 refundableAfter = uint64(block.timestamp) + JOB_TIMEOUT + escrow.SETTLE_GRACE();
         vm.warp(block.timestamp + wait);
-        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.JobNotExpired.selector, JOB, deadline));
+        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.JobNotExpired.selector, JOB, refundableAfter));
         escrow.refund(JOB);
     }
 
@@ -361,7 +361,7 @@ contract CreditEscrowTest is EscrowFixture {
 
     function test_failJob_revertsIfJobRefunded() public {
         _openJob(JOB, maxModel, 100);
-        vm.warp(block.timestamp + JOB_TIMEOUT + 1);
+        vm.warp(block.timestamp + JOB_TIMEOUT + escrow.SETTLE_GRACE() + 1);
         escrow.refund(JOB);
         vm.expectRevert(
             abi.encodeWithSelector(ICreditEscrow.JobNotInStatus.selector, JOB, JobStatus.Refunded, JobStatus.Open)
@@ -380,7 +380,7 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 lockedBefore = _locked(wallet);
         uint256 availableBefore = _available(wallet);
         uint256 workerBefore = usd.balanceOf(worker);
-        uint256 treasuryBefore = usd.balanceOf(treasury);
+        uint256 feesBefore = escrow.ledger().feesAccrued;
         uint256 escrowBefore = usd.balanceOf(address(escrow));
 
         Receipt memory receipt = _receipt(jobId, completionTokens);
@@ -389,7 +389,8 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 refunded = _available(wallet) - availableBefore;
         charged = lockedBefore - _locked(wallet) - refunded;
         workerGot = usd.balanceOf(worker) - workerBefore;
-        feeGot = usd.balanceOf(treasury) - treasuryBefore;
-        escrowPaid = escrowBefore - usd.balanceOf(address(escrow));
+        // Fees accrue in the escrow for the treasury (sweepFees), so they count as paid out of the credits.
+        feeGot = escrow.ledger().feesAccrued - feesBefore;
+        escrowPaid = escrowBefore - usd.balanceOf(address(escrow)) + feeGot;
     }
 }

@@ -125,21 +125,30 @@ contract DisputeManagerTest is EscrowFixture {
         vm.assertEq(reserveBefore - escrow.reserve(), facts.creditsCharged * UNIT_PER_CREDIT, "from the reserve");
         vm.assertEq(usd.balanceOf(address(escrow)), heldBefore, "no stablecoin leaves the escrow");
         vm.assertEq(usd.balanceOf(worker) + usd.balanceOf(treasury), paidBefore, "payouts untouched");
-        vm.assertEq(workers.getWorker(worker).stake, stakeBefore / 2, "half the stake slashed");
-        vm.assertEq(svc.balanceOf(treasury), stakeBefore / 2, "slashed stake to the treasury");
+        vm.assertEq(workers.getWorker(worker).stake, 0, "the whole stake slashed");
+        vm.assertEq(svc.balanceOf(treasury), stakeBefore, "slashed stake to the treasury");
         (JobStatus status, , , ) = escrow.jobOf(jobId);
         vm.assertEq(uint8(status), uint8(JobStatus.DisputeUpheld), "upheld");
         vm.assertEq(uint8(disputes.getDispute(jobId).outcome), uint8(IDisputeManager.Outcome.Upheld), "outcome upheld");
     }
 
-    function test_resolveDispute_revertsIfReserveInsufficient() public {
+    function test_resolveDispute_recordsRestitutionOwedIfReserveOneUnitShort() public {
         // The 54-credit charge needs 540,000 units; the reserve is one unit short.
         uint256 units = 54 * UNIT_PER_CREDIT;
         _fundReserve(units - 1);
         _openDispute(JOB, settlement, CLIENT_HASH);
-        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.ReserveInsufficient.selector, units - 1, units));
+        uint256 availableBefore = _available(wallet);
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.RestitutionOwed(JOB, wallet, 54, 54);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true);
+
+        vm.assertEq(uint8(disputes.getDispute(JOB).outcome), uint8(IDisputeManager.Outcome.Upheld), "verdict stands");
+        vm.assertEq(workers.getWorker(worker).stake, 0, "slashed all the same");
+        vm.assertEq(_available(wallet), availableBefore, "not paid yet");
+        vm.assertEq(escrow.ledger().owedCredits, 54, "owed credits");
+        vm.assertEq(escrow.ledger().owedEntries, 1, "one entry");
+        vm.assertEq(escrow.reserve(), units - 1, "reserve untouched");
     }
 
     function test_resolveDispute_restoresChargeIfReserveExactlySuffices() public {

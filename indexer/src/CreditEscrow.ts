@@ -184,12 +184,10 @@ ponder.on("CreditEscrow:JobDisputed", async ({ event, context }) => {
 ponder.on("CreditEscrow:JobDisputeClosed", async ({ event, context }) => {
   const { jobId: jobKey, wallet, upheld, creditsRestored, balanceAfter } = event.args;
   const opened = await getJob(context.db, jobKey);
-  // Upheld: the charge came back, which the API shows as `refunded`; otherwise the settlement stands.
+  // Upheld: the charge comes back (now, or from the owed queue when the reserve is topped up), which the API
+  // shows as `refunded`; otherwise the settlement stands. `creditsRestored` is counted by RestitutionPaid.
   await changeJob(context.db, jobKey, { status: upheld ? "refunded" : "settled", balanceAfter });
-  await changeAccount(context.db, wallet, (row) => ({
-    creditsAvailable: balanceAfter,
-    creditsRestored: row.creditsRestored + creditsRestored,
-  }));
+  await changeAccount(context.db, wallet, () => ({ creditsAvailable: balanceAfter }));
   await recordChainEvent(context.db, context.chain.id, event, {
     name: "JobDisputeClosed",
     wallet,
@@ -205,6 +203,31 @@ ponder.on("CreditEscrow:JobDisputeClosed", async ({ event, context }) => {
       tier: opened.tier,
       blockNumber: event.block.number,
     },
+  });
+});
+
+ponder.on("CreditEscrow:RestitutionPaid", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, credits, balanceAfter } = event.args;
+  await changeAccount(context.db, wallet, (row) => ({
+    creditsAvailable: balanceAfter,
+    creditsRestored: row.creditsRestored + credits,
+  }));
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "RestitutionPaid",
+    wallet,
+    jobKey,
+    data: { jobId: jobIdFromKey(jobKey), jobKey, wallet, credits, balanceAfter },
+  });
+});
+
+ponder.on("CreditEscrow:RestitutionOwed", async ({ event, context }) => {
+  const { jobId: jobKey, wallet, credits, owedCredits } = event.args;
+  // The reserve was short: the restitution waits in the escrow's owed queue (`npm run verify` reconciles it).
+  await recordChainEvent(context.db, context.chain.id, event, {
+    name: "RestitutionOwed",
+    wallet,
+    jobKey,
+    data: { jobId: jobIdFromKey(jobKey), jobKey, wallet, credits, owedCredits },
   });
 });
 

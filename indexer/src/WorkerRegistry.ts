@@ -46,10 +46,11 @@ ponder.on("WorkerRegistry:WorkerWithdrawn", async ({ event, context }) => {
 ponder.on("WorkerRegistry:WorkerSlashed", async ({ event, context }) => {
   const { worker, jobId: jobKey, amount, stakeAfter, reason } = event.args;
   await changeWorker(context.db, worker, (row) => ({
-    stake: stakeAfter,
     slashCount: row.slashCount + 1,
     totalSlashed: row.totalSlashed + amount,
   }));
+  // An upheld dispute takes the whole stake and removes the worker from the pool for good.
+  await exitWorker(context.db, worker, { stake: stakeAfter });
   await recordChainEvent(context.db, context.chain.id, event, {
     name: "WorkerSlashed",
     jobKey,

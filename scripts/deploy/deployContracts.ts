@@ -20,9 +20,11 @@ export interface DeployParams {
   arbitrationWindow: number;
   unbondingDelay: number;
   minStake: bigint;
-  slashBps: number;
   feeBps: number;
 }
+
+/** An upheld dispute takes the whole stake (WorkerRegistry.slash); recorded in the deployments file. */
+const SLASH_BPS_WHOLE_STAKE = 10_000;
 
 const STAKE_TOKEN_UNIT = 10n ** 18n;
 
@@ -32,7 +34,6 @@ export const DEFAULT_DEPLOY_PARAMS: DeployParams = {
   arbitrationWindow: 24 * 60 * 60,
   unbondingDelay: 3 * 24 * 60 * 60,
   minStake: 1_000n * STAKE_TOKEN_UNIT,
-  slashBps: 5_000,
   feeBps: 1_000,
 };
 
@@ -89,7 +90,6 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     modelCatalog,
     accounts.treasury,
     params.minStake,
-    params.slashBps,
     BigInt(params.unbondingDelay),
     BigInt(params.disputeWindow),
     BigInt(params.arbitrationWindow),
@@ -103,14 +103,9 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     accounts.treasury,
     params.feeBps,
     BigInt(params.jobTimeout),
-    BigInt(params.disputeWindow),
   ]);
-  const disputeManager = await deploy(clients, "DisputeManager", [
-    admin,
-    creditEscrow,
-    workerRegistry,
-    BigInt(params.arbitrationWindow),
-  ]);
+  // The escrow reads the dispute window and the dispute manager the arbitration window from the registry.
+  const disputeManager = await deploy(clients, "DisputeManager", [admin, creditEscrow, workerRegistry]);
 
   const grants: [Address, Abi, string, Address][] = [
     [creditEscrow, creditEscrowAbi, "GATEWAY_ROLE", accounts.gateway],
@@ -187,7 +182,7 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
       arbitrationWindow: params.arbitrationWindow,
       unbondingDelay: params.unbondingDelay,
       minStake: params.minStake.toString(),
-      slashBps: params.slashBps,
+      slashBps: SLASH_BPS_WHOLE_STAKE,
       feeBps: params.feeBps,
     },
     models,

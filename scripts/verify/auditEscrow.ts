@@ -8,7 +8,8 @@ import { reconcileWallet, type WalletReport } from "./reconcileWallet.js";
 
 export interface EscrowAudit {
   wallets: { wallet: Address; report: WalletReport; available: bigint; locked: bigint }[];
-  /** Stablecoin units the escrow holds, and what it owes: (Σ available + locked) × UNIT_PER_CREDIT + reserve. */
+  /** Stablecoin units the escrow holds, and what it owes: (Σ available + locked) × UNIT_PER_CREDIT + reserve + fees
+   *  accrued + unclaimed payouts. */
   held: bigint;
   owed: bigint;
   reserve: bigint;
@@ -18,7 +19,7 @@ export interface EscrowAudit {
 /**
  * Audits the whole escrow from the chain alone: every wallet that ever deposited or had a job replays to its state
  * (reconcileWallet), and the escrow's stablecoin balance equals every wallet's credits in stablecoin plus the
- * dispute reserve. With `requireUnlocked`, a wallet still holding locked credits is a problem too (use it once
+ * dispute reserve, the fees accrued for the treasury and unclaimed payouts. With `requireUnlocked`, a wallet still holding locked credits is a problem too (use it once
  * every job has ended).
  */
 export async function auditEscrow(
@@ -53,17 +54,22 @@ export async function auditEscrow(
     if (requireUnlocked && locked !== 0n) problems.push(`${wallet}: ${locked} credits still locked`);
     audited.push({ wallet, report, available, locked });
   }
-  const reserve = await reader.client.readContract({ address: escrow, abi: creditEscrowAbi, functionName: "reserve" });
+  const ledger = await reader.client.readContract({ address: escrow, abi: creditEscrowAbi, functionName: "ledger" });
+  const reserve = BigInt(ledger.reserve);
   const held = await reader.client.readContract({
     address: reader.deployment.contracts.stablecoin,
     abi: stablecoinAbi,
     functionName: "balanceOf",
     args: [escrow],
   });
-  const owed = credits * UNIT_PER_CREDIT + reserve;
+  if (BigInt(ledger.creditsOutstanding) !== credits) {
+    problems.push(`the escrow counts ${ledger.creditsOutstanding} credits outstanding, the wallets hold ${credits}`);
+  }
+  // Fees accrue in the escrow until swept to the treasury; a payout a blocked recipient could not take stays claimable.
+  const owed = credits * UNIT_PER_CREDIT + reserve + BigInt(ledger.feesAccrued) + BigInt(ledger.claimableTotal);
   if (held !== owed) {
     problems.push(
-      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve})`,
+      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve} + fees accrued ${ledger.feesAccrued} + claimable ${ledger.claimableTotal})`,
     );
   }
   return { wallets: audited, held, owed, reserve, problems };

@@ -18,6 +18,8 @@ const WALLET_EVENTS = [
   "JobFailed",
   "JobRefunded",
   "JobDisputeClosed",
+  "RestitutionPaid",
+  "RestitutionOwed",
 ] as const;
 
 const sum = (events: ProductEvent[], name: string, field: string) =>
@@ -26,6 +28,8 @@ const sum = (events: ProductEvent[], name: string, field: string) =>
 /**
  * Replays a wallet's whole history from the escrow's logs and compares it with the escrow's state:
  * deposits − withdrawals − charges + restored − locked = available, and the still-locked credits = locked.
+ * Restitution of upheld disputes counts when paid (`RestitutionPaid`); what the reserve could not pay yet
+ * (`RestitutionOwed` without its payment) is reported as owed and checked against the escrow's owed total.
  */
 export async function reconcileWallet(
   reader: ChainReader,
@@ -63,7 +67,13 @@ export async function reconcileWallet(
   const settledRefunds = sum(events, "JobSettled", "creditsRefunded");
   const failedReturns = sum(events, "JobFailed", "creditsReturned");
   const timeoutRefunds = sum(events, "JobRefunded", "creditsRefunded");
-  const restored = sum(events, "JobDisputeClosed", "creditsRestored");
+  const restored = sum(events, "RestitutionPaid", "credits");
+  const paidJobs = new Set(
+    events.filter((e) => e.eventName === "RestitutionPaid").map((e) => String(e.args["jobId"]).toLowerCase()),
+  );
+  const owed = events
+    .filter((e) => e.eventName === "RestitutionOwed" && !paidJobs.has(String(e.args["jobId"]).toLowerCase()))
+    .reduce((total, e) => total + bigArg(e, "credits"), 0n);
   // Locks not yet released by a settlement, failure or refund.
   const stillLocked = lockedTotal - charged - settledRefunds - failedReturns - timeoutRefunds;
   const expectedAvailable = deposited - withdrawn - charged + restored - stillLocked;
@@ -81,7 +91,8 @@ export async function reconcileWallet(
     `  withdrawals    ${withdrawn} credits (${count("Withdrawn")})`,
     `  jobs           ${count("JobOpened")} opened: ${count("JobSettled")} settled, ${count("JobFailed")} failed, ${count("JobRefunded")} refunded`,
     `  charges        ${charged} credits`,
-    `  restored       ${restored} credits (upheld disputes)`,
+    `  restored       ${restored} credits (upheld disputes, paid from the reserve)`,
+    `  owed           ${owed} credits (upheld, waiting for the reserve to be topped up)`,
     `  locked         ${stillLocked} credits (open jobs)`,
     `  = available    ${expectedAvailable} credits`,
     `  escrow says    available ${account.available}, locked ${account.locked}`,
@@ -99,7 +110,18 @@ export async function reconcileWallet(
     stillLocked === BigInt(account.locked),
     `locked from the logs = locked in the escrow (${stillLocked} = ${account.locked})`,
   );
-  const last = events.at(-1);
+  if (owed > 0n) {
+    const ledger = await reader.client.readContract({
+      address: contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "ledger",
+    });
+    expect(
+      ledger.owedCredits >= owed,
+      `the escrow records the owed restitution (${owed} of ${ledger.owedCredits} owed in total)`,
+    );
+  }
+  const last = events.filter((e) => e.eventName !== "RestitutionOwed").at(-1);
   if (last && typeof last.args["balanceAfter"] === "bigint") {
     expect(
       last.args["balanceAfter"] === BigInt(account.available),

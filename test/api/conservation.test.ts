@@ -36,8 +36,9 @@ describe("credits are conserved (after the whole suite)", () => {
     await waitUntil("every opened job ended", async () => (await openJobsOnChain()).length === 0);
   });
 
-  it("the escrow holds exactly every wallet's credits plus the dispute reserve, in stablecoin", async () => {
+  it("the escrow holds exactly every wallet's credits plus the dispute reserve, the fees accrued for the treasury and unclaimed payouts", async () => {
     const sheet = await escrowBalanceSheet();
+    expect(sheet.creditsOutstanding).toBe(sheet.credits);
     expect(sheet.held).toBe(sheet.owed);
   });
 });

@@ -18,7 +18,7 @@ describe("a worker slashed for a fraudulent proof", () => {
     await startExtraWorker({ models: [modelId] }, client.apiKey);
   });
 
-  it("gets no more jobs once its stake fell below the minimum, so its model is no longer served", async () => {
+  it("gets no more jobs once slashed (whole stake taken, out of the pool), so its model is no longer served", async () => {
     const answer = await rawRequest("POST", "/v1/chat/completions", {
       apiKey: client.apiKey,
       body: { model: modelId, messages: [{ role: "user", content: "Say something." }] },

@@ -17,6 +17,7 @@ import {
   OPEN_JOB_LOCKED,
   PARAMS,
   RESERVE_FUNDING,
+  SettleSkipReason,
   SETTLED_CHARGE,
   STARTING_CREDITS,
   STARTING_DEPOSIT,
@@ -56,7 +57,6 @@ async function deployEscrow(
     overrides.treasury ?? d.treasury.address,
     overrides.feeBps ?? PARAMS.feeBps,
     PARAMS.jobTimeout,
-    PARAMS.disputeWindow,
   ]);
 }
 
@@ -75,7 +75,7 @@ async function receiptFor(d: WithOpenJob, completionTokens: number, id = OPEN_JO
 
 describe("CreditEscrow", function () {
   describe("deployment", function () {
-    it("exposes the job timeout and dispute window it was deployed with", async function () {
+    it("exposes the job timeout it was deployed with and the dispute window of the registry", async function () {
       const { escrow } = await loadFixture(deployContracts);
       expect(await escrow.jobTimeout()).to.equal(PARAMS.jobTimeout);
       expect(await escrow.disputeWindow()).to.equal(PARAMS.disputeWindow);
@@ -384,11 +384,23 @@ describe("CreditEscrow", function () {
 
     it("reverts with InsufficientCredits when the balance is below the escrow", async function () {
       const { escrow, gateway, wallet } = await loadFixture(deployProtocol);
-      // 40 + ceil((1,000,000 - 500) * 20 / 1000) = 20,030 credits > 10,000
-      const required = expectedPrice(40, 20, 1_000_000);
-      await expect(escrow.connect(gateway).openJob(jobId(4), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000_000))
+      // 40 + ceil((120,000 - 500) * 20 / 1000) = 2,430 credits; the wallet first spends all but 1,000.
+      await escrow.connect(wallet).withdraw(STARTING_CREDITS - 1_000n);
+      const required = expectedPrice(40, 20, 120_000);
+      await expect(escrow.connect(gateway).openJob(jobId(4), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 120_000))
         .to.be.revertedWithCustomError(escrow, "InsufficientCredits")
-        .withArgs(wallet.address, STARTING_CREDITS, required);
+        .withArgs(wallet.address, 1_000n, required);
+    });
+
+    it("reverts with MaxTokensInvalid above the model's context window (no job locks more than its price)", async function () {
+      const { escrow, gateway } = await loadFixture(deployProtocol);
+      await expect(
+        escrow
+          .connect(gateway)
+          .openJob(jobId(5), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), MODEL_MAX.contextWindow + 1),
+      )
+        .to.be.revertedWithCustomError(escrow, "MaxTokensInvalid")
+        .withArgs(MODEL_MAX.contextWindow + 1);
     });
 
     it("reverts with KeyNotActive for a key that was never registered", async function () {
@@ -480,9 +492,11 @@ describe("CreditEscrow", function () {
       await expect(d.escrow.connect(d.gateway).settle(receipt, sig)).to.changeTokenBalances(
         ethers,
         d.stablecoin,
-        [d.worker1, d.treasury, d.escrow],
-        [charge - fee, fee, -charge],
+        [d.worker1, d.escrow],
+        [charge - fee, -(charge - fee)],
       );
+      expect((await d.escrow.ledger()).feesAccrued).to.equal(fee);
+      await expect(d.escrow.sweepFees()).to.changeTokenBalance(ethers, d.stablecoin, d.treasury, fee);
     });
 
     it("releases the lock and leaves the unused escrow available", async function () {
@@ -722,7 +736,7 @@ describe("CreditEscrow", function () {
     it("reverts with JobNotInStatus for a refunded job", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = { ...(await receiptFor(d, 10)), finalTokenAt: d.deadline };
-      await time.increaseTo(d.deadline + 1n);
+      await time.increaseTo(d.deadline + PARAMS.settleGrace + 1n);
       await d.escrow.connect(d.outsider).refund(OPEN_JOB_ID);
       await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)))
         .to.be.revertedWithCustomError(d.escrow, "JobNotInStatus")
@@ -798,19 +812,19 @@ describe("CreditEscrow", function () {
         );
     });
 
-    it("sends the fee set by the admin to the treasury", async function () {
+    it("charges the fee a job was opened under, even if the admin changes it before settlement", async function () {
       const d = await loadFixture(deployWithOpenJob);
-      await d.escrow.connect(d.admin).setProtocolFee(2_000);
-      const receipt = await receiptFor(d, 1_000);
+      await d.escrow.connect(d.admin).scheduleProtocolFee(2_000);
+      await time.increase(PARAMS.configChangeDelay);
+      const later = jobId(77);
+      await d.escrow.connect(d.gateway).openJob(later, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000);
+      // The first job's deadline passed long ago; only the one opened under 20% can still settle.
+      const receipt = { ...(await receiptFor(d, 1_000)), jobId: later };
       const charge = OPEN_JOB_LOCKED * UNIT_PER_CREDIT;
       await expect(
         d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)),
-      ).to.changeTokenBalances(
-        ethers,
-        d.stablecoin,
-        [d.worker1, d.treasury],
-        [(charge * 8n) / 10n, (charge * 2n) / 10n],
-      );
+      ).to.changeTokenBalance(ethers, d.stablecoin, d.worker1, (charge * 8n) / 10n);
+      expect((await d.escrow.ledger()).feesAccrued).to.equal((charge * 2n) / 10n);
     });
 
     it("reverts with EnforcedPause while paused", async function () {
@@ -940,15 +954,10 @@ describe("CreditEscrow", function () {
       await expect(d.escrow.connect(d.gateway).settleBatch(d.receipts, d.signatures)).to.changeTokenBalances(
         ethers,
         d.stablecoin,
-        [d.worker1, d.worker2, d.worker3, d.treasury, d.escrow],
-        [
-          net(44n) + net(3n),
-          net(42n),
-          net(18n),
-          feeOf(44n) + feeOf(3n) + feeOf(42n) + feeOf(18n),
-          -(44n + 3n + 42n + 18n) * UNIT_PER_CREDIT,
-        ],
+        [d.worker1, d.worker2, d.worker3, d.escrow],
+        [net(44n) + net(3n), net(42n), net(18n), -(net(44n) + net(3n) + net(42n) + net(18n))],
       );
+      expect((await d.escrow.ledger()).feesAccrued).to.equal(feeOf(44n) + feeOf(3n) + feeOf(42n) + feeOf(18n));
     });
 
     it("leaves each wallet with its balance minus its charges and nothing locked", async function () {
@@ -960,23 +969,36 @@ describe("CreditEscrow", function () {
       expect([b.available, b.locked]).to.deep.equal([STARTING_CREDITS - 60n, 0n]);
     });
 
-    it("reverts the whole batch when one receipt is invalid", async function () {
+    it("skips the one invalid receipt with SettlementSkipped and settles the rest", async function () {
       const d = await loadFixture(batchFixture);
       const signatures = [...d.signatures];
       signatures[2] = await signReceipt(d.stranger, d.domain, d.receipts[2]!);
       await expect(d.escrow.connect(d.gateway).settleBatch(d.receipts, signatures))
-        .to.be.revertedWithCustomError(d.escrow, "WorkerNotEligible")
-        .withArgs(d.ids[2], d.stranger.address, modelKey(MODEL_MAX.id));
+        .to.emit(d.escrow, "SettlementSkipped")
+        .withArgs(d.ids[2], SettleSkipReason.WorkerNotEligible);
+      const statuses = await Promise.all(d.ids.map(async (id) => (await d.escrow.jobOf(id))[0]));
+      expect(statuses).to.deep.equal(
+        [JobStatus.Settled, JobStatus.Settled, JobStatus.Open, JobStatus.Settled].map(BigInt),
+      );
     });
 
-    it("reverts the batch when a worker valid for its first job signs a job of a model it does not host", async function () {
+    it("skips a worker valid for its first job that signs a job of a model it does not host", async function () {
       const d = await loadFixture(batchFixture);
       // worker1 hosts max and lite but not pro: its eligibility for the first job must not carry over.
       const receipts = [d.receipts[0]!, d.receipts[3]!];
       const signatures = [d.signatures[0]!, await signReceipt(d.worker1, d.domain, d.receipts[3]!)];
       await expect(d.escrow.connect(d.gateway).settleBatch(receipts, signatures))
-        .to.be.revertedWithCustomError(d.escrow, "WorkerNotEligible")
-        .withArgs(d.ids[3], d.worker1.address, modelKey(MODEL_PRO.id));
+        .to.emit(d.escrow, "SettlementSkipped")
+        .withArgs(d.ids[3], SettleSkipReason.WorkerNotEligible);
+    });
+
+    it("skips a malformed signature with SignatureInvalid instead of reverting", async function () {
+      const d = await loadFixture(batchFixture);
+      const signatures = [...d.signatures];
+      signatures[1] = "0x1234";
+      await expect(d.escrow.connect(d.gateway).settleBatch(d.receipts, signatures))
+        .to.emit(d.escrow, "SettlementSkipped")
+        .withArgs(d.ids[1], SettleSkipReason.SignatureInvalid);
     });
 
     it("pays one worker the sum of two jobs of the same model in one batch", async function () {
@@ -994,24 +1016,23 @@ describe("CreditEscrow", function () {
       );
     });
 
-    it("leaves every job open after a reverted batch", async function () {
+    it("leaves every job open when every receipt of the batch is skipped", async function () {
       const d = await loadFixture(batchFixture);
-      const signatures = [...d.signatures];
-      signatures[3] = await signReceipt(d.worker1, d.domain, d.receipts[3]!);
-      await expect(d.escrow.connect(d.gateway).settleBatch(d.receipts, signatures)).to.be.revert(ethers);
+      const signatures = await Promise.all(d.receipts.map((r) => signReceipt(d.stranger, d.domain, r)));
+      await d.escrow.connect(d.gateway).settleBatch(d.receipts, signatures);
       for (const id of d.ids) {
         const [status] = await d.escrow.jobOf(id);
         expect(status).to.equal(JobStatus.Open);
       }
     });
 
-    it("reverts with JobNotInStatus when a job appears twice in the batch", async function () {
+    it("skips the repeat with JobNotOpen when a job appears twice in the batch", async function () {
       const d = await loadFixture(batchFixture);
       await expect(
         d.escrow.connect(d.gateway).settleBatch([d.receipts[0]!, d.receipts[0]!], [d.signatures[0]!, d.signatures[0]!]),
       )
-        .to.be.revertedWithCustomError(d.escrow, "JobNotInStatus")
-        .withArgs(d.ids[0], JobStatus.Settled, JobStatus.Open);
+        .to.emit(d.escrow, "SettlementSkipped")
+        .withArgs(d.ids[0], SettleSkipReason.JobNotOpen);
     });
 
     it("reverts with BatchInvalid when the arrays differ in length", async function () {
@@ -1092,9 +1113,9 @@ describe("CreditEscrow", function () {
   });
 
   describe("refund", function () {
-    it("refunds an open job after the 120 s timeout to anyone's call and emits JobRefunded", async function () {
+    it("refunds an open job to anyone's call once the settle grace after the 120 s timeout is over", async function () {
       const { escrow, wallet, outsider, deadline } = await loadFixture(deployWithOpenJob);
-      await time.increaseTo(deadline + 1n);
+      await time.increaseTo(deadline + PARAMS.settleGrace + 1n);
       await expect(escrow.connect(outsider).refund(OPEN_JOB_ID))
         .to.emit(escrow, "JobRefunded")
         .withArgs(OPEN_JOB_ID, wallet.address, OPEN_JOB_LOCKED, STARTING_CREDITS, outsider.address);
@@ -1108,17 +1129,31 @@ describe("CreditEscrow", function () {
       expect(deadline).to.equal(openedAt + PARAMS.jobTimeout);
     });
 
-    it("reverts with JobNotExpired before the timeout", async function () {
+    it("reverts with JobNotExpired for anyone but the gateway until the settle grace is over", async function () {
       const { escrow, outsider, deadline } = await loadFixture(deployWithOpenJob);
-      await time.increaseTo(deadline - 10n);
+      await time.increaseTo(deadline + PARAMS.settleGrace - 1n);
       await expect(escrow.connect(outsider).refund(OPEN_JOB_ID))
         .to.be.revertedWithCustomError(escrow, "JobNotExpired")
-        .withArgs(OPEN_JOB_ID, deadline);
+        .withArgs(OPEN_JOB_ID, deadline + PARAMS.settleGrace);
+    });
+
+    it("lets the gateway refund its own job once the deadline has passed", async function () {
+      const { escrow, gateway, deadline } = await loadFixture(deployWithOpenJob);
+      await time.increaseTo(deadline + 1n);
+      await expect(escrow.connect(gateway).refund(OPEN_JOB_ID)).to.emit(escrow, "JobRefunded");
+    });
+
+    it("reverts with JobNotExpired for the gateway before the deadline", async function () {
+      const { escrow, gateway, deadline } = await loadFixture(deployWithOpenJob);
+      await time.increaseTo(deadline - 10n);
+      await expect(escrow.connect(gateway).refund(OPEN_JOB_ID))
+        .to.be.revertedWithCustomError(escrow, "JobNotExpired")
+        .withArgs(OPEN_JOB_ID, deadline + PARAMS.settleGrace);
     });
 
     it("marks the job refunded and returns the locked credits", async function () {
       const { escrow, wallet, outsider, deadline } = await loadFixture(deployWithOpenJob);
-      await time.increaseTo(deadline + 1n);
+      await time.increaseTo(deadline + PARAMS.settleGrace + 1n);
       await escrow.connect(outsider).refund(OPEN_JOB_ID);
       const [status] = await escrow.jobOf(OPEN_JOB_ID);
       expect(status).to.equal(JobStatus.Refunded);
@@ -1128,7 +1163,7 @@ describe("CreditEscrow", function () {
 
     it("reverts with JobNotInStatus the second time", async function () {
       const { escrow, outsider, deadline } = await loadFixture(deployWithOpenJob);
-      await time.increaseTo(deadline + 1n);
+      await time.increaseTo(deadline + PARAMS.settleGrace + 1n);
       await escrow.connect(outsider).refund(OPEN_JOB_ID);
       await expect(escrow.connect(outsider).refund(OPEN_JOB_ID))
         .to.be.revertedWithCustomError(escrow, "JobNotInStatus")
@@ -1159,11 +1194,22 @@ describe("CreditEscrow", function () {
         .withArgs(jobId(404), JobStatus.None, JobStatus.Open);
     });
 
-    it("still works while paused", async function () {
+    it("reverts with EnforcedPause while paused (a pause never turns delivered work into a refund)", async function () {
       const { escrow, admin, outsider, deadline } = await loadFixture(deployWithOpenJob);
       await escrow.connect(admin).pause();
-      await time.increaseTo(deadline + 1n);
-      await expect(escrow.connect(outsider).refund(OPEN_JOB_ID)).to.emit(escrow, "JobRefunded");
+      await time.increaseTo(deadline + PARAMS.settleGrace + 1n);
+      await expect(escrow.connect(outsider).refund(OPEN_JOB_ID)).to.be.revertedWithCustomError(escrow, "EnforcedPause");
+    });
+
+    it("restarts the settle grace when the pause ends", async function () {
+      const { escrow, admin, outsider, deadline } = await loadFixture(deployWithOpenJob);
+      await escrow.connect(admin).pause();
+      await time.increaseTo(deadline + 3_600n);
+      await escrow.connect(admin).unpause();
+      const unpausedAt = BigInt(await time.latest());
+      await expect(escrow.connect(outsider).refund(OPEN_JOB_ID))
+        .to.be.revertedWithCustomError(escrow, "JobNotExpired")
+        .withArgs(OPEN_JOB_ID, unpausedAt + PARAMS.settleGrace);
     });
   });
 
@@ -1184,52 +1230,87 @@ describe("CreditEscrow", function () {
   });
 
   describe("admin settings", function () {
-    it("setTreasury changes where fees go and emits TreasuryUpdated", async function () {
-      const { escrow, admin, outsider } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(admin).setTreasury(outsider.address))
-        .to.emit(escrow, "TreasuryUpdated")
-        .withArgs(outsider.address);
+    it("scheduleTreasury emits TreasuryScheduled and the treasury changes only after the delay", async function () {
+      const { escrow, admin, treasury, outsider } = await loadFixture(deployProtocol);
+      const tx = escrow.connect(admin).scheduleTreasury(outsider.address);
+      await expect(tx).to.emit(escrow, "TreasuryScheduled");
+      expect(await escrow.treasury()).to.equal(treasury.address);
+      await time.increase(PARAMS.configChangeDelay);
+      expect(await escrow.treasury()).to.equal(outsider.address);
     });
 
-    it("sends later fees to the new treasury", async function () {
+    it("sweeps accrued fees to the treasury in effect and emits TreasuryUpdated when it takes over", async function () {
       const d = await loadFixture(deployWithOpenJob);
-      await d.escrow.connect(d.admin).setTreasury(d.outsider.address);
       const receipt = await receiptFor(d, 700);
-      await expect(
-        d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)),
-      ).to.changeTokenBalance(ethers, d.stablecoin, d.outsider, feeOf(SETTLED_CHARGE));
+      await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt));
+      await d.escrow.connect(d.admin).scheduleTreasury(d.outsider.address);
+      await time.increase(PARAMS.configChangeDelay);
+      const sweep = d.escrow.sweepFees();
+      await expect(sweep).to.changeTokenBalance(ethers, d.stablecoin, d.outsider, feeOf(SETTLED_CHARGE));
+      await expect(sweep).to.emit(d.escrow, "TreasuryUpdated").withArgs(d.outsider.address);
     });
 
-    it("setTreasury reverts with ZeroAddress for the zero address", async function () {
+    it("sweepFees reverts with NothingToClaim when no fee accrued", async function () {
+      const { escrow, treasury } = await loadFixture(deployProtocol);
+      await expect(escrow.sweepFees())
+        .to.be.revertedWithCustomError(escrow, "NothingToClaim")
+        .withArgs(treasury.address);
+    });
+
+    it("scheduleTreasury reverts with ZeroAddress for the zero address", async function () {
       const { escrow, admin } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(admin).setTreasury(ethers.ZeroAddress)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(admin).scheduleTreasury(ethers.ZeroAddress)).to.be.revertedWithCustomError(
         escrow,
         "ZeroAddress",
       );
     });
 
-    it("setTreasury reverts with AccessControlUnauthorizedAccount for a non-admin", async function () {
+    it("scheduleTreasury reverts with AccessControlUnauthorizedAccount for a non-admin", async function () {
       const { escrow, outsider } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(outsider).setTreasury(outsider.address))
+      await expect(escrow.connect(outsider).scheduleTreasury(outsider.address))
         .to.be.revertedWithCustomError(escrow, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, DEFAULT_ADMIN_ROLE);
     });
 
-    it("setProtocolFee accepts the 20% cap and emits ProtocolFeeUpdated", async function () {
+    it("scheduleProtocolFee accepts the 20% cap, emits ProtocolFeeScheduled and applies it after the delay", async function () {
       const { escrow, admin } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(admin).setProtocolFee(2_000)).to.emit(escrow, "ProtocolFeeUpdated").withArgs(2_000);
+      await expect(escrow.connect(admin).scheduleProtocolFee(2_000)).to.emit(escrow, "ProtocolFeeScheduled");
+      expect(await escrow.feeBps()).to.equal(PARAMS.feeBps);
+      await time.increase(PARAMS.configChangeDelay);
+      expect(await escrow.feeBps()).to.equal(2_000n);
     });
 
-    it("setProtocolFee reverts with FeeTooHigh above the cap", async function () {
+    it("scheduleProtocolFee replaces a change that has not taken effect yet", async function () {
       const { escrow, admin } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(admin).setProtocolFee(2_001))
+      await escrow.connect(admin).scheduleProtocolFee(2_000);
+      await escrow.connect(admin).scheduleProtocolFee(500);
+      await time.increase(PARAMS.configChangeDelay);
+      expect(await escrow.feeBps()).to.equal(500n);
+    });
+
+    it("scheduleProtocolFee reverts with FeeChangeTooSoon while jobs opened under the older fee may still settle", async function () {
+      const { escrow, admin } = await loadFixture(deployProtocol);
+      await escrow.connect(admin).scheduleProtocolFee(2_000);
+      await time.increase(PARAMS.configChangeDelay);
+      const switchAt = BigInt(await time.latest());
+      await expect(escrow.connect(admin).scheduleProtocolFee(500)).to.be.revertedWithCustomError(
+        escrow,
+        "FeeChangeTooSoon",
+      );
+      await time.increaseTo(switchAt + PARAMS.jobTimeout + PARAMS.settleGrace + 1n);
+      await expect(escrow.connect(admin).scheduleProtocolFee(500)).to.emit(escrow, "ProtocolFeeScheduled");
+    });
+
+    it("scheduleProtocolFee reverts with FeeTooHigh above the cap", async function () {
+      const { escrow, admin } = await loadFixture(deployProtocol);
+      await expect(escrow.connect(admin).scheduleProtocolFee(2_001))
         .to.be.revertedWithCustomError(escrow, "FeeTooHigh")
         .withArgs(2_001, 2_000);
     });
 
-    it("setProtocolFee reverts with AccessControlUnauthorizedAccount for a non-admin", async function () {
+    it("scheduleProtocolFee reverts with AccessControlUnauthorizedAccount for a non-admin", async function () {
       const { escrow, gateway } = await loadFixture(deployProtocol);
-      await expect(escrow.connect(gateway).setProtocolFee(0))
+      await expect(escrow.connect(gateway).scheduleProtocolFee(0))
         .to.be.revertedWithCustomError(escrow, "AccessControlUnauthorizedAccount")
         .withArgs(gateway.address, DEFAULT_ADMIN_ROLE);
     });
@@ -1265,22 +1346,6 @@ describe("CreditEscrow", function () {
     });
   });
 
-  describe("priceOf", function () {
-    for (const tokens of [0, 1, 499, 500, 501, 999, 1_000, 1_500, 128_000]) {
-      it(`prices ${tokens} completion tokens per the pricing rule for every tier`, async function () {
-        const { escrow } = await loadFixture(deployContracts);
-        for (const [cpr, cp1k] of [
-          [40, 20],
-          [18, 9],
-          [8, 4],
-          [2, 1],
-        ] as const) {
-          expect(await escrow.priceOf(cpr, cp1k, tokens)).to.equal(expectedPrice(cpr, cp1k, tokens));
-        }
-      });
-    }
-  });
-
   describe("value conservation", function () {
     it("holds stablecoin equal to (available + locked) credits x 10,000 + reserve after a settlement", async function () {
       const d = await loadFixture(deployWithSettledJob);
@@ -1288,7 +1353,9 @@ describe("CreditEscrow", function () {
       const a = await d.escrow.accountOf(d.wallet.address);
       const b = await d.escrow.accountOf(d.wallet2.address);
       const credits = a.available + a.locked + b.available + b.locked;
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + (await d.escrow.reserve()));
+      const ledger = await d.escrow.ledger();
+      expect(ledger.creditsOutstanding).to.equal(credits);
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal);
     });
   });
 
@@ -1297,7 +1364,7 @@ describe("CreditEscrow", function () {
       const d = await loadFixture(deployWithOpenJob);
       await d.escrow.connect(d.gateway).openJob(jobId(2), keyHash(WALLET_KEY), modelKey(MODEL_LITE.id), 10);
       await d.escrow.connect(d.gateway).failJob(jobId(2));
-      await time.increase(PARAMS.jobTimeout + 1n);
+      await time.increase(PARAMS.jobTimeout + PARAMS.settleGrace + 1n);
       await d.escrow.connect(d.outsider).refund(OPEN_JOB_ID);
       const account = await d.escrow.accountOf(d.wallet.address);
       expect(account.available + account.locked).to.equal(STARTING_DEPOSIT / UNIT_PER_CREDIT);

@@ -33,7 +33,7 @@ import {
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture, time } = networkHelpers;
 
-const HALF_STAKE = PARAMS.minStake / 2n;
+const WHOLE_STAKE = PARAMS.minStake;
 
 async function nextTimestamp(): Promise<bigint> {
   const at = (await time.latest()) + 1;
@@ -41,32 +41,44 @@ async function nextTimestamp(): Promise<bigint> {
   return BigInt(at);
 }
 
-/** A settled job charging more credits (5,030) than the reserve holds (5,000), with a pending dispute. */
+/**
+ * Two settled whole-context jobs (2,590 credits each) by two workers, both disputed; the first upheld dispute took
+ * 2,590 of the reserve's 5,000 credits, so the second (BIG_JOB) is worth more than what is left.
+ */
+const FIRST_BIG_JOB = jobId(499);
 const BIG_JOB = jobId(500);
-const BIG_TOKENS = 250_000;
+const BIG_TOKENS = MODEL_MAX.contextWindow;
 const BIG_CHARGE = expectedPrice(MODEL_MAX.creditsPerRequest, MODEL_MAX.creditsPer1kTokens, BIG_TOKENS);
 
 async function withDisputeAboveReserve(connection: Parameters<typeof deployProtocol>[0]) {
   const d = await deployProtocol(connection);
-  await d.escrow.connect(d.gateway).openJob(BIG_JOB, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), BIG_TOKENS);
-  const finalTokenAt = BigInt(await time.latest());
-  const receipt = {
-    jobId: BIG_JOB,
-    outputHash: outputHash("a very long answer"),
-    promptTokens: 10,
-    completionTokens: BIG_TOKENS,
-    finalTokenAt,
-  };
-  await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker2, d.domain, receipt));
-  const settlement = {
-    wallet: d.wallet.address,
-    worker: d.worker2.address,
-    outputHash: receipt.outputHash,
-    creditsCharged: BIG_CHARGE,
-    finalTokenAt,
-  };
-  await d.disputeManager.connect(d.gateway).openDispute(BIG_JOB, settlement, CLIENT_HASH);
-  return { ...d, settlement };
+  const settlements = [];
+  for (const [id, worker] of [
+    [FIRST_BIG_JOB, d.worker1],
+    [BIG_JOB, d.worker2],
+  ] as const) {
+    await d.escrow.connect(d.gateway).openJob(id, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), BIG_TOKENS);
+    const finalTokenAt = BigInt(await time.latest());
+    const receipt = {
+      jobId: id,
+      outputHash: outputHash("a very long answer"),
+      promptTokens: 10,
+      completionTokens: BIG_TOKENS,
+      finalTokenAt,
+    };
+    await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(worker, d.domain, receipt));
+    const settlement = {
+      wallet: d.wallet.address,
+      worker: worker.address,
+      outputHash: receipt.outputHash,
+      creditsCharged: BIG_CHARGE,
+      finalTokenAt,
+    };
+    await d.disputeManager.connect(d.gateway).openDispute(id, settlement, CLIENT_HASH);
+    settlements.push(settlement);
+  }
+  await d.disputeManager.connect(d.arbiter).resolveDispute(FIRST_BIG_JOB, true);
+  return { ...d, settlement: settlements[1]! };
 }
 
 describe("DisputeManager", function () {
@@ -83,20 +95,27 @@ describe("DisputeManager", function () {
       expect(await disputeManager.hasRole(DEFAULT_ADMIN_ROLE, admin.address)).to.equal(true);
     });
 
-    it("reverts with UnbondingDelayTooShort when the windows reach the registry's unbonding delay", async function () {
-      const { admin, escrow, workerRegistry } = await loadFixture(deployContracts);
+    it("reads its arbitration window from the worker registry (one place for the windows)", async function () {
+      const { disputeManager, workerRegistry } = await loadFixture(deployContracts);
+      expect(await disputeManager.arbitrationWindow()).to.equal(await workerRegistry.arbitrationWindow());
+    });
+
+    it("reverts with RegistryMismatch when the escrow checks another registry", async function () {
+      const { admin, escrow, stakeToken, modelCatalog, treasury } = await loadFixture(deployContracts);
+      const other = await ethers.deployContract("WorkerRegistry", [
+        admin.address,
+        await stakeToken.getAddress(),
+        await modelCatalog.getAddress(),
+        treasury.address,
+        PARAMS.minStake,
+        PARAMS.unbondingDelay,
+        PARAMS.disputeWindow,
+        PARAMS.arbitrationWindow,
+      ]);
       const factory = await ethers.getContractFactory("DisputeManager");
-      const arbitration = PARAMS.unbondingDelay - PARAMS.disputeWindow;
       await expect(
-        ethers.deployContract("DisputeManager", [
-          admin.address,
-          await escrow.getAddress(),
-          await workerRegistry.getAddress(),
-          arbitration,
-        ]),
-      )
-        .to.be.revertedWithCustomError(factory, "UnbondingDelayTooShort")
-        .withArgs(PARAMS.unbondingDelay, PARAMS.unbondingDelay + 1n);
+        ethers.deployContract("DisputeManager", [admin.address, await escrow.getAddress(), await other.getAddress()]),
+      ).to.be.revertedWithCustomError(factory, "RegistryMismatch");
     });
   });
 
@@ -137,16 +156,16 @@ describe("DisputeManager", function () {
 
     it("accepts a dispute at the last second of the 60 s window", async function () {
       const d = await loadFixture(deployWithSettledJob);
-      await time.setNextBlockTimestamp(d.settlement.finalTokenAt + PARAMS.disputeWindow);
+      await time.setNextBlockTimestamp(d.settledAt + PARAMS.disputeWindow);
       await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH)).to.emit(
         d.disputeManager,
         "DisputeOpened",
       );
     });
 
-    it("reverts with DisputeWindowExpired more than 60 s after the final token", async function () {
+    it("reverts with DisputeWindowExpired more than 60 s after the settlement", async function () {
       const d = await loadFixture(deployWithSettledJob);
-      const windowEnd = d.settlement.finalTokenAt + PARAMS.disputeWindow;
+      const windowEnd = d.settledAt + PARAMS.disputeWindow;
       await time.setNextBlockTimestamp(windowEnd + 1n);
       await expect(d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH))
         .to.be.revertedWithCustomError(d.escrow, "DisputeWindowExpired")
@@ -227,14 +246,14 @@ describe("DisputeManager", function () {
       const d = await loadFixture(deployWithDispute);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.disputeManager, "DisputeResolved")
-        .withArgs(OPEN_JOB_ID, Outcome.Upheld, SETTLED_CHARGE, HALF_STAKE, d.arbiter.address);
+        .withArgs(OPEN_JOB_ID, Outcome.Upheld, SETTLED_CHARGE, WHOLE_STAKE, d.arbiter.address);
     });
 
-    it("slashes 50% of the worker's stake for a fraudulent proof", async function () {
+    it("slashes the worker's whole stake for a fraudulent proof and removes it from the pool", async function () {
       const d = await loadFixture(deployWithDispute);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.workerRegistry, "WorkerSlashed")
-        .withArgs(d.worker1.address, OPEN_JOB_ID, HALF_STAKE, PARAMS.minStake - HALF_STAKE, FRAUD_REASON);
+        .withArgs(d.worker1.address, OPEN_JOB_ID, WHOLE_STAKE, 0n, FRAUD_REASON);
     });
 
     it("sends the slashed stake to the treasury", async function () {
@@ -243,7 +262,7 @@ describe("DisputeManager", function () {
         ethers,
         d.stakeToken,
         d.treasury,
-        HALF_STAKE,
+        WHOLE_STAKE,
       );
     });
 
@@ -260,7 +279,7 @@ describe("DisputeManager", function () {
       expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING - SETTLED_CHARGE * UNIT_PER_CREDIT);
     });
 
-    it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve", async function () {
+    it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve + accrued fees", async function () {
       const d = await loadFixture(deployWithDispute);
       await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
       const held = await d.stablecoin.balanceOf(await d.escrow.getAddress());
@@ -269,7 +288,8 @@ describe("DisputeManager", function () {
         const a = await d.escrow.accountOf(w.address);
         credits += a.available + a.locked;
       }
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + (await d.escrow.reserve()));
+      const ledger = await d.escrow.ledger();
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal);
     });
 
     it("leaves the job DisputeUpheld and the dispute Upheld", async function () {
@@ -280,28 +300,41 @@ describe("DisputeManager", function () {
       expect((await d.disputeManager.getDispute(OPEN_JOB_ID)).outcome).to.equal(BigInt(Outcome.Upheld));
     });
 
-    it("makes the slashed worker (now below the minimum stake) ineligible", async function () {
+    it("makes the slashed worker ineligible", async function () {
       const d = await loadFixture(deployWithDispute);
       await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
       expect(await d.workerRegistry.canServe(d.worker1.address, modelKey(MODEL_MAX.id))).to.equal(false);
     });
 
-    it("reverts with ReserveInsufficient when the reserve cannot cover the credits", async function () {
+    it("upholds and slashes even when the reserve cannot cover the credits, recording them as owed", async function () {
       const d = await loadFixture(withDisputeAboveReserve);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true))
-        .to.be.revertedWithCustomError(d.escrow, "ReserveInsufficient")
-        .withArgs(RESERVE_FUNDING, BIG_CHARGE * UNIT_PER_CREDIT);
+        .to.emit(d.escrow, "RestitutionOwed")
+        .withArgs(BIG_JOB, d.wallet.address, BIG_CHARGE, BIG_CHARGE)
+        .and.to.emit(d.workerRegistry, "WorkerSlashed")
+        .and.to.emit(d.disputeManager, "DisputeResolved")
+        .withArgs(BIG_JOB, Outcome.Upheld, 0n, WHOLE_STAKE, d.arbiter.address);
+      expect((await d.escrow.ledger()).owedCredits).to.equal(BIG_CHARGE);
     });
 
-    it("succeeds once the reserve was topped up", async function () {
+    it("pays the owed restitution first when the reserve is topped up (RestitutionPaid)", async function () {
       const d = await loadFixture(withDisputeAboveReserve);
-      const topUp = BIG_CHARGE * UNIT_PER_CREDIT - RESERVE_FUNDING;
+      await d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true);
+      const before = (await d.escrow.accountOf(d.wallet.address)).available;
+      const topUp = BIG_CHARGE * UNIT_PER_CREDIT;
       await d.stablecoin.connect(d.admin).mint(d.admin.address, topUp);
       await d.stablecoin.connect(d.admin).approve(await d.escrow.getAddress(), topUp);
-      await d.escrow.connect(d.admin).fundReserve(topUp);
-      await expect(d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true))
-        .to.emit(d.escrow, "JobDisputeClosed")
-        .withArgs(BIG_JOB, d.wallet.address, true, BIG_CHARGE, STARTING_CREDITS);
+      await expect(d.escrow.connect(d.admin).fundReserve(topUp))
+        .to.emit(d.escrow, "RestitutionPaid")
+        .withArgs(BIG_JOB, d.wallet.address, BIG_CHARGE, before + BIG_CHARGE);
+      expect((await d.escrow.ledger()).owedCredits).to.equal(0n);
+    });
+
+    it("payOwedRestitution pays nothing while the reserve stays short", async function () {
+      const d = await loadFixture(withDisputeAboveReserve);
+      await d.disputeManager.connect(d.arbiter).resolveDispute(BIG_JOB, true);
+      await expect(d.escrow.payOwedRestitution(10)).not.to.emit(d.escrow, "RestitutionPaid");
+      expect((await d.escrow.ledger()).owedEntries).to.equal(1n);
     });
 
     it("refuses to pay an unbonding worker so close to its unlock that a dispute could outlast its stake", async function () {
@@ -325,12 +358,10 @@ describe("DisputeManager", function () {
 
     it("upholds a dispute against a worker with no stake left to slash, restoring credits with nothing slashed", async function () {
       const d = await loadFixture(deployWithDispute);
-      // Earlier slashes (here by the admin, who may slash in this fixture) have taken the stake down to dust.
+      // An earlier verdict (here by the admin, who may slash in this fixture) took the whole stake already.
       await d.workerRegistry.grantRole(SLASHER_ROLE, d.admin.address);
       const worker = d.settlement.worker;
-      while (((await d.workerRegistry.getWorker(worker)).stake * 5_000n) / 10_000n > 0n) {
-        await d.workerRegistry.connect(d.admin).slash(worker, OPEN_JOB_ID, FRAUD_REASON);
-      }
+      await d.workerRegistry.connect(d.admin).slash(worker, OPEN_JOB_ID, FRAUD_REASON);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.disputeManager, "DisputeResolved")
         .withArgs(OPEN_JOB_ID, Outcome.Upheld, d.settlement.creditsCharged, 0n, d.arbiter.address);
@@ -473,7 +504,7 @@ describe("DisputeManager", function () {
       await time.setNextBlockTimestamp(deadline);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.workerRegistry, "WorkerSlashed")
-        .withArgs(d.worker1.address, OPEN_JOB_ID, HALF_STAKE, HALF_STAKE, FRAUD_REASON);
+        .withArgs(d.worker1.address, OPEN_JOB_ID, WHOLE_STAKE, 0n, FRAUD_REASON);
     });
   });
 });

@@ -60,27 +60,27 @@ async function nextTimestamp(): Promise<bigint> {
   return BigInt(at);
 }
 
-function deployRegistry(d: Deployed, overrides: { slashBps?: bigint; unbondingDelay?: bigint }) {
+function deployRegistry(d: Deployed, overrides: { unbondingDelay?: bigint; disputeWindow?: bigint }) {
   return ethers.deployContract("WorkerRegistry", [
     d.admin.address,
     d.stakeToken.getAddress(),
     d.modelCatalog.getAddress(),
     d.treasury.address,
     PARAMS.minStake,
-    overrides.slashBps ?? PARAMS.slashBps,
     overrides.unbondingDelay ?? PARAMS.unbondingDelay,
-    PARAMS.disputeWindow,
+    overrides.disputeWindow ?? PARAMS.disputeWindow,
     PARAMS.arbitrationWindow,
   ]);
 }
 
 describe("WorkerRegistry", function () {
   describe("deployment", function () {
-    it("exposes the minimum stake, slash share and unbonding delay", async function () {
+    it("exposes the minimum stake, the unbonding delay and the dispute and arbitration windows", async function () {
       const { workerRegistry } = await loadFixture(deployContracts);
       expect(await workerRegistry.minStake()).to.equal(PARAMS.minStake);
-      expect(await workerRegistry.slashBps()).to.equal(PARAMS.slashBps);
       expect(await workerRegistry.unbondingDelay()).to.equal(PARAMS.unbondingDelay);
+      expect(await workerRegistry.disputeWindow()).to.equal(PARAMS.disputeWindow);
+      expect(await workerRegistry.arbitrationWindow()).to.equal(PARAMS.arbitrationWindow);
     });
 
     it("grants the default admin role to the admin", async function () {
@@ -90,19 +90,19 @@ describe("WorkerRegistry", function () {
 
     it("reverts with UnbondingDelayTooShort when the delay does not exceed the dispute and arbitration windows", async function () {
       const d = await loadFixture(deployContracts);
-      const windows = PARAMS.disputeWindow + PARAMS.arbitrationWindow;
+      const windows = PARAMS.disputeWindow + PARAMS.maxClockSkew + PARAMS.arbitrationWindow;
       const factory = await ethers.getContractFactory("WorkerRegistry");
       await expect(deployRegistry(d, { unbondingDelay: windows }))
         .to.be.revertedWithCustomError(factory, "UnbondingDelayTooShort")
         .withArgs(windows, windows + 1n);
     });
 
-    it("reverts with SlashBpsInvalid for a slash share above 100%", async function () {
+    it("reverts with WindowOutOfRange for a dispute window below the spec's 60 s", async function () {
       const d = await loadFixture(deployContracts);
       const factory = await ethers.getContractFactory("WorkerRegistry");
-      await expect(deployRegistry(d, { slashBps: 10_001n }))
-        .to.be.revertedWithCustomError(factory, "SlashBpsInvalid")
-        .withArgs(10_001, 10_000);
+      await expect(deployRegistry(d, { disputeWindow: 59n }))
+        .to.be.revertedWithCustomError(factory, "WindowOutOfRange")
+        .withArgs(59, 60, 86_400);
     });
   });
 
@@ -313,12 +313,15 @@ describe("WorkerRegistry", function () {
       );
     });
 
-    it("restores eligibility of a worker slashed below the minimum", async function () {
+    it("cannot bring a slashed worker back: it left the pool for good", async function () {
       const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
       await workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON);
-      expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(false);
-      await workerRegistry.connect(stranger).increaseStake(500n * SVC);
-      expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(true);
+      await expect(workerRegistry.connect(stranger).increaseStake(500n * SVC))
+        .to.be.revertedWithCustomError(workerRegistry, "WorkerNotActive")
+        .withArgs(stranger.address, WorkerStatus.Slashed);
+      await expect(workerRegistry.connect(stranger).register(ENDPOINT, [MAX_KEY], PARAMS.minStake))
+        .to.be.revertedWithCustomError(workerRegistry, "WorkerBanned")
+        .withArgs(stranger.address);
     });
 
     it("reverts with WorkerNotActive for an address that never registered", async function () {
@@ -405,23 +408,30 @@ describe("WorkerRegistry", function () {
   });
 
   describe("slash", function () {
-    it("takes 50% of the stake, emits WorkerSlashed with the reason and returns the amount", async function () {
+    it("takes the whole stake, emits WorkerSlashed with the reason and returns the amount", async function () {
       const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
-      const half = PARAMS.minStake / 2n;
+      const whole = PARAMS.minStake;
       expect(
         await workerRegistry.connect(admin).slash.staticCall(stranger.address, OPEN_JOB_ID, FRAUD_REASON),
-      ).to.equal(half);
+      ).to.equal(whole);
       await expect(workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON))
         .to.emit(workerRegistry, "WorkerSlashed")
-        .withArgs(stranger.address, OPEN_JOB_ID, half, PARAMS.minStake - half, FRAUD_REASON);
+        .withArgs(stranger.address, OPEN_JOB_ID, whole, 0n, FRAUD_REASON);
+    });
+
+    it("removes the worker from the pool: status Slashed, no models", async function () {
+      const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
+      await workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON);
+      const w = await workerRegistry.getWorker(stranger.address);
+      expect([w.status, w.stake, w.modelKeys.length]).to.deep.equal([BigInt(WorkerStatus.Slashed), 0n, 0]);
     });
 
     it("sends the slashed stake to the treasury", async function () {
       const { workerRegistry, stakeToken, admin, treasury, stranger } = await loadFixture(withWorker);
-      const half = PARAMS.minStake / 2n;
+      const whole = PARAMS.minStake;
       await expect(
         workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON),
-      ).to.changeTokenBalances(ethers, stakeToken, [treasury, workerRegistry], [half, -half]);
+      ).to.changeTokenBalances(ethers, stakeToken, [treasury, workerRegistry], [whole, -whole]);
     });
 
     it("slashes an unbonding worker", async function () {
@@ -432,11 +442,12 @@ describe("WorkerRegistry", function () {
       );
     });
 
-    it("reverts with NothingToSlash for an address without stake", async function () {
+    it("bans an address without stake too, slashing nothing (a worker that withdrew cannot come back)", async function () {
       const { workerRegistry, admin, outsider } = await loadFixture(withWorker);
       await expect(workerRegistry.connect(admin).slash(outsider.address, OPEN_JOB_ID, FRAUD_REASON))
-        .to.be.revertedWithCustomError(workerRegistry, "NothingToSlash")
-        .withArgs(outsider.address);
+        .to.emit(workerRegistry, "WorkerSlashed")
+        .withArgs(outsider.address, OPEN_JOB_ID, 0n, 0n, FRAUD_REASON);
+      expect((await workerRegistry.getWorker(outsider.address)).status).to.equal(BigInt(WorkerStatus.Slashed));
     });
 
     it("reverts with AccessControlUnauthorizedAccount for a caller without SLASHER_ROLE", async function () {
@@ -473,7 +484,7 @@ describe("WorkerRegistry", function () {
       expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(false);
     });
 
-    it("is false once the stake fell below the minimum", async function () {
+    it("is false once the worker was slashed", async function () {
       const { workerRegistry, admin, stranger } = await loadFixture(withWorker);
       await workerRegistry.connect(admin).slash(stranger.address, OPEN_JOB_ID, FRAUD_REASON);
       expect(await workerRegistry.canServe(stranger.address, MAX_KEY)).to.equal(false);

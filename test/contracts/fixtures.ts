@@ -12,10 +12,12 @@ export const PARAMS = {
   arbitrationWindow: 86_400n,
   unbondingDelay: 3n * 86_400n,
   minStake: 1_000n * 10n ** 18n,
-  slashBps: 5_000n,
   feeBps: 1_000n,
   maxFeeBps: 2_000n,
   maxClockSkew: 30n,
+  settleGrace: 300n,
+  configChangeDelay: 2n * 86_400n,
+  adminTransferDelay: 2n * 86_400n,
 } as const;
 
 /** 1 credit = 10,000 stablecoin units (6 decimals, 1 stablecoin = 100 credits). */
@@ -35,10 +37,29 @@ export const JobStatus = {
   Disputed: 5,
   DisputeUpheld: 6,
 } as const;
+/** ICreditEscrow.SettleSkipReason. */
+export const SettleSkipReason = {
+  None: 0,
+  JobNotOpen: 1,
+  SignatureInvalid: 2,
+  WorkerNotEligible: 3,
+  ReceiptTimeInvalid: 4,
+  SettlementWindowClosed: 5,
+} as const;
+/** ICreditEscrow.OpenSkipReason. */
+export const OpenSkipReason = {
+  None: 0,
+  JobExists: 1,
+  KeyNotActive: 2,
+  ModelNotListed: 3,
+  MaxTokensInvalid: 4,
+  InsufficientCredits: 5,
+  SpendingCapExceeded: 6,
+} as const;
 /** IApiKeyRegistry.KeyStatus. */
 export const KeyStatus = { None: 0, Active: 1, Revoked: 2, Suspended: 3 } as const;
 /** IWorkerRegistry.WorkerStatus. */
-export const WorkerStatus = { None: 0, Active: 1, Unbonding: 2, Exited: 3 } as const;
+export const WorkerStatus = { None: 0, Active: 1, Unbonding: 2, Exited: 3, Slashed: 4 } as const;
 /** IDisputeManager.Outcome. */
 export const Outcome = { None: 0, Pending: 1, Upheld: 2, Rejected: 3, Expired: 4 } as const;
 
@@ -195,7 +216,6 @@ export async function deployContracts(connection: NetworkConnection) {
     await modelCatalog.getAddress(),
     treasury.address,
     PARAMS.minStake,
-    PARAMS.slashBps,
     PARAMS.unbondingDelay,
     PARAMS.disputeWindow,
     PARAMS.arbitrationWindow,
@@ -209,13 +229,11 @@ export async function deployContracts(connection: NetworkConnection) {
     treasury.address,
     PARAMS.feeBps,
     PARAMS.jobTimeout,
-    PARAMS.disputeWindow,
   ]);
   const disputeManager = await ethers.deployContract("DisputeManager", [
     admin.address,
     await escrow.getAddress(),
     await workerRegistry.getAddress(),
-    PARAMS.arbitrationWindow,
   ]);
 
   await escrow.grantRole(GATEWAY_ROLE, gateway.address);
@@ -346,7 +364,11 @@ export async function deployWithSettledJob(connection: NetworkConnection) {
     finalTokenAt: BigInt(block.timestamp),
   };
   const signature = await signReceipt(d.worker1, d.domain, receipt);
-  await d.escrow.connect(d.gateway).settle(receipt, signature);
+  const mined = await (await d.escrow.connect(d.gateway).settle(receipt, signature)).wait();
+  const settledBlock = mined ? await ethers.provider.getBlock(mined.blockNumber) : null;
+  if (settledBlock === null) throw new Error("no settlement block");
+  /** When the proof was on chain: the dispute window runs from here. */
+  const settledAt = BigInt(settledBlock.timestamp);
   const settlement = {
     wallet: d.wallet.address,
     worker: d.worker1.address,
@@ -354,7 +376,7 @@ export async function deployWithSettledJob(connection: NetworkConnection) {
     creditsCharged: SETTLED_CHARGE,
     finalTokenAt: BigInt(block.timestamp),
   };
-  return { ...d, receipt, signature, settlement };
+  return { ...d, receipt, signature, settlement, settledAt };
 }
 
 export type WithSettledJob = Awaited<ReturnType<typeof deployWithSettledJob>>;

@@ -435,10 +435,11 @@ describe("jobs", () => {
     });
   });
 
-  it("refund after the job timeout marks the job refunded", async () => {
+  it("refund after the job timeout and its settle grace marks the job refunded", async () => {
     const before = await accountOf(customer.address);
     const { jobKey } = await openJob(customerKeys[2]);
-    await chain.travel(121);
+    // Anyone but the gateway may refund only after the 300 s settle grace that follows the 120 s timeout.
+    await chain.travel(421);
     const receipt = await step(chain.send(sponsor, escrow(), creditEscrowAbi, "refund", [jobKey]));
     expect(await jobOf(jobKey)).toMatchObject({ status: "refunded", refundTx: receipt.transactionHash });
     expect(await accountOf(customer.address)).toMatchObject({
@@ -501,7 +502,7 @@ describe("disputes", () => {
     expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id, worker: lower(workerA.address) });
   });
 
-  it("an upheld dispute slashes the worker, restores the charge and shows the job refunded", async () => {
+  it("an upheld dispute slashes the worker's whole stake, removes it, restores the charge and shows the job refunded", async () => {
     const job = await settledJob(customerKeys[2], "fraud case");
     await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("what the client got")));
     const before = await accountOf(customer.address);
@@ -513,7 +514,7 @@ describe("disputes", () => {
     expect(await disputeOf(job.jobKey)).toMatchObject({
       outcome: "upheld",
       creditsRestored: CHARGE_100_TOKENS,
-      slashAmount: 750n * SVC,
+      slashAmount: 1_500n * SVC,
       resolutionTx: resolved.transactionHash,
     });
     expect(await accountOf(customer.address)).toMatchObject({
@@ -524,7 +525,7 @@ describe("disputes", () => {
       .select()
       .from(schema.worker)
       .where(and(eq(schema.worker.address, lower(workerA.address)), fresh()));
-    expect(worker).toMatchObject({ stake: 750n * SVC, slashCount: 1, totalSlashed: 750n * SVC });
+    expect(worker).toMatchObject({ status: "exited", stake: 0n, slashCount: 1, totalSlashed: 1_500n * SVC });
 
     const names = (await eventsOfTx(resolved.transactionHash)).map((e) => e.name);
     expect(names).toEqual(expect.arrayContaining(["WorkerSlashed", "JobDisputeClosed", "DisputeResolved"]));
@@ -532,7 +533,7 @@ describe("disputes", () => {
     expect(slashed).toMatchObject({ jobKey: job.jobKey, wallet: null });
     expect(slashed?.data).toMatchObject({
       worker: lower(workerA.address),
-      slashAmountSvc: 750,
+      slashAmountSvc: 1_500,
       reason: "fraudulent_proof",
       relatedJobId: job.id,
       slashTx: resolved.transactionHash,
@@ -570,6 +571,8 @@ const LOGGED = new Set([
   "JobRefunded",
   "JobDisputed",
   "JobDisputeClosed",
+  "RestitutionPaid",
+  "RestitutionOwed",
   "DisputeOpened",
   "DisputeResolved",
   "WorkerRegistered",

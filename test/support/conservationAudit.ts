@@ -12,7 +12,8 @@ export type EscrowEventName =
   | "JobSettled"
   | "JobFailed"
   | "JobRefunded"
-  | "JobDisputeClosed";
+  | "JobDisputeClosed"
+  | "RestitutionPaid";
 
 /** Every `eventName` the escrow ever emitted on this chain. */
 export async function escrowEvents<const E extends EscrowEventName>(eventName: E) {
@@ -25,16 +26,26 @@ export async function escrowEvents<const E extends EscrowEventName>(eventName: E
   });
 }
 
-/** What the escrow holds in stablecoin against what it owes: every wallet's credits and the dispute reserve. */
-export async function escrowBalanceSheet(): Promise<{ held: bigint; owed: bigint; credits: bigint; reserve: bigint }> {
+/**
+ * What the escrow holds in stablecoin against what it owes: every wallet's credits (replayed from the wallets that
+ * ever deposited, and checked against the escrow's own `creditsOutstanding`), the dispute reserve, the fees accrued
+ * for the treasury and the payouts a blocked recipient has not claimed yet (docs/DESIGN.md, "Value conservation").
+ */
+export async function escrowBalanceSheet(): Promise<{
+  held: bigint;
+  owed: bigint;
+  credits: bigint;
+  creditsOutstanding: bigint;
+  reserve: bigint;
+}> {
   const wallets = new Set((await escrowEvents("Deposited")).map((event) => event.args.wallet!.toLowerCase()));
   let credits = 0n;
   for (const wallet of wallets) {
     const account = await accountOf(wallet as Address);
     credits += account.available + account.locked;
   }
-  const [reserve, held] = await Promise.all([
-    publicClient().readContract({ address: contracts().creditEscrow, abi: creditEscrowAbi, functionName: "reserve" }),
+  const [ledger, held] = await Promise.all([
+    publicClient().readContract({ address: contracts().creditEscrow, abi: creditEscrowAbi, functionName: "ledger" }),
     publicClient().readContract({
       address: contracts().stablecoin,
       abi: stablecoinAbi,
@@ -42,7 +53,13 @@ export async function escrowBalanceSheet(): Promise<{ held: bigint; owed: bigint
       args: [contracts().creditEscrow],
     }),
   ]);
-  return { held, owed: credits * UNIT_PER_CREDIT + reserve, credits, reserve };
+  return {
+    held,
+    owed: credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal,
+    credits,
+    creditsOutstanding: ledger.creditsOutstanding,
+    reserve: ledger.reserve,
+  };
 }
 
 /** Jobs opened on chain that no settlement, failure or refund has closed yet. */
@@ -62,7 +79,8 @@ export async function walletLedger(wallet: Address) {
   const deposited = mine(await escrowEvents("Deposited")).reduce((sum, e) => sum + e.args.credits!, 0n);
   const withdrawn = mine(await escrowEvents("Withdrawn")).reduce((sum, e) => sum + e.args.credits!, 0n);
   const charged = mine(await escrowEvents("JobSettled")).reduce((sum, e) => sum + e.args.creditsCharged!, 0n);
-  const restored = mine(await escrowEvents("JobDisputeClosed")).reduce((sum, e) => sum + e.args.creditsRestored!, 0n);
+  // Restitution of an upheld dispute, paid at once or later from the owed queue: RestitutionPaid covers both.
+  const restored = mine(await escrowEvents("RestitutionPaid")).reduce((sum, e) => sum + e.args.credits!, 0n);
   const account = await accountOf(wallet);
   return { deposited, withdrawn, charged, restored, available: account.available, locked: account.locked };
 }

@@ -179,7 +179,7 @@ describe("web application", () => {
     expect(await fact("Escrow release")).toMatch(/credits/);
     expect(await fact("Charged")).toBe("8 credits (0.08 USDG)");
     expect(await fact("Transfer to worker")).toBe("0.072 USDG");
-    expect(await fact("Transfer to treasury")).toBe("0.008 USDG");
+    expect(await fact("Fee to treasury (accrued)")).toBe("0.008 USDG");
     expect(await fact("Verified proof hash")).toBe(state.proofHash);
     const transfers = await page.getByText("Stablecoin transfers").locator("..").innerText();
     expect(transfers).toContain("escrow");

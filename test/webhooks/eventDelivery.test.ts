@@ -214,7 +214,7 @@ describe("event delivery", () => {
     const job1 = facts["job1"] as { jobId: string };
     expect(slashed?.data).toEqual({
       worker_address: worker.address.toLowerCase(),
-      slash_amount_svc: 500,
+      slash_amount_svc: 1000,
       slash_tx: facts["slashTx"],
       reason: "fraudulent_proof",
       related_job_id: job1.jobId,

@@ -1,56 +1,67 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {Stablecoin} from "../../tokens/Stablecoin.sol";
 import {StakeToken} from "../../tokens/StakeToken.sol";
 import {ApiKeyRegistry} from "../../ApiKeyRegistry.sol";
+import {ModelCatalog} from "../../ModelCatalog.sol";
 import {WorkerRegistry} from "../../WorkerRegistry.sol";
 import {CreditEscrow} from "../../CreditEscrow.sol";
 import {DisputeManager} from "../../DisputeManager.sol";
 import {ICreditEscrow} from "../../interfaces/ICreditEscrow.sol";
+import {IApiKeyRegistry} from "../../interfaces/IApiKeyRegistry.sol";
 import {IDisputeManager} from "../../interfaces/IDisputeManager.sol";
+import {IModelCatalog} from "../../interfaces/IModelCatalog.sol";
+import {IWorkerRegistry} from "../../interfaces/IWorkerRegistry.sol";
 import {JobStatus} from "../../types/JobStatus.sol";
+import {Tier} from "../../types/Tier.sol";
 import {Receipt, Settlement} from "../../types/Receipt.sol";
 import {vm, bound} from "../utils/Vm.sol";
 
-/// @notice Drives the escrow the way the product does, with random inputs: deposits, withdrawals, jobs opened,
-/// settled with receipts that registered workers sign (`vm.sign`), failed, refunded after warping past their
-/// deadline, the reserve funded, disputes opened, decided and expired, the contract paused, and attempts to close
-/// a job a second time. It keeps its own ("ghost") ledger, computed independently of the contracts, for the
-/// invariants to compare against.
-/// @dev Invariant runs ignore reverting handler calls, so a handler never asserts: every call whose outcome
-/// the rules fix is made with try/catch and any deviation is counted in `ghostViolations` (with the last
-/// one described in `lastViolation`), which an invariant requires to stay zero.
+/// @notice Drives the whole system the way the product and its adversaries do, with random inputs: deposits (also
+/// by permit), withdrawals, wallet spending caps, key revocation, rotation and suspension, jobs opened, settled
+/// (singly and in batches), failed and refunded, hostile receipts, calls without roles, workers unbonding,
+/// withdrawing, re-registering and changing models, models repriced and retired, fee and treasury changes after
+/// their delay, pauses, the reserve funded, disputes opened, decided and expired. It keeps its own ("ghost")
+/// ledger, computed from the rules in docs/DESIGN.md rather than from the contracts, for the invariants.
+/// @dev Invariant runs ignore reverting handler calls, so a handler never asserts: every call whose outcome the
+/// rules fix is made with try/catch and any deviation is counted in `ghostViolations` (the last one described
+/// in `lastViolation`), which an invariant requires to stay zero.
 contract EscrowHandler {
     uint256 private constant UNIT_PER_CREDIT = 10_000;
     uint256 private constant BPS = 10_000;
     uint256 private constant THRESHOLD = 500;
     uint256 private constant WALLETS = 3;
     uint256 private constant WORKERS = 3;
+    uint256 private constant MODELS = 3;
+    uint256 private constant SLOT = 1200;
+    uint64 private constant GRACE = 300;
+    uint64 private constant DELAY = 2 days;
+    uint32 private constant CONTEXT = 128_000;
 
     struct System {
         Stablecoin usd;
         StakeToken svc;
         ApiKeyRegistry keys;
+        ModelCatalog catalog;
         WorkerRegistry workers;
         CreditEscrow escrow;
         DisputeManager disputes;
+        address admin;
         address gateway;
         address arbiter;
-        address pauser;
+        address operator;
         address treasury;
-        bytes32[2] modelKeys;
-        uint32[2] creditsPerRequest;
-        uint32[2] creditsPer1kTokens;
-        /// @dev Private keys of registered, staked workers hosting both models.
+        string[3] modelIds;
+        uint32[3] creditsPerRequest;
+        uint32[3] creditsPer1kTokens;
         uint256[3] workerKeys;
-        /// @dev Wallets with an active API key each.
-        address[3] wallets;
+        uint256[3] walletKeys;
         bytes32[3] keyHashes;
     }
 
-    /// @dev What the handler knows about a job, independently of the escrow's storage.
     struct GhostJob {
         JobStatus status;
         uint8 wallet;
@@ -58,123 +69,204 @@ contract EscrowHandler {
         uint64 openedAt;
         uint64 deadline;
         uint32 maxTokens;
+        uint32 cpr;
+        uint32 cp1k;
+        uint16 feeBps;
         uint256 locked;
         uint256 charged;
+        uint64 settledAt;
         uint32 closes;
         bool disputeOpened;
         uint64 arbitrationDeadline;
         Settlement settlement;
     }
 
+    struct GhostKey {
+        bytes32 keyHash;
+        IApiKeyRegistry.KeyStatus status;
+        bool suspended;
+        uint256 nonce;
+    }
+
+    struct CapLock {
+        uint64 at;
+        uint256 credits;
+    }
+
+    struct Owed {
+        uint8 wallet;
+        uint256 credits;
+    }
+
     Stablecoin public immutable usd;
     StakeToken public immutable svc;
+    ApiKeyRegistry public immutable keys;
+    ModelCatalog public immutable catalog;
     WorkerRegistry public immutable workers;
     CreditEscrow public immutable escrow;
     DisputeManager public immutable disputes;
+    address public immutable admin;
     address public immutable gateway;
     address public immutable arbiter;
-    address public immutable pauser;
-    address public immutable treasury;
+    address public immutable operator;
     address public immutable reserveFunder = address(0xF00D);
-    uint256 public immutable feeBps;
+    uint64 public immutable jobTimeout;
     uint64 public immutable disputeWindow;
     uint256 public immutable minStake;
 
-    bytes32[2] private _modelKeys;
-    uint32[2] private _cpr;
-    uint32[2] private _cp1k;
+    string[3] private _modelIds;
+    bytes32[3] private _modelKeys;
+    uint32[3] private _cpr;
+    uint32[3] private _cp1k;
+    bool[3] private _retired;
+    uint256[WALLETS] private _walletKeys;
     address[WALLETS] private _wallets;
-    bytes32[WALLETS] private _keyHashes;
+    GhostKey[WALLETS] private _keys;
     uint256[WORKERS] private _workerKeys;
-    address[WORKERS] private _workerAddresses;
+    uint256 private _workerNonce;
 
     bytes32[] private _jobIds;
     mapping(bytes32 jobId => GhostJob) private _ghost;
     uint256 private _jobNonce;
 
-    // Ghost ledger: credits per wallet and stablecoin flows, all from the handler's own arithmetic.
+    // Ghost ledger.
     mapping(address wallet => uint256) public ghostAvailable;
     mapping(address wallet => uint256) public ghostLocked;
+    mapping(address wallet => uint256) public ghostCap;
+    mapping(address wallet => CapLock[]) private _capLocks;
     uint256 public ghostDepositedUnits;
     uint256 public ghostWithdrawnUnits;
     uint256 public ghostReserveFundedUnits;
+    uint256 public ghostReserveUnits;
+    uint256 public ghostStraightUnits;
     uint256 public ghostChargedCredits;
+    uint256 public ghostFeeUnits;
+    uint256 public ghostFeesAccruedUnits;
+    uint256 public ghostWorkerPaidUnits;
+    uint256 public ghostTreasuryReceivedUnits;
     uint256 public ghostRestoredCredits;
-    /// @notice Stablecoin the escrow sent to workers and the treasury, measured by balance deltas.
-    uint256 public ghostPaidOutUnits;
+    uint256 public ghostStakeHeld;
+    uint256 public ghostSlashed;
+    Owed[] private _owed;
+    uint256 private _owedHead;
+    address[] private _everWorkers;
+    address[] private _everTreasuries;
+
+    // Ghost schedules.
+    uint16 private _fee;
+    uint16 private _nextFee;
+    uint64 private _feeSwitchAt;
+    address private _treasury;
+    address private _nextTreasury;
+    uint64 private _treasurySwitchAt;
+    uint64 private _pausedAt;
+    uint64 private _unpausedAt;
 
     uint256 public ghostViolations;
     string public lastViolation;
-
-    /// @notice How often each action reached its interesting branch, for tuning the handler.
     mapping(string action => uint256) public calls;
 
     constructor(System memory system) {
         usd = system.usd;
         svc = system.svc;
+        keys = system.keys;
+        catalog = system.catalog;
         workers = system.workers;
         escrow = system.escrow;
         disputes = system.disputes;
+        admin = system.admin;
         gateway = system.gateway;
         arbiter = system.arbiter;
-        pauser = system.pauser;
-        treasury = system.treasury;
-        _modelKeys = system.modelKeys;
-        _cpr = system.creditsPerRequest;
-        _cp1k = system.creditsPer1kTokens;
-        feeBps = system.escrow.feeBps();
+        operator = system.operator;
+        jobTimeout = system.escrow.jobTimeout();
         disputeWindow = system.escrow.disputeWindow();
         minStake = system.workers.minStake();
+        _modelIds = system.modelIds;
+        _cpr = system.creditsPerRequest;
+        _cp1k = system.creditsPer1kTokens;
+        for (uint256 m; m < MODELS; ++m) _modelKeys[m] = keccak256(bytes(system.modelIds[m]));
+        _fee = system.escrow.feeBps();
+        _nextFee = _fee;
+        _treasury = system.treasury;
+        _everTreasuries.push(system.treasury);
 
-        // The ledger starts from the escrow's state: whatever the wallets deposited before the run.
-        _wallets = system.wallets;
-        _keyHashes = system.keyHashes;
+        _walletKeys = system.walletKeys;
         for (uint256 i; i < WALLETS; ++i) {
-            ICreditEscrow.Account memory account = system.escrow.accountOf(system.wallets[i]);
-            ghostAvailable[system.wallets[i]] = account.available;
-            ghostLocked[system.wallets[i]] = account.locked;
+            address account = vm.addr(system.walletKeys[i]);
+            _wallets[i] = account;
+            _keys[i] = GhostKey({
+                keyHash: system.keyHashes[i],
+                status: IApiKeyRegistry.KeyStatus.Active,
+                suspended: false,
+                nonce: 0
+            });
+            ICreditEscrow.Account memory acct = system.escrow.accountOf(account);
+            ghostAvailable[account] = acct.available;
+            ghostLocked[account] = acct.locked;
         }
         ghostDepositedUnits = system.usd.balanceOf(address(system.escrow)) - system.escrow.reserve();
         ghostReserveFundedUnits = system.escrow.reserve();
+        ghostReserveUnits = ghostReserveFundedUnits;
         for (uint256 i; i < WORKERS; ++i) {
             _workerKeys[i] = system.workerKeys[i];
-            _workerAddresses[i] = vm.addr(system.workerKeys[i]);
-            vm.prank(_workerAddresses[i]);
+            address account = vm.addr(system.workerKeys[i]);
+            _everWorkers.push(account);
+            ghostStakeHeld += system.workers.getWorker(account).stake;
+            vm.prank(account);
             system.svc.approve(address(system.workers), type(uint256).max);
         }
     }
 
-    // ================================================================ actions
+    // ================================================================ credits
 
     function deposit(uint256 walletSeed, uint256 credits) external {
-        _deposit(walletSeed, credits);
+        _deposit(walletSeed, credits, false);
     }
 
-    function _deposit(uint256 walletSeed, uint256 credits) private {
-        address account = _wallets[walletSeed % WALLETS];
+    function depositWithPermit(uint256 walletSeed, uint256 credits) external {
+        _deposit(walletSeed, credits, true);
+    }
+
+    function _deposit(uint256 walletSeed, uint256 credits, bool permit) private {
+        uint256 index = walletSeed % WALLETS;
+        address account = _wallets[index];
         credits = bound(credits, 100, 50_000);
         uint256 amount = credits * UNIT_PER_CREDIT;
         usd.mint(account, amount);
-        vm.prank(account);
-        usd.approve(address(escrow), amount);
-
         bool paused = escrow.paused();
-        vm.prank(account);
-        try escrow.deposit(amount) {
+        bool ok;
+        bytes memory reason;
+        if (permit) {
+            (uint8 v, bytes32 r, bytes32 s) = _permit(index, amount);
+            vm.prank(account);
+            try escrow.depositWithPermit(amount, block.timestamp, v, r, s) {
+                ok = true;
+            } catch (bytes memory why) {
+                reason = why;
+            }
+        } else {
+            vm.prank(account);
+            usd.approve(address(escrow), amount);
+            vm.prank(account);
+            try escrow.deposit(amount) {
+                ok = true;
+            } catch (bytes memory why) {
+                reason = why;
+            }
+        }
+        if (ok) {
             if (paused) return _violation("deposit succeeded while paused");
-            ++calls["deposit"];
+            ++calls[permit ? "depositWithPermit" : "deposit"];
             ghostAvailable[account] += credits;
             ghostDepositedUnits += amount;
-        } catch (bytes memory reason) {
-            _requireReason(paused, reason, abi.encodeWithSelector(Pausable.EnforcedPause.selector), "deposit");
+        } else {
+            _requireReason(paused, reason, abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector), "deposit");
+            vm.prank(account);
+            usd.transfer(address(0xdead), amount);
         }
     }
 
     function withdraw(uint256 walletSeed, uint256 credits) external {
-        _withdraw(walletSeed, credits);
-    }
-
-    function _withdraw(uint256 walletSeed, uint256 credits) private {
         address account = _wallets[walletSeed % WALLETS];
         uint256 available = ghostAvailable[account];
         credits = bound(credits, 0, available + available / 8);
@@ -196,6 +288,22 @@ contract EscrowHandler {
         }
     }
 
+    function setSpendingCap(uint256 walletSeed, uint256 cap) external {
+        address account = _wallets[walletSeed % WALLETS];
+        // One in four removes the cap; otherwise a cap around a few jobs an hour.
+        cap = cap % 4 == 0 ? 0 : bound(cap, 40, 20_000);
+        vm.prank(account);
+        escrow.setSpendingCap(cap);
+        ghostCap[account] = cap;
+        ++calls["setSpendingCap"];
+    }
+
+    function sendStraightToEscrow(uint256 amount) external {
+        amount = bound(amount, 1, 10_000_000);
+        usd.mint(address(escrow), amount);
+        ghostStraightUnits += amount;
+    }
+
     function fundReserve(uint256 amount) external {
         amount = bound(amount, 1, 5_000_000_000);
         usd.mint(reserveFunder, amount);
@@ -204,11 +312,187 @@ contract EscrowHandler {
         try escrow.fundReserve(amount) {
             ++calls["fundReserve"];
             ghostReserveFundedUnits += amount;
+            ghostReserveUnits += amount;
+            _payOwed(16);
         } catch (bytes memory reason) {
             _violation("fundReserve reverted", reason);
         }
         vm.stopPrank();
     }
+
+    // ================================================================ keys
+
+    /// @dev Revoke, rotate, register anew, or an operator (un)suspending the wallet.
+    function changeKey(uint256 walletSeed, uint256 op) external {
+        uint256 index = walletSeed % WALLETS;
+        address account = _wallets[index];
+        GhostKey storage key = _keys[index];
+        op %= 4;
+        if (
+            op == 0 &&
+            (key.status == IApiKeyRegistry.KeyStatus.Active || key.status == IApiKeyRegistry.KeyStatus.Suspended)
+        ) {
+            vm.prank(account);
+            try keys.revokeKey() {
+                key.status = IApiKeyRegistry.KeyStatus.Revoked;
+                ++calls["revokeKey"];
+            } catch (bytes memory reason) {
+                _violation("revokeKey", reason);
+            }
+        } else if (op == 1 && !key.suspended && key.status == IApiKeyRegistry.KeyStatus.Active) {
+            bytes32 fresh = keccak256(abi.encode(account, ++key.nonce));
+            vm.prank(account);
+            try keys.rotateKey(fresh) {
+                key.keyHash = fresh;
+                ++calls["rotateKey"];
+            } catch (bytes memory reason) {
+                _violation("rotateKey", reason);
+            }
+        } else if (op == 2 && !key.suspended && key.status == IApiKeyRegistry.KeyStatus.Revoked) {
+            bytes32 fresh = keccak256(abi.encode(account, ++key.nonce));
+            vm.prank(account);
+            try keys.registerKey(fresh) {
+                key.keyHash = fresh;
+                key.status = IApiKeyRegistry.KeyStatus.Active;
+                ++calls["registerKey"];
+            } catch (bytes memory reason) {
+                _violation("registerKey", reason);
+            }
+        } else if (op == 3) {
+            vm.prank(operator);
+            if (key.suspended) {
+                keys.unsuspend(account);
+                key.suspended = false;
+                if (key.status == IApiKeyRegistry.KeyStatus.Suspended) key.status = IApiKeyRegistry.KeyStatus.Active;
+            } else {
+                keys.suspend(account);
+                key.suspended = true;
+                if (key.status == IApiKeyRegistry.KeyStatus.Active) key.status = IApiKeyRegistry.KeyStatus.Suspended;
+            }
+            ++calls["suspendToggle"];
+        }
+    }
+
+    // ================================================================ catalog, fee, treasury
+
+    function repriceModel(uint256 modelSeed, uint32 cpr, uint32 cp1k) external {
+        uint256 m = modelSeed % MODELS;
+        if (_retired[m]) return;
+        cpr = uint32(bound(cpr, 1, 60));
+        cp1k = uint32(bound(cp1k, 1, 30));
+        catalog.updateModel(
+            _modelIds[m],
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: cpr,
+                creditsPer1kTokens: cp1k,
+                contextWindow: CONTEXT,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        _cpr[m] = cpr;
+        _cp1k[m] = cp1k;
+        ++calls["repriceModel"];
+    }
+
+    /// @dev Only the third model is ever retired, so jobs keep flowing through the other two.
+    function retireSpareModel() external {
+        if (_retired[2]) return;
+        catalog.retireModel(_modelIds[2]);
+        _retired[2] = true;
+        ++calls["retireModel"];
+    }
+
+    function scheduleProtocolFee(uint16 feeBps) external {
+        feeBps = uint16(bound(feeBps, 0, 2_000));
+        bool allowed = true;
+        uint64 earliest;
+        bool fold = block.timestamp >= _feeSwitchAt && _fee != _nextFee;
+        if (fold) {
+            uint64 lastSettlement = _settleBy(_feeSwitchAt + jobTimeout);
+            earliest = lastSettlement + 1;
+            allowed = !escrow.paused() && block.timestamp > lastSettlement;
+        }
+        vm.prank(admin);
+        try escrow.scheduleProtocolFee(feeBps) {
+            if (!allowed) return _violation("fee change before the old fee's jobs closed");
+            if (fold) _fee = _nextFee;
+            _nextFee = feeBps;
+            _feeSwitchAt = uint64(block.timestamp) + DELAY;
+            ++calls["scheduleProtocolFee"];
+        } catch (bytes memory reason) {
+            _requireReason(
+                !allowed,
+                reason,
+                abi.encodeWithSelector(ICreditEscrow.FeeChangeTooSoon.selector, earliest),
+                "scheduleProtocolFee"
+            );
+        }
+    }
+
+    function scheduleTreasury(uint256 seed) external {
+        address next = address(uint160(0x7EA50000 + (seed % 1000)));
+        _treasuryInEffect();
+        vm.prank(admin);
+        escrow.scheduleTreasury(next);
+        _nextTreasury = next;
+        _treasurySwitchAt = uint64(block.timestamp) + DELAY;
+        _everTreasuries.push(next);
+        ++calls["scheduleTreasury"];
+    }
+
+    function sweepFees() external {
+        address to = _treasuryInEffect();
+        uint256 owed = ghostFeesAccruedUnits;
+        uint256 before = usd.balanceOf(to);
+        try escrow.sweepFees() {
+            if (owed == 0) return _violation("sweepFees with nothing accrued succeeded");
+            ++calls["sweepFees"];
+            uint256 received = usd.balanceOf(to) - before;
+            if (received != owed) _violation("treasury received != fees accrued");
+            ghostTreasuryReceivedUnits += received;
+            ghostFeesAccruedUnits = 0;
+        } catch (bytes memory reason) {
+            _requireReason(
+                owed == 0,
+                reason,
+                abi.encodeWithSelector(ICreditEscrow.NothingToClaim.selector, to),
+                "sweepFees"
+            );
+        }
+    }
+
+    // ================================================================ workers
+
+    /// @dev Unbond, withdraw after the delay (then re-register), or change hosted models.
+    function workerLifecycle(uint256 slotSeed, uint256 op) external {
+        uint256 slot = slotSeed % WORKERS;
+        address account = vm.addr(_workerKeys[slot]);
+        IWorkerRegistry.Worker memory record = workers.getWorker(account);
+        op %= 3;
+        if (op == 0 && record.status == IWorkerRegistry.WorkerStatus.Active) {
+            vm.prank(account);
+            workers.startUnbonding();
+            ++calls["startUnbonding"];
+        } else if (op == 1 && record.status == IWorkerRegistry.WorkerStatus.Unbonding) {
+            if (block.timestamp < record.unlockAt) vm.warp(record.unlockAt);
+            vm.prank(account);
+            try workers.withdraw() {
+                ghostStakeHeld -= record.stake;
+                ++calls["workerWithdraw"];
+                _registerWorker(slot, _workerKeys[slot]);
+            } catch (bytes memory reason) {
+                _violation("worker withdraw after unlock", reason);
+            }
+        } else if (op == 2 && record.status == IWorkerRegistry.WorkerStatus.Active) {
+            vm.prank(account);
+            workers.updateModels(_listedModels(slotSeed % 2 == 0));
+            ++calls["updateModels"];
+        }
+    }
+
+    // ================================================================ jobs
 
     function openJob(uint256 walletSeed, uint256 modelSeed, uint256 maxTokens) external {
         _openJob(walletSeed, modelSeed, maxTokens);
@@ -219,43 +503,43 @@ contract EscrowHandler {
         uint256 modelSeed,
         uint256 maxTokens
     ) private returns (bool opened, bytes32 jobId) {
-        uint8 walletIndex = uint8(walletSeed % WALLETS);
-        uint8 model = uint8(modelSeed % 2);
-        address account = _wallets[walletIndex];
-        maxTokens = bound(maxTokens, 1, 32_768);
-        uint256 lock = _price(model, maxTokens);
+        uint8 w = uint8(walletSeed % WALLETS);
+        uint8 m = uint8(modelSeed % MODELS);
+        address account = _wallets[w];
+        // Now and then beyond the context window: the lock must be refused.
+        maxTokens = bound(maxTokens, 1, CONTEXT + CONTEXT / 16);
+        uint256 lock = _price(_cpr[m], _cp1k[m], maxTokens);
         jobId = bytes32(uint256(0x019a_0000_0000_0000_0000_0000_0000_0000) + ++_jobNonce);
-        bool paused = escrow.paused();
-        uint256 available = ghostAvailable[account];
+        bytes memory expected = _expectedOpenError(w, m, maxTokens, lock);
 
         vm.prank(gateway);
-        try escrow.openJob(jobId, _keyHashes[walletIndex], _modelKeys[model], uint32(maxTokens)) {
-            if (paused) {
-                _violation("openJob succeeded while paused");
-                return (false, jobId);
-            }
-            if (lock > available) {
-                _violation("openJob locked more than available");
+        try escrow.openJob(jobId, _keys[w].keyHash, _modelKeys[m], uint32(maxTokens)) {
+            if (expected.length != 0) {
+                _violation("openJob succeeded against the rules", expected);
                 return (false, jobId);
             }
             ++calls["openJob"];
             opened = true;
-            ghostAvailable[account] = available - lock;
+            ghostAvailable[account] -= lock;
             ghostLocked[account] += lock;
+            if (ghostCap[account] != 0) {
+                _capLocks[account].push(CapLock(uint64(block.timestamp), lock));
+                if (_lockedInRollingHour(account) > ghostCap[account]) _violation("spending cap exceeded");
+            }
             _jobIds.push(jobId);
             GhostJob storage job = _ghost[jobId];
             job.status = JobStatus.Open;
-            job.wallet = walletIndex;
-            job.model = model;
+            job.wallet = w;
+            job.model = m;
             job.openedAt = uint64(block.timestamp);
-            job.deadline = uint64(block.timestamp) + escrow.jobTimeout();
+            job.deadline = uint64(block.timestamp) + jobTimeout;
             job.maxTokens = uint32(maxTokens);
+            job.cpr = _cpr[m];
+            job.cp1k = _cp1k[m];
+            job.feeBps = block.timestamp >= _feeSwitchAt ? _nextFee : _fee;
             job.locked = lock;
         } catch (bytes memory reason) {
-            bytes memory expected = paused
-                ? abi.encodeWithSelector(Pausable.EnforcedPause.selector)
-                : abi.encodeWithSelector(ICreditEscrow.InsufficientCredits.selector, account, available, lock);
-            _requireReason(paused || lock > available, reason, expected, "openJob");
+            _requireReason(expected.length != 0, reason, expected, "openJob");
         }
     }
 
@@ -269,48 +553,49 @@ contract EscrowHandler {
     ) external {
         (bool found, bytes32 jobId) = _pickOpen(jobSeed);
         if (!found) return;
-        _settle(jobId, workerSeed, completionTokens, promptTokens, outputHash, finalTokenSeed);
+        _settle(jobId, workerSeed % WORKERS, completionTokens, promptTokens, outputHash, finalTokenSeed);
     }
 
     function _settle(
         bytes32 jobId,
-        uint256 workerSeed,
+        uint256 slot,
         uint256 completionTokens,
         uint32 promptTokens,
         bytes32 outputHash,
         uint256 finalTokenSeed
     ) private returns (bool settled) {
         GhostJob storage job = _ghost[jobId];
-        uint256 workerIndex = workerSeed % WORKERS;
-        Receipt[] memory receipts = new Receipt[](1);
-        bytes[] memory signatures = new bytes[](1);
-        (receipts[0], signatures[0]) = _signedReceipt(
+        (Receipt memory receipt, bytes memory signature) = _signedReceipt(
             jobId,
-            workerIndex,
+            slot,
             completionTokens,
             promptTokens,
             outputHash,
             finalTokenSeed
         );
-
-        Balances memory before = _balances(job.wallet);
-        bool paused = escrow.paused();
+        address signer = vm.addr(_workerKeys[slot]);
+        bytes memory expected = _expectedSettleError(jobId, signer);
+        uint256 workerBefore = usd.balanceOf(signer);
+        uint256 walletBefore = escrow.accountOf(_wallets[job.wallet]).available;
         vm.prank(gateway);
-        try escrow.settle(receipts[0], signatures[0]) {
-            if (paused) {
-                _violation("settle succeeded while paused");
+        try escrow.settle(receipt, signature) {
+            if (expected.length != 0) {
+                _violation("settle succeeded against the rules", expected);
                 return false;
             }
             ++calls["settle"];
             settled = true;
-            _bookSettlement(jobId, receipts[0], _workerAddresses[workerIndex]);
-            _checkPayout(before, job.wallet, job.locked - job.charged, job.charged);
+            (uint256 workerUnits, ) = _bookSettlement(jobId, receipt, signer);
+            if (usd.balanceOf(signer) - workerBefore != workerUnits) _violation("worker paid != charge - fee");
+            if (escrow.accountOf(_wallets[job.wallet]).available - walletBefore != job.locked - job.charged) {
+                _violation("refund to the wallet");
+            }
         } catch (bytes memory reason) {
-            _requireReason(paused, reason, abi.encodeWithSelector(Pausable.EnforcedPause.selector), "settle");
+            _requireReason(expected.length != 0, reason, expected, "settle");
         }
     }
 
-    /// @dev Up to three open jobs in one transaction, each signed by a random worker.
+    /// @dev Up to three open jobs in one transaction, each signed by a random worker; invalid ones are skipped.
     function settleBatch(uint256 jobSeed, uint256 count, uint256 workerSeed, uint256 tokenSeed) external {
         count = bound(count, 1, 3);
         bytes32[] memory picked = new bytes32[](count);
@@ -323,45 +608,149 @@ contract EscrowHandler {
         if (n == 0) return;
         Receipt[] memory receipts = new Receipt[](n);
         bytes[] memory signatures = new bytes[](n);
-        uint256[] memory signerIndex = new uint256[](n);
+        address[] memory signers = new address[](n);
+        bool[] memory valid = new bool[](n);
         for (uint256 i; i < n; ++i) {
-            signerIndex[i] = uint256(keccak256(abi.encode(workerSeed, i))) % WORKERS;
+            uint256 slot = uint256(keccak256(abi.encode(workerSeed, i))) % WORKERS;
+            signers[i] = vm.addr(_workerKeys[slot]);
             uint256 tokens = uint256(keccak256(abi.encode(tokenSeed, i)));
             (receipts[i], signatures[i]) = _signedReceipt(
                 picked[i],
-                signerIndex[i],
+                slot,
                 tokens,
                 20,
                 keccak256(abi.encode(tokens)),
                 tokens
             );
+            valid[i] = _expectedSettleError(picked[i], signers[i]).length == 0;
         }
-
-        uint256 paidBefore = _paidOut();
         bool paused = escrow.paused();
+        uint256[] memory before = new uint256[](n);
+        for (uint256 i; i < n; ++i) before[i] = usd.balanceOf(signers[i]);
         vm.prank(gateway);
-        try escrow.settleBatch(receipts, signatures) {
+        try escrow.settleBatch(receipts, signatures) returns (uint256 settled) {
             if (paused) return _violation("settleBatch succeeded while paused");
             ++calls["settleBatch"];
-            uint256 charged;
+            uint256 expectedCount;
+            uint256 workerUnitsTotal;
             for (uint256 i; i < n; ++i) {
-                _bookSettlement(picked[i], receipts[i], _workerAddresses[signerIndex[i]]);
-                charged += _ghost[picked[i]].charged;
+                if (!valid[i]) continue;
+                ++expectedCount;
+                (uint256 workerUnits, ) = _bookSettlement(picked[i], receipts[i], signers[i]);
+                workerUnitsTotal += workerUnits;
             }
-            uint256 paid = _paidOut() - paidBefore;
-            ghostPaidOutUnits += paid;
-            if (paid != charged * UNIT_PER_CREDIT) _violation("settleBatch payout != charged units");
+            if (settled != expectedCount) _violation("settleBatch settled the wrong receipts");
+            uint256 received;
+            for (uint256 i; i < n; ++i) {
+                bool seen;
+                for (uint256 j; j < i; ++j) if (signers[j] == signers[i]) seen = true;
+                if (!seen) received += usd.balanceOf(signers[i]) - before[i];
+            }
+            if (received != workerUnitsTotal) _violation("batch paid workers != charges - fees");
         } catch (bytes memory reason) {
-            _requireReason(paused, reason, abi.encodeWithSelector(Pausable.EnforcedPause.selector), "settleBatch");
+            _requireReason(paused, reason, abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector), "settleBatch");
         }
+    }
+
+    /// @dev A receipt no rule allows: signed by a stranger, or with a final token after the deadline. It must be
+    /// refused with the rule's error and leave the job open.
+    function hostileReceipt(uint256 jobSeed, uint256 strangerKey, bool lateToken) external {
+        (bool found, bytes32 jobId) = _pick(jobSeed, JobStatus.Open);
+        if (!found || escrow.paused()) return;
+        GhostJob storage job = _ghost[jobId];
+        Receipt memory receipt = Receipt({
+            jobId: jobId,
+            outputHash: keccak256(abi.encode(strangerKey)),
+            promptTokens: 1,
+            completionTokens: job.maxTokens,
+            finalTokenAt: lateToken ? job.deadline + 1 : job.openedAt
+        });
+        bytes memory expected;
+        uint256 key;
+        if (lateToken) {
+            key = _workerKeys[0];
+            if (!workers.canServe(vm.addr(key), _modelKeys[job.model])) return;
+            expected = abi.encodeWithSelector(
+                ICreditEscrow.ReceiptTimeInvalid.selector,
+                jobId,
+                job.deadline + 1,
+                job.deadline
+            );
+        } else {
+            key = bound(strangerKey, 1, 1e60);
+            for (uint256 i; i < WORKERS; ++i) if (key == _workerKeys[i]) return;
+            expected = abi.encodeWithSelector(
+                ICreditEscrow.WorkerNotEligible.selector,
+                jobId,
+                vm.addr(key),
+                _modelKeys[job.model]
+            );
+        }
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(key, escrow.receiptDigest(receipt));
+        vm.prank(gateway);
+        try escrow.settle(receipt, abi.encodePacked(r, s, v)) {
+            _violation("hostile receipt settled");
+        } catch (bytes memory reason) {
+            _requireReason(true, reason, expected, "hostileReceipt");
+            ++calls["hostileReceipt"];
+        }
+    }
+
+    /// @dev Someone without the role calls a role-gated function: always refused with the role named.
+    function callWithoutRole(address caller, uint256 which) external {
+        if (caller == gateway || caller == arbiter || caller == admin || caller == address(disputes)) return;
+        if (caller == operator) return;
+        which %= 6;
+        bytes32 role;
+        bool ok;
+        bytes memory reason;
+        if (which == 0) {
+            role = escrow.GATEWAY_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(
+                address(escrow),
+                abi.encodeCall(escrow.openJob, (bytes32(uint256(1)), _keys[0].keyHash, _modelKeys[0], 10))
+            );
+        } else if (which == 1) {
+            role = escrow.GATEWAY_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(address(escrow), abi.encodeCall(escrow.failJob, (bytes32(uint256(1)))));
+        } else if (which == 2) {
+            role = escrow.PAUSER_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(address(escrow), abi.encodeCall(escrow.pause, ()));
+        } else if (which == 3) {
+            role = bytes32(0);
+            vm.prank(caller);
+            (ok, reason) = _try(address(escrow), abi.encodeCall(escrow.scheduleProtocolFee, (1)));
+        } else if (which == 4) {
+            role = workers.SLASHER_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(
+                address(workers),
+                abi.encodeCall(workers.slash, (vm.addr(_workerKeys[0]), bytes32(0), bytes32(0)))
+            );
+        } else {
+            role = disputes.ARBITER_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(
+                address(disputes),
+                abi.encodeCall(disputes.resolveDispute, (bytes32(uint256(1)), true))
+            );
+        }
+        if (ok) return _violation("role-gated call succeeded without the role");
+        _requireReason(
+            true,
+            reason,
+            abi.encodeWithSelector(IAccessControl.AccessControlUnauthorizedAccount.selector, caller, role),
+            "callWithoutRole"
+        );
+        ++calls["callWithoutRole"];
     }
 
     function failJob(uint256 jobSeed) external {
         (bool found, bytes32 jobId) = _pickOpen(jobSeed);
-        if (found) _failJob(jobId);
-    }
-
-    function _failJob(bytes32 jobId) private {
+        if (!found) return;
         uint256 escrowBefore = usd.balanceOf(address(escrow));
         vm.prank(gateway);
         try escrow.failJob(jobId) {
@@ -380,65 +769,59 @@ contract EscrowHandler {
 
     function _refund(bytes32 jobId, address caller) private {
         GhostJob storage job = _ghost[jobId];
-        bool expired = block.timestamp > job.deadline;
-        uint256 escrowBefore = usd.balanceOf(address(escrow));
+        bool paused = escrow.paused();
+        uint64 settleBy = _settleBy(job.deadline);
+        bool allowed = !paused && (block.timestamp > settleBy || (caller == gateway && block.timestamp > job.deadline));
+        bytes memory expected = paused
+            ? abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector)
+            : abi.encodeWithSelector(ICreditEscrow.JobNotExpired.selector, jobId, settleBy);
         vm.prank(caller);
         try escrow.refund(jobId) {
-            if (!expired) return _violation("refund before the deadline succeeded");
+            if (!allowed) return _violation("refund against the rules succeeded");
             ++calls["refund"];
             _bookRelease(jobId, JobStatus.Refunded);
-            if (usd.balanceOf(address(escrow)) != escrowBefore) _violation("refund moved stablecoin");
         } catch (bytes memory reason) {
-            _requireReason(
-                !expired,
-                reason,
-                abi.encodeWithSelector(ICreditEscrow.JobNotExpired.selector, jobId, job.deadline),
-                "refund after the deadline (never paused)"
-            );
+            _requireReason(!allowed, reason, expected, "refund");
         }
     }
 
     function warp(uint256 seconds_) external {
-        // Mostly steps around the job timeout; one in eight jumps past the arbitration window.
-        seconds_ = seconds_ % 8 == 0 ? bound(seconds_, 1 hours, 2 days) : bound(seconds_, 1, 300);
+        seconds_ = seconds_ % 8 == 0 ? bound(seconds_, 1 hours, 3 days) : bound(seconds_, 1, 400);
         vm.warp(block.timestamp + seconds_);
         ++calls["warp"];
     }
 
-    /// @dev Pauses, checks that deposits, new jobs and settlement are refused while withdrawals, failures and
-    /// refunds still go through, and unpauses (a lasting pause would only starve the other actions).
-    function pauseBriefly(uint256 seed) external {
-        vm.prank(pauser);
+    /// @dev Pauses, checks that deposits, new jobs, settlement and refunds are refused while withdrawals and
+    /// failures still go through, lets up to two days pass, and unpauses.
+    function pauseFor(uint256 seed) external {
+        vm.prank(admin);
         escrow.pause();
+        if (_pausedAt == 0 || block.timestamp > _unpausedAt + GRACE) _pausedAt = uint64(block.timestamp);
         ++calls["pause"];
-        _deposit(seed, seed >> 8);
+        _deposit(seed, seed >> 8, false);
         _openJob(seed, seed >> 16, seed >> 24);
-        _withdraw(seed >> 32, seed >> 40);
         (bool found, bytes32 jobId) = _pick(seed, JobStatus.Open);
         if (found) {
-            _settle(jobId, seed, seed >> 48, 3, bytes32(seed), seed >> 56);
-            if (seed % 2 == 0) _failJob(jobId);
-            else _refund(jobId, address(uint160(seed)));
+            _settle(jobId, seed % WORKERS, seed >> 48, 3, bytes32(seed), seed >> 56);
+            _refund(jobId, address(uint160(seed)));
         }
-        vm.prank(pauser);
+        vm.warp(block.timestamp + (seed % 3 == 0 ? bound(seed, 1, 2 days) : 0));
+        vm.prank(admin);
         escrow.unpause();
+        _unpausedAt = uint64(block.timestamp);
     }
 
+    // ================================================================ disputes
+
     function openDispute(uint256 jobSeed, bytes32 clientHash) external {
-        // Half the time the latest settlement (likely inside its dispute window), else any; settle one if none.
         (bool found, bytes32 jobId) = jobSeed % 2 == 0
             ? _pickLatest(JobStatus.Settled)
             : _pick(jobSeed, JobStatus.Settled);
-        if (!found) {
-            (found, jobId) = _pickOpen(jobSeed);
-            if (!found) return;
-            if (!_settle(jobId, jobSeed, jobSeed >> 32, 7, clientHash ^ bytes32(jobSeed), jobSeed >> 64)) return;
-        }
+        if (!found) return;
         GhostJob storage job = _ghost[jobId];
         Settlement memory settlement = job.settlement;
         if (clientHash == settlement.outputHash) clientHash = ~clientHash;
-        uint256 windowEnd = uint256(settlement.finalTokenAt) + disputeWindow;
-
+        uint64 windowEnd = _windowEnd(job);
         vm.prank(gateway);
         try disputes.openDispute(jobId, settlement, clientHash) {
             if (job.disputeOpened) return _violation("second dispute over one job opened");
@@ -458,7 +841,7 @@ contract EscrowHandler {
                     ICreditEscrow.DisputeWindowExpired.selector,
                     jobId,
                     settlement.finalTokenAt,
-                    uint64(windowEnd)
+                    windowEnd
                 );
             _requireReason(job.disputeOpened || block.timestamp > windowEnd, reason, expected, "openDispute");
         }
@@ -469,37 +852,37 @@ contract EscrowHandler {
         if (!found) return;
         GhostJob storage job = _ghost[jobId];
         bool open = block.timestamp <= job.arbitrationDeadline;
-        uint256 units = job.charged * UNIT_PER_CREDIT;
-        uint256 reserveBefore = escrow.reserve();
         address worker = job.settlement.worker;
         uint256 stakeBefore = workers.getWorker(worker).stake;
-        address account = _wallets[job.wallet];
+        uint256 treasuryStakeBefore = svc.balanceOf(workers.treasury());
 
         vm.prank(arbiter);
         try disputes.resolveDispute(jobId, fraud) {
             if (!open) return _violation("dispute resolved after the arbitration window");
-            if (fraud && reserveBefore < units) return _violation("upheld dispute paid beyond the reserve");
             if (fraud) {
                 ++calls["resolveDispute(upheld)"];
                 job.status = JobStatus.DisputeUpheld;
-                ghostAvailable[account] += job.charged;
-                ghostRestoredCredits += job.charged;
-                if (workers.getWorker(worker).stake != stakeBefore - (stakeBefore * 5_000) / BPS) {
-                    _violation("slash amount");
-                }
+                _restoreOrOwe(job.wallet, job.charged);
+                if (workers.getWorker(worker).stake != 0) _violation("fraud left stake");
+                if (svc.balanceOf(workers.treasury()) - treasuryStakeBefore != stakeBefore) _violation("slash amount");
+                ghostStakeHeld -= stakeBefore;
+                ghostSlashed += stakeBefore;
+                _replaceIfSlashed(worker);
             } else {
                 ++calls["resolveDispute(rejected)"];
                 job.status = JobStatus.Settled;
             }
         } catch (bytes memory reason) {
-            bytes memory expected = !open
-                ? abi.encodeWithSelector(
+            _requireReason(
+                !open,
+                reason,
+                abi.encodeWithSelector(
                     IDisputeManager.ArbitrationWindowClosed.selector,
                     jobId,
                     job.arbitrationDeadline
-                )
-                : abi.encodeWithSelector(ICreditEscrow.ReserveInsufficient.selector, reserveBefore, units);
-            _requireReason(!open || (fraud && reserveBefore < units), reason, expected, "resolveDispute");
+                ),
+                "resolveDispute"
+            );
         }
     }
 
@@ -523,45 +906,6 @@ contract EscrowHandler {
         }
     }
 
-    /// @dev Tries to settle, fail or refund a job that is already closed; any success is a double close.
-    function closeAgain(uint256 jobSeed, uint256 how, uint256 workerSeed) external {
-        uint256 length = _jobIds.length;
-        if (length == 0) return;
-        bytes32 jobId = _jobIds[jobSeed % length];
-        GhostJob storage job = _ghost[jobId];
-        if (job.status == JobStatus.Open) return;
-        ++calls["closeAgain"];
-        bool succeeded;
-        how %= 3;
-        if (how == 0) {
-            (Receipt memory receipt, bytes memory signature) = _signedReceipt(
-                jobId,
-                workerSeed % WORKERS,
-                workerSeed,
-                1,
-                bytes32(workerSeed),
-                workerSeed
-            );
-            vm.prank(gateway);
-            try escrow.settle(receipt, signature) {
-                succeeded = true;
-            } catch {}
-        } else if (how == 1) {
-            vm.prank(gateway);
-            try escrow.failJob(jobId) {
-                succeeded = true;
-            } catch {}
-        } else {
-            try escrow.refund(jobId) {
-                succeeded = true;
-            } catch {}
-        }
-        if (succeeded) {
-            ++job.closes;
-            _violation("a closed job was closed again");
-        }
-    }
-
     // ================================================================ views for the invariants
 
     function jobCount() external view returns (uint256) {
@@ -576,103 +920,220 @@ contract EscrowHandler {
         return (jobId, job.status, job.closes, job.deadline);
     }
 
+    /// @notice The facts of job `index` the snapshot invariants need.
+    function jobFacts(
+        uint256 index
+    ) external view returns (bytes32 jobId, GhostJob memory job, uint64 settleBy, uint64 windowEnd, bytes32 modelKey) {
+        jobId = _jobIds[index];
+        GhostJob storage stored = _ghost[jobId];
+        job = stored;
+        settleBy = _settleBy(job.deadline);
+        windowEnd = job.settledAt == 0 ? 0 : _windowEnd(stored);
+        modelKey = _modelKeys[job.model];
+    }
+
     function wallets() external view returns (address[WALLETS] memory) {
         return _wallets;
     }
 
-    function workerAddresses() external view returns (address[WORKERS] memory) {
-        return _workerAddresses;
+    function workerKeys() external view returns (uint256[WORKERS] memory) {
+        return _workerKeys;
     }
 
-    /// @notice Stablecoin held by everyone the escrow pays: the workers and the treasury.
-    function paidOutBalances() external view returns (uint256) {
-        return _paidOut();
+    function everWorkers() external view returns (address[] memory) {
+        return _everWorkers;
+    }
+
+    /// @notice Stablecoin held by every worker and treasury there ever was.
+    function paidOutBalances() external view returns (uint256 total) {
+        for (uint256 i; i < _everWorkers.length; ++i) total += usd.balanceOf(_everWorkers[i]);
+        for (uint256 i; i < _everTreasuries.length; ++i) total += usd.balanceOf(_everTreasuries[i]);
+    }
+
+    function owedCredits() external view returns (uint256 total) {
+        for (uint256 i = _owedHead; i < _owed.length; ++i) total += _owed[i].credits;
     }
 
     // ================================================================ internals
 
-    struct Balances {
-        uint256 paidOut;
-        uint256 walletAvailable;
-        uint256 escrow;
+    function _expectedOpenError(uint8 w, uint8 m, uint256 maxTokens, uint256 lock) private view returns (bytes memory) {
+        address account = _wallets[w];
+        GhostKey storage key = _keys[w];
+        if (escrow.paused()) return abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector);
+        if (key.status != IApiKeyRegistry.KeyStatus.Active) {
+            return abi.encodeWithSelector(IApiKeyRegistry.KeyNotActive.selector, key.keyHash, key.status);
+        }
+        if (_retired[m]) return abi.encodeWithSelector(IModelCatalog.ModelIsRetired.selector, _modelKeys[m]);
+        if (maxTokens > CONTEXT)
+            return abi.encodeWithSelector(ICreditEscrow.MaxTokensInvalid.selector, uint32(maxTokens));
+        uint256 available = ghostAvailable[account];
+        if (lock > available) {
+            return abi.encodeWithSelector(ICreditEscrow.InsufficientCredits.selector, account, available, lock);
+        }
+        uint256 cap = ghostCap[account];
+        if (cap != 0) {
+            uint256 counted = _lockedInSlots(account);
+            if (counted + lock > cap) {
+                return
+                    abi.encodeWithSelector(
+                        ICreditEscrow.SpendingCapExceeded.selector,
+                        account,
+                        cap,
+                        counted,
+                        lock,
+                        _roomAt(account, cap, lock)
+                    );
+            }
+        }
+        return "";
     }
 
-    function _balances(uint8 walletIndex) private view returns (Balances memory) {
-        return
-            Balances({
-                paidOut: _paidOut(),
-                walletAvailable: escrow.accountOf(_wallets[walletIndex]).available,
-                escrow: usd.balanceOf(address(escrow))
-            });
+    function _expectedSettleError(bytes32 jobId, address signer) private view returns (bytes memory) {
+        GhostJob storage job = _ghost[jobId];
+        if (escrow.paused()) return abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector);
+        if (job.status != JobStatus.Open) {
+            return abi.encodeWithSelector(ICreditEscrow.JobNotInStatus.selector, jobId, job.status, JobStatus.Open);
+        }
+        if (!workers.canServe(signer, _modelKeys[job.model])) {
+            return
+                abi.encodeWithSelector(ICreditEscrow.WorkerNotEligible.selector, jobId, signer, _modelKeys[job.model]);
+        }
+        if (_settleWindowClosed(job)) {
+            return
+                abi.encodeWithSelector(ICreditEscrow.SettlementWindowClosed.selector, jobId, _settleBy(job.deadline));
+        }
+        return "";
     }
 
-    function _paidOut() private view returns (uint256 total) {
-        total = usd.balanceOf(treasury);
-        for (uint256 i; i < WORKERS; ++i) {
-            total += usd.balanceOf(_workerAddresses[i]);
+    function _settleWindowClosed(GhostJob storage job) private view returns (bool) {
+        return block.timestamp > _settleBy(job.deadline);
+    }
+
+    /// @dev The settle-by rule of docs/DESIGN.md: the grace after the deadline, restarted by the end of a run of
+    /// pauses that began while it was running.
+    function _settleBy(uint64 deadline) private view returns (uint64 settleBy) {
+        settleBy = deadline + GRACE;
+        if (_pausedAt != 0 && settleBy >= _pausedAt && _unpausedAt + GRACE > settleBy) settleBy = _unpausedAt + GRACE;
+    }
+
+    function _windowEnd(GhostJob storage job) private view returns (uint64) {
+        uint64 fta = job.settlement.finalTokenAt;
+        return (job.settledAt > fta ? job.settledAt : fta) + disputeWindow;
+    }
+
+    function _lockedInSlots(address account) private view returns (uint256 total) {
+        CapLock[] storage locks = _capLocks[account];
+        uint256 slot = block.timestamp / SLOT;
+        for (uint256 i = locks.length; i > 0; --i) {
+            CapLock storage entry = locks[i - 1];
+            if (entry.at / SLOT + 3 < slot) break;
+            total += entry.credits;
         }
     }
 
-    /// @dev Checks one settlement moved exactly: the refund to the wallet, the charge out of the escrow
-    /// to worker and treasury.
-    function _checkPayout(Balances memory before, uint8 walletIndex, uint256 refunded, uint256 charged) private {
-        Balances memory afterwards = _balances(walletIndex);
-        uint256 paid = afterwards.paidOut - before.paidOut;
-        ghostPaidOutUnits += paid;
-        if (paid != charged * UNIT_PER_CREDIT) _violation("worker + fee != charged units");
-        if (before.escrow - afterwards.escrow != charged * UNIT_PER_CREDIT) _violation("escrow outflow != charge");
-        if (afterwards.walletAvailable - before.walletAvailable != refunded) _violation("refund to the wallet");
+    /// @dev When a lock of `lock` credits fits: at the first slot boundary at which the older slots dropping out
+    /// leave room (zero: never, it exceeds the cap).
+    function _roomAt(address account, uint256 cap, uint256 lock) private view returns (uint64) {
+        if (lock > cap) return 0;
+        uint256 slot = block.timestamp / SLOT;
+        CapLock[] storage locks = _capLocks[account];
+        for (uint256 ahead; ahead < 4; ++ahead) {
+            uint256 kept;
+            for (uint256 i = locks.length; i > 0; --i) {
+                CapLock storage entry = locks[i - 1];
+                if (entry.at / SLOT + 3 < slot + ahead) break;
+                kept += entry.credits;
+            }
+            if (kept + lock <= cap) return ahead == 0 ? uint64(block.timestamp) : uint64((slot + ahead) * SLOT);
+        }
+        return uint64((slot + 4) * SLOT);
+    }
+
+    function _lockedInRollingHour(address account) private view returns (uint256 total) {
+        CapLock[] storage locks = _capLocks[account];
+        for (uint256 i = locks.length; i > 0; --i) {
+            CapLock storage entry = locks[i - 1];
+            if (entry.at + 1 hours <= block.timestamp) break;
+            total += entry.credits;
+        }
+    }
+
+    function _restoreOrOwe(uint8 w, uint256 credits) private {
+        if (_owedHead == _owed.length && ghostReserveUnits >= credits * UNIT_PER_CREDIT) {
+            _restore(w, credits);
+        } else {
+            _owed.push(Owed(w, credits));
+        }
+    }
+
+    function _payOwed(uint256 maxCount) private {
+        uint256 paid;
+        while (_owedHead < _owed.length && paid < maxCount) {
+            Owed storage entry = _owed[_owedHead];
+            if (ghostReserveUnits < entry.credits * UNIT_PER_CREDIT) break;
+            _restore(entry.wallet, entry.credits);
+            ++_owedHead;
+            ++paid;
+        }
+    }
+
+    function _restore(uint8 w, uint256 credits) private {
+        ghostReserveUnits -= credits * UNIT_PER_CREDIT;
+        ghostAvailable[_wallets[w]] += credits;
+        ghostRestoredCredits += credits;
+    }
+
+    function _treasuryInEffect() private returns (address) {
+        if (_nextTreasury != address(0) && block.timestamp >= _treasurySwitchAt) {
+            _treasury = _nextTreasury;
+            _nextTreasury = address(0);
+        }
+        return _treasury;
     }
 
     /// @dev A worker's receipt for `jobId`, valid by the rules: final token between the opening and both the
-    /// deadline and now + 30 s. Tops the worker's stake up first if a slash took it below the minimum.
+    /// deadline and now + 30 s.
     function _signedReceipt(
         bytes32 jobId,
-        uint256 workerIndex,
+        uint256 slot,
         uint256 completionTokens,
         uint32 promptTokens,
         bytes32 outputHash,
         uint256 finalTokenSeed
-    ) private returns (Receipt memory receipt, bytes memory signature) {
-        _keepEligible(workerIndex);
+    ) private view returns (Receipt memory receipt, bytes memory signature) {
         GhostJob storage job = _ghost[jobId];
         uint256 latest = block.timestamp + 30 < job.deadline ? block.timestamp + 30 : job.deadline;
         receipt = Receipt({
             jobId: jobId,
             outputHash: outputHash,
             promptTokens: promptTokens,
-            // Now and then more tokens than the lock covers: the charge must be capped.
             completionTokens: uint32(bound(completionTokens, 0, uint256(job.maxTokens) + job.maxTokens / 4)),
             finalTokenAt: uint64(bound(finalTokenSeed, job.openedAt, latest))
         });
-        signature = _sign(workerIndex, receipt);
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(_workerKeys[slot], escrow.receiptDigest(receipt));
+        signature = abi.encodePacked(r, s, v);
     }
 
-    /// @dev A slash takes a worker below the minimum stake; top it up so it can keep serving.
-    function _keepEligible(uint256 workerIndex) private {
-        address worker = _workerAddresses[workerIndex];
-        uint256 stake = workers.getWorker(worker).stake;
-        if (stake >= minStake) return;
-        svc.mint(worker, minStake - stake);
-        vm.prank(worker);
-        workers.increaseStake(minStake - stake);
-    }
-
-    function _sign(uint256 workerIndex, Receipt memory receipt) private view returns (bytes memory) {
-        (uint8 v, bytes32 r, bytes32 s) = vm.sign(_workerKeys[workerIndex], escrow.receiptDigest(receipt));
-        return abi.encodePacked(r, s, v);
-    }
-
-    function _bookSettlement(bytes32 jobId, Receipt memory receipt, address worker) private {
+    function _bookSettlement(
+        bytes32 jobId,
+        Receipt memory receipt,
+        address worker
+    ) private returns (uint256 workerUnits, uint256 feeUnits) {
         GhostJob storage job = _ghost[jobId];
-        uint256 full = _price(job.model, receipt.completionTokens);
+        uint256 full = _price(job.cpr, job.cp1k, receipt.completionTokens);
         uint256 charged = full < job.locked ? full : job.locked;
         address account = _wallets[job.wallet];
         ghostLocked[account] -= job.locked;
         ghostAvailable[account] += job.locked - charged;
         ghostChargedCredits += charged;
+        feeUnits = (charged * UNIT_PER_CREDIT * job.feeBps) / BPS;
+        workerUnits = charged * UNIT_PER_CREDIT - feeUnits;
+        ghostFeeUnits += feeUnits;
+        ghostFeesAccruedUnits += feeUnits;
+        ghostWorkerPaidUnits += workerUnits;
         job.charged = charged;
         job.status = JobStatus.Settled;
+        job.settledAt = uint64(block.timestamp);
         ++job.closes;
         job.settlement = Settlement({
             wallet: account,
@@ -692,16 +1153,62 @@ contract EscrowHandler {
         ++job.closes;
     }
 
+    function _registerWorker(uint256 slot, uint256 key) private {
+        address account = vm.addr(key);
+        svc.mint(account, minStake);
+        vm.startPrank(account);
+        svc.approve(address(workers), type(uint256).max);
+        workers.register("http://worker.test", _listedModels(true), minStake);
+        vm.stopPrank();
+        ghostStakeHeld += minStake;
+        _workerKeys[slot] = key;
+        bool known;
+        for (uint256 i; i < _everWorkers.length; ++i) if (_everWorkers[i] == account) known = true;
+        if (!known) _everWorkers.push(account);
+    }
+
+    /// @dev A slashed worker is banned for good; a fresh one takes its slot so settlement keeps going.
+    function _replaceIfSlashed(address worker) private {
+        for (uint256 i; i < WORKERS; ++i) {
+            if (vm.addr(_workerKeys[i]) == worker) {
+                _registerWorker(i, uint256(keccak256(abi.encode("worker", ++_workerNonce))) % 1e70);
+            }
+        }
+    }
+
+    function _listedModels(bool all) private view returns (bytes32[] memory models) {
+        uint256 count = all && !_retired[2] ? 3 : 2;
+        models = new bytes32[](count);
+        for (uint256 m; m < count; ++m) models[m] = _modelKeys[m];
+    }
+
+    function _permit(uint256 walletIndex, uint256 amount) private view returns (uint8, bytes32, bytes32) {
+        address owner = _wallets[walletIndex];
+        bytes32 structHash = keccak256(
+            abi.encode(
+                keccak256("Permit(address owner,address spender,uint256 value,uint256 nonce,uint256 deadline)"),
+                owner,
+                address(escrow),
+                amount,
+                usd.nonces(owner),
+                block.timestamp
+            )
+        );
+        return
+            vm.sign(
+                _walletKeys[walletIndex],
+                keccak256(abi.encodePacked("\x19\x01", usd.DOMAIN_SEPARATOR(), structHash))
+            );
+    }
+
     /// @dev The pricing rule of docs/DESIGN.md, restated here so the ledger does not trust the library.
-    function _price(uint8 model, uint256 tokens) private view returns (uint256) {
+    function _price(uint256 cpr, uint256 cp1k, uint256 tokens) private pure returns (uint256) {
         if (tokens == 0) return 0;
-        uint256 cpr = _cpr[model];
         if (tokens <= THRESHOLD) return cpr;
-        uint256 extra = (tokens - THRESHOLD) * _cp1k[model];
+        uint256 extra = (tokens - THRESHOLD) * cp1k;
         return cpr + extra / 1000 + (extra % 1000 == 0 ? 0 : 1);
     }
 
-    /// @dev An open job, or a new one when none is open, so settling, failing and refunding stay busy.
     function _pickOpen(uint256 seed) private returns (bool found, bytes32 jobId) {
         (found, jobId) = _pick(seed, JobStatus.Open);
         if (!found) (found, jobId) = _openJob(seed, seed >> 8, seed >> 16);
@@ -724,7 +1231,10 @@ contract EscrowHandler {
         return (false, bytes32(0));
     }
 
-    /// @dev A revert is fine only when the rules demand one, and then only with the expected error.
+    function _try(address target, bytes memory data) private returns (bool ok, bytes memory reason) {
+        (ok, reason) = target.call(data);
+    }
+
     function _requireReason(bool mustRevert, bytes memory reason, bytes memory expected, string memory action) private {
         if (!mustRevert) return _violation(string.concat(action, " reverted unexpectedly"), reason);
         if (keccak256(reason) != keccak256(expected)) _violation(string.concat(action, " reverted wrongly"), reason);

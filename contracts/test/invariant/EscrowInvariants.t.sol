@@ -2,35 +2,49 @@
 pragma solidity 0.8.30;
 
 import {ICreditEscrow} from "../../interfaces/ICreditEscrow.sol";
+import {IModelCatalog} from "../../interfaces/IModelCatalog.sol";
 import {JobStatus} from "../../types/JobStatus.sol";
 import {Tier} from "../../types/Tier.sol";
+import {Receipt, Settlement} from "../../types/Receipt.sol";
 import {EscrowFixture} from "../utils/EscrowFixture.sol";
 import {vm} from "../utils/Vm.sol";
 import {EscrowHandler} from "./EscrowHandler.sol";
 
-/// @notice Properties of the escrow that hold after any sequence of the handler's actions:
-/// value conservation, no job closed twice, and locked credits always recoverable after the timeout.
+/// @notice Properties of the system that hold after any sequence of the handler's actions: value and stake
+/// conservation, exact per-recipient payouts, caps never exceeded, no job closed twice, every settlement
+/// disputable for its window, every valid in-time receipt payable, and locked credits always recoverable.
 contract EscrowInvariants is EscrowFixture {
     EscrowHandler internal handler;
+    uint32 internal constant INVARIANT_CONTEXT = 128_000;
 
     function setUp() public override {
         vm.warp(START_TIME);
         _deploySystem();
-        maxModel = _addModel(MAX_MODEL_ID, Tier.Max, MAX_CPR, MAX_CP1K);
-        liteModel = _addModel(LITE_MODEL_ID, Tier.Lite, LITE_CPR, LITE_CP1K);
-        bytes32[] memory both = new bytes32[](2);
-        both[0] = maxModel;
-        both[1] = liteModel;
-        uint256[3] memory workerKeys = [uint256(0x5EC12E7), 0x5EC12E8, 0x5EC12E9];
-        for (uint256 i; i < workerKeys.length; ++i) {
-            _registerWorker(workerKeys[i], both);
+        string[3] memory ids = [MAX_MODEL_ID, LITE_MODEL_ID, "spare-model"];
+        uint32[3] memory cpr = [MAX_CPR, LITE_CPR, uint32(8)];
+        uint32[3] memory cp1k = [MAX_CP1K, LITE_CP1K, uint32(4)];
+        bytes32[] memory all = new bytes32[](3);
+        for (uint256 m; m < 3; ++m) {
+            all[m] = catalog.addModel(
+                ids[m],
+                IModelCatalog.ModelParams({
+                    tier: Tier.Max,
+                    creditsPerRequest: cpr[m],
+                    creditsPer1kTokens: cp1k[m],
+                    contextWindow: INVARIANT_CONTEXT,
+                    parameters: "test",
+                    ownedBy: "test"
+                })
+            );
         }
+        uint256[3] memory workerKeys = [uint256(0x5EC12E7), 0x5EC12E8, 0x5EC12E9];
+        for (uint256 i; i < workerKeys.length; ++i) _registerWorker(workerKeys[i], all);
 
-        address[3] memory wallets = [address(0xC11E47001), address(0xC11E47002), address(0xC11E47003)];
+        uint256[3] memory walletKeys = [uint256(0xC11E47001), 0xC11E47002, 0xC11E47003];
         bytes32[3] memory keyHashes = [keccak256("sk-wallet-1"), keccak256("sk-wallet-2"), keccak256("sk-wallet-3")];
-        for (uint256 i; i < wallets.length; ++i) {
-            _registerKey(wallets[i], keyHashes[i]);
-            _deposit(wallets[i], 20_000);
+        for (uint256 i; i < walletKeys.length; ++i) {
+            _registerKey(vm.addr(walletKeys[i]), keyHashes[i]);
+            _deposit(vm.addr(walletKeys[i]), 20_000);
         }
 
         handler = new EscrowHandler(
@@ -38,24 +52,27 @@ contract EscrowInvariants is EscrowFixture {
                 usd: usd,
                 svc: svc,
                 keys: keys,
+                catalog: catalog,
                 workers: workers,
                 escrow: escrow,
                 disputes: disputes,
+                admin: address(this),
                 gateway: gateway,
                 arbiter: arbiter,
-                pauser: address(this),
+                operator: operator,
                 treasury: treasury,
-                modelKeys: [maxModel, liteModel],
-                creditsPerRequest: [MAX_CPR, LITE_CPR],
-                creditsPer1kTokens: [MAX_CP1K, LITE_CP1K],
+                modelIds: ids,
+                creditsPerRequest: cpr,
+                creditsPer1kTokens: cp1k,
                 workerKeys: workerKeys,
-                wallets: wallets,
+                walletKeys: walletKeys,
                 keyHashes: keyHashes
             })
         );
-        // The handler mints stablecoin for deposits and stake for top-ups.
+        // The handler mints stablecoin and stake, and governs the catalog (repricing, retiring).
         usd.transferOwnership(address(handler));
         svc.transferOwnership(address(handler));
+        catalog.grantRole(catalog.GOVERNANCE_ROLE(), address(handler));
     }
 
     /// @notice Only the handler is called by the invariant fuzzer.
@@ -64,13 +81,13 @@ contract EscrowInvariants is EscrowFixture {
         targets[0] = address(handler);
     }
 
-    /// @notice Every action the rules fix behaved as they say (exact amounts, expected reverts only).
+    /// @notice Every action the rules fix behaved as they say (exact amounts, expected reverts only, caps kept).
     function invariant_handlerActionsFollowTheRules() public view {
         vm.assertEq(handler.ghostViolations(), 0, handler.lastViolation());
     }
 
-    /// @notice Stablecoin held by the escrow == (Σ available + Σ locked) × 10,000 + reserve, and every unit is
-    /// accounted for: deposits + reserve funding − withdrawals − payouts.
+    /// @notice Stablecoin held == credits × 10,000 + reserve + fees accrued + claimable payouts + surplus, every
+    /// unit accounted for by the independent ledger.
     function invariant_valueIsConserved() public view {
         address[3] memory accounts = handler.wallets();
         uint256 credits;
@@ -78,32 +95,48 @@ contract EscrowInvariants is EscrowFixture {
             ICreditEscrow.Account memory account = escrow.accountOf(accounts[i]);
             credits += uint256(account.available) + account.locked;
         }
+        ICreditEscrow.Ledger memory ledger = escrow.ledger();
         uint256 held = usd.balanceOf(address(escrow));
-        vm.assertEq(held, credits * UNIT_PER_CREDIT + escrow.reserve(), "escrow balance == credits + reserve");
+        vm.assertEq(ledger.creditsOutstanding, credits, "credits outstanding");
+        vm.assertEq(
+            held,
+            credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal + ledger.surplus,
+            "held == credits + reserve + fees + claimable + surplus"
+        );
         vm.assertEq(
             held,
             handler.ghostDepositedUnits() +
-                handler.ghostReserveFundedUnits() -
+                handler.ghostReserveFundedUnits() +
+                handler.ghostStraightUnits() -
                 handler.ghostWithdrawnUnits() -
-                handler.ghostPaidOutUnits(),
-            "escrow balance == money in - money out"
+                handler.ghostWorkerPaidUnits() -
+                handler.ghostTreasuryReceivedUnits(),
+            "held == money in - money out"
+        );
+        vm.assertEq(ledger.reserve, handler.ghostReserveUnits(), "reserve == funded - restored");
+        vm.assertEq(ledger.feesAccrued, handler.ghostFeesAccruedUnits(), "fees accrued");
+        vm.assertEq(ledger.surplus, handler.ghostStraightUnits(), "surplus == stablecoin sent straight");
+        vm.assertEq(ledger.owedCredits, handler.owedCredits(), "owed restitution");
+    }
+
+    /// @notice Workers got exactly charge − fee, the treasuries exactly the fees swept, and charge = worker + fee.
+    function invariant_perRecipientPayoutsAreExact() public view {
+        vm.assertEq(
+            handler.ghostWorkerPaidUnits() + handler.ghostFeeUnits(),
+            handler.ghostChargedCredits() * UNIT_PER_CREDIT,
+            "worker + fee == charged units"
         );
         vm.assertEq(
-            escrow.reserve(),
-            handler.ghostReserveFundedUnits() - handler.ghostRestoredCredits() * UNIT_PER_CREDIT,
-            "reserve == funded - restored"
+            handler.paidOutBalances(),
+            handler.ghostWorkerPaidUnits() + handler.ghostTreasuryReceivedUnits(),
+            "balances of workers and treasuries"
         );
     }
 
-    /// @notice Workers and treasury together received exactly Σ charged × 10,000; an upheld dispute is repaid
-    /// from the reserve, never clawed back from them.
-    function invariant_payoutsEqualCharges() public view {
-        vm.assertEq(
-            handler.paidOutBalances(),
-            handler.ghostChargedCredits() * UNIT_PER_CREDIT,
-            "paid == charged units"
-        );
-        vm.assertEq(handler.paidOutBalances(), handler.ghostPaidOutUnits(), "paid == measured payouts");
+    /// @notice The registry holds exactly the stakes; the treasury received exactly the slashes.
+    function invariant_stakeTokenIsConserved() public view {
+        vm.assertEq(svc.balanceOf(address(workers)), handler.ghostStakeHeld(), "registry == sum of stakes");
+        vm.assertEq(svc.balanceOf(treasury), handler.ghostSlashed(), "treasury == sum of slashes");
     }
 
     /// @notice Each wallet's credits are what the independent ledger says.
@@ -128,17 +161,65 @@ contract EscrowInvariants is EscrowFixture {
         }
     }
 
-    /// @notice Whatever happened, once every open job's deadline has passed anyone can refund it, and then
+    /// @notice Every open job whose settle grace is not over can be settled now by an eligible worker's valid
+    /// receipt (checked on a snapshot).
+    function invariant_everyValidInTimeReceiptIsPayable() public {
+        if (escrow.paused()) return;
+        uint256 count = handler.jobCount();
+        uint256[3] memory keys_ = handler.workerKeys();
+        for (uint256 i; i < count; ++i) {
+            (bytes32 jobId, EscrowHandler.GhostJob memory job, uint64 settleBy, , bytes32 modelKey) = handler.jobFacts(
+                i
+            );
+            if (job.status != JobStatus.Open || block.timestamp > settleBy) continue;
+            uint256 signerKey;
+            for (uint256 k; k < keys_.length; ++k) {
+                if (workers.canServe(vm.addr(keys_[k]), modelKey)) signerKey = keys_[k];
+            }
+            if (signerKey == 0) continue;
+            Receipt memory receipt = Receipt({
+                jobId: jobId,
+                outputHash: keccak256(abi.encode(jobId)),
+                promptTokens: 1,
+                completionTokens: job.maxTokens,
+                finalTokenAt: block.timestamp < job.deadline ? uint64(block.timestamp) : job.deadline
+            });
+            (uint8 v, bytes32 r, bytes32 s) = vm.sign(signerKey, escrow.receiptDigest(receipt));
+            uint256 snapshot = vm.snapshotState();
+            vm.prank(gateway);
+            escrow.settle(receipt, abi.encodePacked(r, s, v));
+            vm.revertToState(snapshot);
+        }
+    }
+
+    /// @notice Every settled, undisputed job can be disputed up to the end of its window: the dispute window
+    /// after its settlement (or its final token, if later). Checked on a snapshot.
+    function invariant_everySettlementIsDisputableForItsWindow() public {
+        uint256 count = handler.jobCount();
+        for (uint256 i; i < count; ++i) {
+            (bytes32 jobId, EscrowHandler.GhostJob memory job, , uint64 windowEnd, ) = handler.jobFacts(i);
+            if (job.status != JobStatus.Settled || job.disputeOpened || block.timestamp > windowEnd) continue;
+            vm.assertGe(windowEnd, job.settledAt + escrow.disputeWindow(), "window from the settlement");
+            uint256 snapshot = vm.snapshotState();
+            vm.warp(windowEnd);
+            Settlement memory settlement = job.settlement;
+            vm.prank(gateway);
+            disputes.openDispute(jobId, settlement, ~settlement.outputHash);
+            vm.revertToState(snapshot);
+        }
+    }
+
+    /// @notice Whatever happened, once every open job's settle grace has passed anyone can refund it, and then
     /// no credits stay locked. Checked on a snapshot, so the run continues from the real state.
     function invariant_lockedCreditsRecoverableAfterTimeout() public {
         uint256 snapshot = vm.snapshotState();
         uint256 count = handler.jobCount();
-        uint256 latestDeadline = block.timestamp;
+        uint256 latest = block.timestamp;
         for (uint256 i; i < count; ++i) {
-            (, JobStatus status, , uint64 deadline) = handler.jobAt(i);
-            if (status == JobStatus.Open && deadline > latestDeadline) latestDeadline = deadline;
+            (, EscrowHandler.GhostJob memory job, uint64 settleBy, , ) = handler.jobFacts(i);
+            if (job.status == JobStatus.Open && settleBy > latest) latest = settleBy;
         }
-        vm.warp(latestDeadline + 1);
+        vm.warp(latest + 1);
         for (uint256 i; i < count; ++i) {
             (bytes32 jobId, JobStatus status, , ) = handler.jobAt(i);
             if (status != JobStatus.Open) continue;

@@ -23,7 +23,6 @@ abstract contract EscrowFixture {
     uint64 internal constant ARBITRATION_WINDOW = 24 hours;
     uint64 internal constant UNBONDING_DELAY = 3 days;
     uint256 internal constant MIN_STAKE = 1_000e18;
-    uint16 internal constant SLASH_BPS = 5_000;
     uint16 internal constant FEE_BPS = 1_000;
     uint256 internal constant UNIT_PER_CREDIT = 10_000;
     uint256 internal constant START_TIME = 1_763_700_000;
@@ -34,6 +33,10 @@ abstract contract EscrowFixture {
     uint32 internal constant MAX_CP1K = 20;
     uint32 internal constant LITE_CPR = 2;
     uint32 internal constant LITE_CP1K = 1;
+
+    /// @dev The fixture's models accept the whole uint32 range of `maxTokens`, so fuzzed locks span it; the
+    /// context-window cap is tested with a model of its own.
+    uint32 internal constant CONTEXT_WINDOW = type(uint32).max;
 
     /// @dev The largest lock the fixture's wallet must afford: the max-tier price of uint32.max tokens.
     uint256 internal constant WALLET_CREDITS = 100_000_000;
@@ -94,23 +97,12 @@ abstract contract EscrowFixture {
             catalog,
             treasury,
             MIN_STAKE,
-            SLASH_BPS,
             UNBONDING_DELAY,
             DISPUTE_WINDOW,
             ARBITRATION_WINDOW
         );
-        escrow = new CreditEscrow(
-            address(this),
-            usd,
-            keys,
-            catalog,
-            workers,
-            treasury,
-            FEE_BPS,
-            JOB_TIMEOUT,
-            DISPUTE_WINDOW
-        );
-        disputes = new DisputeManager(address(this), escrow, workers, ARBITRATION_WINDOW);
+        escrow = new CreditEscrow(address(this), usd, keys, catalog, workers, treasury, FEE_BPS, JOB_TIMEOUT);
+        disputes = new DisputeManager(address(this), escrow, workers);
 
         escrow.grantRole(escrow.GATEWAY_ROLE(), gateway);
         escrow.grantRole(escrow.DISPUTE_ROLE(), address(disputes));
@@ -128,7 +120,7 @@ abstract contract EscrowFixture {
                     tier: tier,
                     creditsPerRequest: cpr,
                     creditsPer1kTokens: cp1k,
-                    contextWindow: 128_000,
+                    contextWindow: CONTEXT_WINDOW,
                     parameters: "test",
                     ownedBy: "test"
                 })

@@ -105,12 +105,12 @@ export async function failJob(opener: Account, jobKey: Hex): Promise<Hex> {
 }
 
 /**
- * Moves chain time past the job timeout and refunds the job as anyone may. Moves chain time ahead by 3 minutes:
- * run it after anything that needs a dispute window. Returns the refund transaction (the gateway's sweeper may
- * have sent it first).
+ * Moves chain time past the job timeout and its 300 s settle grace and refunds the job as anyone may then. Moves
+ * chain time ahead by 7 minutes: run it after anything that needs a dispute window. Returns the refund transaction
+ * (the gateway's sweeper may have sent it first).
  */
 export async function timeoutRefund(jobKey: Hex): Promise<Hex> {
-  await publicClient().request({ method: "evm_increaseTime" as never, params: [180] as never });
+  await publicClient().request({ method: "evm_increaseTime" as never, params: [421] as never });
   await publicClient().request({ method: "evm_mine" as never, params: [] as never });
   const { account: anyone } = await freshAccount();
   await walletClient(anyone)

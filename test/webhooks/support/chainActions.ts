@@ -126,8 +126,8 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
       return { receipt: mined, settlement, settled: settled.args };
     },
     failJob: (jobKey: Hex) => send(roles.gateway, c.creditEscrow, creditEscrowAbi, "failJob", [jobKey]),
-    /** Moves past the job deadline and refunds (anyone may). */
-    async refundAfterTimeout(jobKey: Hex, timeoutSeconds = 121) {
+    /** Moves past the job deadline and its 300 s settle grace, then refunds (anyone may by then). */
+    async refundAfterTimeout(jobKey: Hex, timeoutSeconds = 421) {
       await testClient.increaseTime({ seconds: timeoutSeconds });
       await testClient.mine({ blocks: 1 });
       return send(roles.admin, c.creditEscrow, creditEscrowAbi, "refund", [jobKey]);

@@ -5,6 +5,7 @@ import { generateApiKey, keyHashOf, registerOrRotateKey, revokeKey } from "../ch
 import { plainError } from "../chain/plainError";
 import { useAsync } from "../useAsync";
 import { Mono, TxLink } from "./ExplorerLink";
+import { SPENDING_CAP_ANCHOR } from "./SpendingCapPanel";
 import { ErrorNote, Loading } from "./StatusNote";
 
 const STATUS_WORDS: Record<string, string> = {
@@ -100,6 +101,11 @@ export function ApiKeyPanel() {
               Registered in <TxLink hash={fresh.tx} />
             </span>
           </div>
+          <p className="small" data-testid="spending-cap-offer">
+            Limit what a leaked key (or a stolen gateway key) could spend:{" "}
+            <a href={`#${SPENDING_CAP_ANCHOR}`}>set an hourly spending cap</a> for this wallet. None is set unless you
+            choose one.
+          </p>
         </div>
       ) : null}
       {key.status === "suspended" ? (

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+/// @title ProtocolTime
+/// @notice The protocol's fixed time constants, defined once for every contract that needs them.
+/// @dev Deployment-specific windows (job timeout, dispute, arbitration, unbonding) are constructor parameters; the
+/// dispute and arbitration windows live in the `WorkerRegistry` and the other contracts read them from there.
+library ProtocolTime {
+    /// @notice How far a receipt's final-token time may lie after the settlement block or before the job opened.
+    uint64 internal constant MAX_CLOCK_SKEW = 30;
+    /// @notice The spec's dispute window: a job can always be disputed at least this long after its final token.
+    uint64 internal constant MIN_DISPUTE_WINDOW = 60;
+    /// @notice After a job's deadline (or the end of a pause) its in-time receipt may still be settled this long;
+    /// only then may anyone refund it.
+    uint64 internal constant SETTLE_GRACE = 300;
+    /// @notice Longest accepted job timeout.
+    uint64 internal constant MAX_JOB_TIMEOUT = 1 days;
+    /// @notice Delay of `AccessControlDefaultAdminRules` on every contract: a new admin takes over only this long
+    /// after the current one starts the transfer (and only once the new one accepts).
+    uint48 internal constant ADMIN_TRANSFER_DELAY = 2 days;
+    /// @notice Delay before a scheduled protocol-fee or treasury change takes effect.
+    uint64 internal constant CONFIG_CHANGE_DELAY = 2 days;
+}

@@ -1,0 +1,180 @@
+/**
+ * Mutation testing of the product contracts (`npm run test:mutations`; not part of `npm test`). Applies each
+ * single-point mutation below to its contract, runs the Solidity unit and audit suites (few fuzz runs) and, if they
+ * pass, the TypeScript contract tests; a mutant is killed when any of them fails. Every file is restored afterwards,
+ * also on Ctrl-C. Prints one line per mutant and the mutation score; exits 1 if any mutant survives.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+interface Mutant {
+  id: string;
+  file: string;
+  /** Exact text that must occur once in `file`. */
+  find: string;
+  replace: string;
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+const MUTANTS: Mutant[] = [
+  {
+    id: "drop the unbonding guard",
+    file: "contracts/WorkerRegistry.sol",
+    find: "if (state.status == WorkerStatus.Unbonding && block.timestamp + slashExposure >= state.unlockAt) return false;",
+    replace: "",
+  },
+  {
+    id: "drop the receipt-time bounds",
+    file: "contracts/CreditEscrow.sol",
+    find: `            finalTokenAt > deadline ||
+            finalTokenAt > block.timestamp + MAX_CLOCK_SKEW ||
+            finalTokenAt + MAX_CLOCK_SKEW < deadline - jobTimeout`,
+    replace: "            false",
+  },
+  {
+    id: "pay the wrong worker in a batch",
+    file: "contracts/CreditEscrow.sol",
+    find: "while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;",
+    replace: "while (slot + 1 < workerCount) ++slot;",
+  },
+  {
+    id: "send the fee to the worker",
+    file: "contracts/CreditEscrow.sol",
+    find: "            workerAmount = units - feeAmount;",
+    replace: "            workerAmount = units;",
+  },
+  {
+    id: "skip the reserve debit",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _reserve -= credits * UNIT_PER_CREDIT;\n",
+    replace: "\n",
+  },
+  {
+    id: "ignore pause in settle",
+    file: "contracts/CreditEscrow.sol",
+    find: `        if (config.paused) revert EnforcedPause();
+        Lookups memory lookups;
+        (, SettledJob memory job)`,
+    replace: `        Lookups memory lookups;
+        (, SettledJob memory job)`,
+  },
+  {
+    id: "skip the spending-cap check",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (word != 0) {",
+    replace: "        if (false) {",
+  },
+  {
+    id: "skip the key-status check",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (lookups.keyStatus != IApiKeyRegistry.KeyStatus.Active) {",
+    replace: "        if (false) {",
+  },
+  {
+    id: "move the 500-token threshold by one",
+    file: "contracts/libraries/Pricing.sol",
+    find: "uint256 internal constant LONG_COMPLETION_THRESHOLD = 500;",
+    replace: "uint256 internal constant LONG_COMPLETION_THRESHOLD = 501;",
+  },
+  {
+    id: "swap charge and refund",
+    file: "contracts/CreditEscrow.sol",
+    find: "job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;",
+    replace: "job.charged = charged < job.creditsLocked ? job.creditsLocked - charged : 0;",
+  },
+  {
+    id: "drop the context-window cap",
+    file: "contracts/CreditEscrow.sol",
+    find: "maxTokens == 0 || maxTokens > lookups.contextWindow ||",
+    replace: "maxTokens == 0 ||",
+  },
+  {
+    id: "time the dispute window from the final token only",
+    file: "contracts/CreditEscrow.sol",
+    find: "return (settledAt > finalTokenAt ? settledAt : finalTokenAt) + disputeWindow;",
+    replace: "return finalTokenAt + disputeWindow;",
+  },
+  {
+    id: "let anyone refund during the settle grace",
+    file: "contracts/CreditEscrow.sol",
+    find: "(block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender))",
+    replace: "(block.timestamp <= deadline)",
+  },
+  {
+    id: "slash half the stake",
+    file: "contracts/WorkerRegistry.sol",
+    find: "        amount = state.stake;\n",
+    replace: "        amount = state.stake / 2;\n",
+  },
+  {
+    id: "pay restitution past the owed queue",
+    file: "contracts/CreditEscrow.sol",
+    find: "if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {",
+    replace: "if (_reserve >= credits * UNIT_PER_CREDIT) {",
+  },
+];
+
+const SOLIDITY_SUITES = [
+  "contracts/test/AuditFindings.t.sol",
+  "contracts/test/CreditEscrow.t.sol",
+  "contracts/test/DisputeManager.t.sol",
+  "contracts/test/Pricing.t.sol",
+  "contracts/test/Receipt.t.sol",
+];
+const MOCHA_SUITES = [
+  "test/contracts/CreditEscrow.test.ts",
+  "test/contracts/DisputeManager.test.ts",
+  "test/contracts/WorkerRegistry.test.ts",
+  "test/contracts/client.test.ts",
+];
+
+/** Runs a test suite; asynchronous so that Ctrl-C reaches the handler that restores the sources. */
+function passes(args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn("npx", ["hardhat", "test", ...args], {
+      cwd: root,
+      stdio: "ignore",
+      env: { ...process.env, FUZZ_RUNS: process.env.FUZZ_RUNS ?? "64" },
+    });
+    child.on("exit", (code) => resolve(code === 0));
+    child.on("error", () => resolve(false));
+  });
+}
+
+const originals = new Map<string, string>();
+function restoreAll(): void {
+  for (const [file, text] of originals) writeFileSync(path.join(root, file), text);
+}
+process.on("SIGINT", () => {
+  restoreAll();
+  process.exit(130);
+});
+
+const only = process.env.MUTANT;
+const selected = only ? MUTANTS.filter((m) => m.id.includes(only)) : MUTANTS;
+let killed = 0;
+for (const mutant of selected) {
+  const file = path.join(root, mutant.file);
+  const original = readFileSync(file, "utf8");
+  originals.set(mutant.file, original);
+  if (original.split(mutant.find).length !== 2) {
+    restoreAll();
+    throw new Error(`mutant "${mutant.id}": its text must occur exactly once in ${mutant.file}`);
+  }
+  writeFileSync(file, original.replace(mutant.find, mutant.replace));
+  let dead: boolean;
+  try {
+    dead = !(await passes(["solidity", ...SOLIDITY_SUITES])) || !(await passes(["mocha", ...MOCHA_SUITES]));
+  } finally {
+    writeFileSync(file, original);
+    originals.delete(mutant.file);
+  }
+  if (dead) ++killed;
+  console.log(`${dead ? "killed  " : "SURVIVED"}  ${mutant.id}  (${mutant.file})`);
+}
+const score = (100 * killed) / selected.length;
+console.log(`mutation score: ${killed}/${selected.length} killed (${score.toFixed(1)}%)`);
+if (killed !== selected.length) process.exit(1);
