@@ -22,6 +22,7 @@ contract AuditV2AttemptsTest is EscrowFixture {
     uint256 private constant ATTACKER_PK = 0xBAD;
     uint256 private constant CAP = 1_000;
     uint256 private constant STEPS = 40;
+    uint256 private constant FUZZ_STEPS = 16;
 
     // ================================================================ (1) stolen gateway key
 
@@ -87,6 +88,57 @@ contract AuditV2AttemptsTest is EscrowFixture {
         }
         vm.assertGt(total, 2 * CAP, "the thief did lock again in later hours");
         vm.assertEq(_available(wallet), WALLET_CREDITS, "failed jobs returned every credit");
+    }
+
+    /// @dev Random times (including long gaps and same-second bursts), sizes, batches and failures: the credits
+    /// the jobs actually locked (read from the jobs, not the spend window) stay within the cap in any hour.
+    function testFuzz_stolenGateway_locksInAnyRollingHourNeverExceedTheCap(uint256 seed) public {
+        bytes32 model = _addSmallContextModel();
+        vm.prank(wallet);
+        escrow.setSpendingCap(CAP);
+        uint256[] memory times = new uint256[](FUZZ_STEPS);
+        uint256[] memory locked = new uint256[](FUZZ_STEPS);
+        for (uint256 step; step < FUZZ_STEPS; ++step) {
+            uint256 r = uint256(keccak256(abi.encode(seed, step)));
+            vm.warp(block.timestamp + (r % 4 == 0 ? 0 : (r >> 8) % 1_500));
+            times[step] = block.timestamp;
+            uint256 size = 1 + ((r >> 24) % 6);
+            ICreditEscrow.OpenRequest[] memory batch = new ICreditEscrow.OpenRequest[](size);
+            for (uint256 i; i < size; ++i) {
+                uint32 maxTokens = uint32(1 + (uint256(keccak256(abi.encode(r, i))) % SMALL_CONTEXT));
+                batch[i] = ICreditEscrow.OpenRequest(_id(step, i), walletKeyHash, model, maxTokens);
+            }
+            vm.prank(gateway);
+            escrow.openJobBatch(batch);
+            for (uint256 i; i < size; ++i) {
+                (JobStatus status, , uint256 credits, ) = escrow.jobOf(_id(step, i));
+                if (status != JobStatus.Open) continue;
+                locked[step] += credits;
+                if ((r >> (40 + i)) & 1 == 1) {
+                    vm.prank(gateway);
+                    escrow.failJob(_id(step, i));
+                }
+            }
+        }
+        for (uint256 i; i < FUZZ_STEPS; ++i) {
+            uint256 sum;
+            for (uint256 j = i; j < FUZZ_STEPS && times[j] <= times[i] + 1 hours; ++j) sum += locked[j];
+            vm.assertLe(sum, CAP, "locks in a rolling hour <= cap");
+        }
+    }
+
+    /// @dev Informational (reported): the cap counts only locks taken while a cap is set, so locks taken in the
+    /// hour before the wallet first sets it do not count against it. A wallet reacting to a theft still stops it
+    /// at the cap from then on.
+    function test_stolenGateway_capCountsLocksFromTheMomentItIsSet() public {
+        for (uint256 i; i < 20; ++i) _openJob(_id(0, i), maxModel, 1_000); // 50 credits each, no cap yet
+        vm.prank(wallet);
+        escrow.setSpendingCap(CAP);
+        for (uint256 i; i < 20; ++i) _openJob(_id(1, i), maxModel, 1_000);
+        vm.prank(gateway);
+        vm.expectRevert();
+        escrow.openJob(_id(2, 0), walletKeyHash, maxModel, 1_000);
+        vm.assertEq(_locked(wallet), 2 * CAP, "the cap's own hour holds; earlier locks were not counted");
     }
 
     /// @dev Duplicate receipts in one batch, a receipt for a refunded job and a refund of a settled job: each
@@ -266,6 +318,57 @@ contract AuditV2AttemptsTest is EscrowFixture {
         _assertConservation();
     }
 
+    /// @dev A second pause within the grace after the first continues the run: a job delivered in time and
+    /// protected by the first pause can still be settled after the second, and no stranger refunds it first.
+    function test_disputes_twoPausesInARunNeverTurnDeliveredWorkIntoARefund() public {
+        _openJob(JOB, maxModel, 4_000);
+        uint64 deadline = uint64(block.timestamp + JOB_TIMEOUT);
+        Receipt memory receipt = _receipt(JOB, 1_200);
+        receipt.finalTokenAt = deadline;
+        bytes memory signature = _sign(WORKER_PK, receipt);
+        vm.warp(deadline + _settleGrace());
+        escrow.pause();
+        vm.warp(block.timestamp + 2 days);
+        escrow.unpause();
+        vm.warp(block.timestamp + _settleGrace());
+        escrow.pause(); // the last second of the grace
+        vm.warp(block.timestamp + 2 days);
+        escrow.unpause();
+        vm.warp(block.timestamp + _settleGrace());
+        vm.prank(address(0x5742));
+        vm.expectRevert();
+        escrow.refund(JOB);
+        _settle(receipt, signature);
+        (JobStatus status, , , ) = escrow.jobOf(JOB);
+        vm.assertEq(uint8(status), uint8(JobStatus.Settled), "delivered work paid");
+    }
+
+    /// @dev The fee is the one in force when the job opened, even when it settles after the switch, and the old
+    /// fee cannot be retired while such a job can still settle (pause extension included).
+    function test_admin_feeStaysTheOneAtOpeningAcrossTheSwitchAndAPause() public {
+        escrow.scheduleProtocolFee(2_000);
+        uint256 switchAt = block.timestamp + 2 days;
+        vm.warp(switchAt - 1);
+        _openJob(JOB, maxModel, 4_000);
+        Receipt memory receipt = _receipt(JOB, 4_000);
+        receipt.finalTokenAt = uint64(block.timestamp + JOB_TIMEOUT);
+        bytes memory signature = _sign(WORKER_PK, receipt);
+        vm.warp(block.timestamp + JOB_TIMEOUT + _settleGrace());
+        escrow.pause();
+        vm.warp(block.timestamp + 1 days);
+        escrow.unpause();
+        vm.expectRevert();
+        escrow.scheduleProtocolFee(0);
+        vm.warp(block.timestamp + _settleGrace());
+        vm.expectRevert();
+        escrow.scheduleProtocolFee(0);
+        _settle(receipt, signature);
+        uint256 units = _priceOf(maxModel, 4_000) * UNIT_PER_CREDIT;
+        vm.assertEq(escrow.ledger().feesAccrued, (units * FEE_BPS) / 10_000, "fee fixed at opening");
+        vm.warp(block.timestamp + 1);
+        escrow.scheduleProtocolFee(0); // retiring is allowed once nothing opened under it can settle
+    }
+
     // ================================================================ (3) conservation
 
     /// @dev Deposits, locks, settlement, failure, refund, upheld dispute owed then paid, a donation, a sweep and
@@ -381,6 +484,10 @@ contract AuditV2AttemptsTest is EscrowFixture {
             ledger.feesAccrued +
             ledger.claimableTotal;
         vm.assertEq(usd.balanceOf(address(escrow)), owed + ledger.surplus, "held == owed + surplus");
+    }
+
+    function _id(uint256 step, uint256 i) private pure returns (bytes32) {
+        return keccak256(abi.encode("audit-v2", step, i));
     }
 
     function _addSmallContextModel() private returns (bytes32) {
