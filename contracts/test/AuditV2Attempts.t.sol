@@ -282,6 +282,30 @@ contract AuditV2AttemptsTest is EscrowFixture {
         vm.stopPrank();
     }
 
+    /// @dev A worker already slashed for one fraud cannot make its other, earlier frauds undisputable: each is
+    /// still upheld and restituted even though there is no stake left to take.
+    function test_disputes_everyFraudOfAnAlreadySlashedWorkerIsStillUpheldAndRestituted() public {
+        _fundReserve(1_000 * UNIT_PER_CREDIT);
+        Settlement memory first = _settleJob(JOB, 1_200);
+        bytes32 second = bytes32(uint256(JOB) + 1);
+        Settlement memory other = _settleJob(second, 2_000);
+        uint256 availableBefore = _available(wallet);
+        vm.startPrank(gateway);
+        disputes.openDispute(JOB, first, CLIENT_HASH);
+        disputes.openDispute(second, other, CLIENT_HASH);
+        vm.stopPrank();
+        vm.startPrank(arbiter);
+        disputes.resolveDispute(JOB, true);
+        disputes.resolveDispute(second, true);
+        vm.stopPrank();
+        vm.assertEq(
+            _available(wallet),
+            availableBefore + first.creditsCharged + other.creditsCharged,
+            "both charges restored"
+        );
+        _assertConservation();
+    }
+
     /// @dev Owed restitution is neither skipped (a later, smaller claim never overtakes) nor paid twice.
     function test_disputes_owedRestitutionIsPaidOnceInOrder() public {
         Settlement memory big = _settleJob(JOB, 4_000); // reserve empty
