@@ -2,6 +2,7 @@ import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
+import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN } from "../index/modelDirectory.js";
 import { STALE_HEADER } from "../index/staleness.js";
 
 /**
@@ -114,7 +115,7 @@ const schemas: Record<string, Schema> = {
     properties: {
       role: { type: "string", enum: ["system", "user", "assistant"] },
       content: { type: "string" },
-      name: { type: "string", maxLength: 256 },
+      name: nullable({ type: "string", maxLength: 256 }),
     },
   },
   ChatCompletionRequest: {
@@ -126,8 +127,8 @@ const schemas: Record<string, Schema> = {
     properties: {
       model: { type: "string", minLength: 1 },
       messages: { type: "array", minItems: 1, items: ref("ChatMessage") },
-      stream: { type: "boolean", default: false },
-      stream_options: nullable({ type: "object", properties: { include_usage: { type: "boolean" } } }),
+      stream: { ...nullable({ type: "boolean" }), default: false },
+      stream_options: nullable({ type: "object", properties: { include_usage: nullable({ type: "boolean" }) } }),
       max_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
       max_completion_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
       temperature: nullable({ type: "number", minimum: 0, maximum: 2 }),
@@ -372,13 +373,10 @@ const schemas: Record<string, Schema> = {
       url: { type: "string", format: "uri", description: "HTTPS endpoint." },
       events: { type: "array", minItems: 1, items: ref("EventName") },
       secret: {
-        type: "string",
-        minLength: 16,
-        maxLength: 256,
-        pattern: "^[\\x21-\\x7e]+$",
+        ...nullable({ type: "string", minLength: 16, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" }),
         description:
-          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent. " +
-          "Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
+          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent " +
+          "or null. Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
       },
     },
   },
@@ -561,7 +559,12 @@ const paths: Record<string, Schema> = {
         { name: "before", in: "query", description: "Jobs created before this job id.", schema: jobId },
         { name: "after", in: "query", description: "Jobs created after this job id.", schema: jobId },
         { name: "status", in: "query", schema: { type: "string", enum: [...JOB_STATES] } },
-        { name: "model", in: "query", schema: { type: "string" } },
+        {
+          name: "model",
+          in: "query",
+          description: "A model id: 1–64 characters without control characters (an id no job has matches none).",
+          schema: { type: "string", minLength: 1, maxLength: MAX_MODEL_ID_BYTES, pattern: MODEL_ID_PATTERN },
+        },
       ],
       responses: {
         "200": json(ref("JobList"), "A page of jobs.", pick(STALE_HEADER)),

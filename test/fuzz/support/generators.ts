@@ -450,7 +450,10 @@ function modelsCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
       target: seg === null ? `/v1/models${query}` : `/v1/models/${seg}${query}`,
       headers: [...who.headers, ...extra],
       key: who.key,
-      intent: seg === null ? { kind: "none" } : ({ kind: "model-lookup", id: safeDecode(seg) } satisfies Intent),
+      intent:
+        seg === null
+          ? { kind: "none" }
+          : ({ kind: "model-lookup", id: safeDecode(seg), withQuery: query.length > 1 } satisfies Intent),
       label: `models/${seg === null ? "list" : "one"}; ${who.label}`,
     }));
 }
@@ -543,7 +546,11 @@ function jobsListCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
         target: `/v1/jobs${texts.length > 0 ? `?${texts.join("&")}` : ""}`,
         headers: [...who.headers, ...extra],
         key: who.key,
-        intent: { kind: "jobs-query", params },
+        intent: {
+          kind: "jobs-query",
+          params,
+          ...(extraParam && extraParam !== "limit" ? { unlisted: extraParam.split("=")[0]!.replace(/&/g, "") } : {}),
+        },
         label: `jobs/list; ${who.label}`,
       } satisfies FuzzCase;
     });

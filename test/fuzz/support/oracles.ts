@@ -95,9 +95,13 @@ export class Oracles {
       }
     }
     if (answer.status >= 400 && !isHead) this.checkErrorBody(answer, json, add);
-    // An answer of the HTTP server itself (431, 417, a parser's 400: no JSON), or a conditional 304: judged above
-    // (its format), not as the operation's answer, so one server defect does not read as a failure of every oracle.
-    const serverLevel = (answer.status >= 400 && !contentType?.startsWith("application/json")) || answer.status === 304;
+    // An answer of the HTTP server itself (a parser's 400, 431, 417, CONNECT's 405), or a conditional 304: judged
+    // above (its format), not as the operation's answer: the request never reached a route, so the operation's
+    // oracles do not apply. Every routed answer carries `x-request-id` (api/http/middleware/requestId.ts); the
+    // server's own answers (api/http/clientError.ts) do not, and a non-JSON error cannot come from a route either.
+    const routed = answer.headers["x-request-id"] !== undefined;
+    const serverLevel =
+      (answer.status >= 400 && (!routed || !contentType?.startsWith("application/json"))) || answer.status === 304;
     if (serverLevel) return violations;
     if (documented && !isHead) {
       const isStream = contentType?.startsWith("text/event-stream") ?? false;
@@ -238,7 +242,9 @@ export class Oracles {
       case "model-lookup": {
         if (fuzzCase.key === undefined) return;
         const listed = intent.id !== null && this.listedModels.includes(intent.id);
-        if (listed && answer.status !== 200) add("model-exact", `listed id answered ${answer.status}`);
+        // With a query the endpoint does not take (`?x[]=1`), a 400 naming it is right for a listed id too.
+        if (listed && answer.status !== 200 && !(intent.withQuery && answer.status === 400 && code === "invalid_request"))
+          add("model-exact", `listed id answered ${answer.status}`);
         if (!listed && answer.status < 300)
           add(
             "model-exact",
@@ -258,6 +264,17 @@ export class Oracles {
           const verdict = plainValue(entry.raw, validate);
           if (entry.bracketed || (counts.get(entry.name) ?? 0) > 1 || verdict === "invalid") offending.add(entry.name);
           else if (verdict === "ambiguous" || entry.name === "before" || entry.name === "after") ambiguous = true;
+        }
+        // A parameter the endpoint does not list is refused naming it (api/README.md, "Query parameters");
+        // an empty name (`&&`, `=`) has nothing to name: any spec-format 4xx will do.
+        if (intent.unlisted === "") ambiguous = true;
+        else if (intent.unlisted !== undefined && offending.size === 0) {
+          if (answer.status !== 400 || code !== "invalid_request")
+            add(
+              "query-form",
+              `unlisted query parameter ${intent.unlisted} answered ${answer.status} ${code ?? ""} (expected 400 invalid_request)`,
+            );
+          return;
         }
         if (offending.size > 0) {
           if (answer.status !== 400 || code !== "invalid_request" || !offending.has(String(param)))
