@@ -10,6 +10,7 @@ import { z } from "zod";
 import { serveWeb } from "../app/serveWeb.js";
 import { answerOutsideRoutes } from "./clientError.js";
 import { createApp } from "./createApp.js";
+import { MAX_JSON_DEPTH } from "./jsonDepth.js";
 import { parseQuery } from "./parseQuery.js";
 
 const DOCS = "https://docs.example";
@@ -136,6 +137,16 @@ describe("createApp: answers outside the routes are in the spec's format (issue 
     expect((await errorOf(unknown)).code).toBe("unsupported_media_type");
   });
 
+  it("error: a body nested deeper than MAX_JSON_DEPTH is invalid_request; brackets inside strings do not count", async () => {
+    const post = (body: string) =>
+      fetch(`${base}/v1/things`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const deep = await post(`${"[".repeat(MAX_JSON_DEPTH + 1)}${"]".repeat(MAX_JSON_DEPTH + 1)}`);
+    expect(deep.status).toBe(400);
+    expect((await errorOf(deep)).code).toBe("invalid_request");
+    expect((await post(`${"[".repeat(MAX_JSON_DEPTH)}${"]".repeat(MAX_JSON_DEPTH)}`)).status).toBe(201);
+    expect((await post(JSON.stringify({ text: "[".repeat(500), quote: '\\"[[[' }))).status).toBe(201);
+  });
+
   it("error: oversized headers are 431 headers_too_large with the spec's body", async () => {
     const response = await fetch(`${base}/v1/things`, { headers: { "x-padding": "p".repeat(20_000) } });
     expect(response.status).toBe(431);
@@ -189,7 +200,9 @@ describe("createApp: the HTTP server's own answers are in the spec's format (fuz
   }
 
   it("error: an Expect other than 100-continue is 417 expectation_failed with the spec's error body", async () => {
-    const answer = await rawExchange("GET /v1/things HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n");
+    const answer = await rawExchange(
+      "GET /v1/things HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n",
+    );
     expect(answer.status).toBe(417);
     expect(specError(answer).code).toBe("expectation_failed");
   });

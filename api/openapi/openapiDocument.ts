@@ -435,7 +435,7 @@ const serviceHeaders = {
  * What any request can be answered with before its operation runs: headers over the size limit, and a query
  * parameter the operation does not take (unknown, repeated, or in an array form such as `status[]`).
  */
-const EVERY_REQUEST: ErrorCode[] = ["headers_too_large", "invalid_request"];
+const EVERY_REQUEST: ErrorCode[] = ["headers_too_large", "expectation_failed", "invalid_request"];
 
 /** Error responses by status, each listing the codes this API answers with that status. */
 function errorResponses(...codes: ErrorCode[]): Record<string, Schema> {

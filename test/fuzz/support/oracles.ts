@@ -41,6 +41,7 @@ export class Oracles {
   private readonly doc: OpenApi;
   private readonly ajv = new Ajv2020({ allErrors: false, strict: false });
   private readonly chatRequest: ValidateFunction;
+  private readonly webhookRequest: ValidateFunction;
   private readonly queryParams = new Map<string, ValidateFunction>();
 
   constructor(
@@ -56,6 +57,7 @@ export class Oracles {
       $defs: JSON.parse(JSON.stringify(defs).replaceAll("#/components/schemas/", "doc#/$defs/")) as unknown,
     });
     this.chatRequest = this.ajv.compile({ $ref: "doc#/$defs/ChatCompletionRequest" });
+    this.webhookRequest = this.ajv.compile({ $ref: "doc#/$defs/WebhookCreateRequest" });
     for (const parameter of this.doc.paths["/v1/jobs"]?.get?.parameters ?? [])
       if (parameter.in === "query") this.queryParams.set(parameter.name, this.ajv.compile(parameter.schema));
   }
@@ -204,6 +206,14 @@ export class Oracles {
       case "chat": {
         if (!intent.bytesIntact || fuzzCase.key === undefined) return;
         const docValid = this.chatRequest(intent.jsonBody);
+        if (!docValid && fuzzCase.label.startsWith("chat/optional ← null")) {
+          // Built from a valid body by nulling optional fields only: null must mean absent, in the document too.
+          add(
+            "null-optional",
+            `the document refuses null for an optional field (${this.ajv.errorsText(this.chatRequest.errors)})`,
+          );
+          return;
+        }
         if (!docValid) {
           if (answer.status < 400)
             add(
@@ -243,7 +253,11 @@ export class Oracles {
         if (fuzzCase.key === undefined) return;
         const listed = intent.id !== null && this.listedModels.includes(intent.id);
         // With a query the endpoint does not take (`?x[]=1`), a 400 naming it is right for a listed id too.
-        if (listed && answer.status !== 200 && !(intent.withQuery && answer.status === 400 && code === "invalid_request"))
+        if (
+          listed &&
+          answer.status !== 200 &&
+          !(intent.withQuery && answer.status === 400 && code === "invalid_request")
+        )
           add("model-exact", `listed id answered ${answer.status}`);
         if (!listed && answer.status < 300)
           add(
@@ -316,6 +330,18 @@ export class Oracles {
         }
         if (special && fuzzCase.key !== undefined && (answer.status !== 400 || param !== "url"))
           add("ssrf", `webhook to ${intent.host} (${special}) answered ${answer.status} (expected 400 naming url)`);
+        return;
+      }
+      case "webhook-create": {
+        if (fuzzCase.key === undefined || !this.webhookRequest(intent.jsonBody)) return;
+        // A body the document accepts is registered, unless the wallet is at its cap: a 409 whose code the error
+        // catalog gives 409 (the cap's code, `webhook_limit_reached` today, is the catalog's, not the fuzzer's).
+        const conflict =
+          answer.status === 409 &&
+          code !== undefined &&
+          errorCatalog[code as keyof typeof errorCatalog]?.status === 409;
+        if (answer.status !== 201 && !conflict)
+          add("webhook-refused", `a webhook body the document accepts answered ${answer.status} ${code ?? ""}`);
         return;
       }
       case "webhook-list": {
