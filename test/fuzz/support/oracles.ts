@@ -256,7 +256,8 @@ export class Oracles {
         if (
           listed &&
           answer.status !== 200 &&
-          !(intent.withQuery && answer.status === 400 && code === "invalid_request")
+          // (A HEAD answer has no body to name it.)
+          !(intent.withQuery && answer.status === 400 && (code === "invalid_request" || fuzzCase.method === "HEAD"))
         )
           add("model-exact", `listed id answered ${answer.status}`);
         if (!listed && answer.status < 300)
@@ -323,7 +324,14 @@ export class Oracles {
       case "webhook-ip": {
         let special: string | undefined;
         try {
-          const range = ipaddr.process(intent.host).range();
+          const address = ipaddr.process(intent.host);
+          // The well-known NAT64 prefix 64:ff9b::/96 is globally reachable (IANA IPv6 special-purpose registry,
+          // RFC 6052): it reaches the IPv4 address in its last 32 bits, which decides.
+          const reached =
+            address.kind() === "ipv6" && address.match(ipaddr.IPv6.parseCIDR("64:ff9b::/96"))
+              ? new ipaddr.IPv4(address.toByteArray().slice(12))
+              : address;
+          const range = reached.range();
           if (range !== "unicast") special = range;
         } catch {
           return;
@@ -357,6 +365,8 @@ export class Oracles {
 
 /** A query value against its documented schema: `valid`, `invalid`, or `ambiguous` (an integer with leading zeros). */
 function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid" | "ambiguous" {
+  // A `{{job:N}}` placeholder is filled with one of the key's job ids when sent: a valid cursor.
+  if (/^\{\{job:[a-z0-9-]+\}\}$/.test(raw)) return "valid";
   let value: string;
   try {
     value = decodeURIComponent(raw.replaceAll("+", " "));
