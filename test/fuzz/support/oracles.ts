@@ -292,7 +292,10 @@ export class Oracles {
           return;
         }
         if (offending.size > 0) {
-          if (answer.status !== 400 || code !== "invalid_request" || !offending.has(String(param)))
+          // With an unlisted parameter as well, naming either one is right.
+          const named =
+            offending.has(String(param)) || (intent.unlisted !== undefined && intent.unlisted === (param ?? ""));
+          if (answer.status !== 400 || code !== "invalid_request" || !named)
             add(
               "query-form",
               `query parameter(s) ${[...offending].join(", ")} not one plain value of the documented form, but answered ${answer.status} ${code ?? ""} param=${String(param)}`,
