@@ -1,4 +1,5 @@
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
+import { MAX_JSON_DEPTH } from "../http/jsonDepth.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
@@ -705,7 +706,9 @@ export function openapiDocument(): Schema {
         "status it comes with. On every path: a method the path does not serve is 405 `method_not_allowed` with " +
         "an `Allow` header; an unknown path under `/v<n>/` is 404 `route_not_found`; a query parameter the " +
         "operation does not list, a repeated one or an array form (`status[]=`) is 400 `invalid_request` naming " +
-        "it; `null` in an optional body field is the same as leaving it out.",
+        "it; `null` in an optional body field is the same as leaving it out; a JSON body nested deeper than " +
+        `${MAX_JSON_DEPTH} arrays/objects (\`x-max-json-depth\`) is 400 \`invalid_request\`.`,
+      "x-max-json-depth": MAX_JSON_DEPTH,
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "Local stack (`npm start`)" }],
     security: [{ bearer: [] }],

@@ -30,6 +30,7 @@ export const PROTOCOL_STATUSES = new Set([400, 405, 411, 413, 414, 415, 417, 431
 export type Violation = { kind: string; detail: string };
 
 type OpenApi = {
+  info: { "x-max-json-depth"?: number };
   paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: JsonSchema }[] }>>;
   components: { schemas: Record<string, JsonSchema> };
 };
@@ -205,7 +206,9 @@ export class Oracles {
     switch (intent.kind) {
       case "chat": {
         if (!intent.bytesIntact || fuzzCase.key === undefined) return;
-        const docValid = this.chatRequest(intent.jsonBody);
+        // The document's schema, and its bound on nesting for every JSON body (`info.x-max-json-depth`).
+        const maxDepth = this.doc.info["x-max-json-depth"] ?? Infinity;
+        const docValid = this.chatRequest(intent.jsonBody) && jsonDepth(intent.jsonBody) <= maxDepth;
         if (!docValid && fuzzCase.label.startsWith("chat/optional ← null")) {
           // Built from a valid body by nulling optional fields only: null must mean absent, in the document too.
           add(
@@ -344,7 +347,13 @@ export class Oracles {
         return;
       }
       case "webhook-create": {
-        if (fuzzCase.key === undefined || !this.webhookRequest(intent.jsonBody)) return;
+        const maxDepth = this.doc.info["x-max-json-depth"] ?? Infinity;
+        if (
+          fuzzCase.key === undefined ||
+          !this.webhookRequest(intent.jsonBody) ||
+          jsonDepth(intent.jsonBody) > maxDepth
+        )
+          return;
         // A body the document accepts is registered, unless the wallet is at its cap: a 409 whose code the error
         // catalog gives 409 (the cap's code, `webhook_limit_reached` today, is the catalog's, not the fuzzer's).
         const conflict =
@@ -383,4 +392,17 @@ function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid
     return validate(Number(value)) ? "valid" : "invalid";
   }
   return validate(value) ? "valid" : "invalid";
+}
+
+/** Levels of nested arrays and objects in a JSON value (the top-level object is 1); iterative, for deep values. */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
