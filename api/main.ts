@@ -17,7 +17,7 @@ import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { migrate } from "./db/migrate.js";
 import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
-import { answerClientError } from "./http/clientError.js";
+import { answerOutsideRoutes } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
@@ -240,7 +240,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       error ? reject(error) : resolve(listening),
     );
   });
-  server.on("clientError", answerClientError(config.DOCS_URL));
+  answerOutsideRoutes(server, config.DOCS_URL);
   // Streams may legitimately stay open up to the job timeout.
   server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
   server.keepAliveTimeout = 65_000;

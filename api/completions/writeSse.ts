@@ -6,7 +6,8 @@ export function startSse(res: Response, headers: Record<string, string>): void {
   res.status(200);
   res.setHeader("content-type", "text/event-stream; charset=utf-8");
   res.setHeader("cache-control", "no-cache, no-transform");
-  res.setHeader("connection", "keep-alive");
+  // No `connection: keep-alive`: Node decides, so a request that said `Connection: close` gets the connection
+  // closed after its stream (RFC 9112 §9.6).
   // Proxies (nginx) must not buffer the stream either.
   res.setHeader("x-accel-buffering", "no");
   // The settlement transaction is known only after the last token: it travels as an HTTP trailer.

@@ -81,6 +81,11 @@ export const errorCatalog = {
     type: "invalid_request_error",
     message: "The request was not received in time.",
   },
+  expectation_failed: {
+    status: 417,
+    type: "invalid_request_error",
+    message: "The Expect header asks for something the server does not do (only 100-continue is supported).",
+  },
   idempotency_key_reused: {
     status: 409,
     type: "conflict_error",

@@ -1,5 +1,6 @@
 import express, { type Router } from "express";
 import type { Logger } from "pino";
+import { assertJsonDepth } from "./jsonDepth.js";
 import { errorHandler, notFoundHandler } from "./middleware/errorHandler.js";
 import { literalPercent } from "./middleware/literalPercent.js";
 import { methodNotAllowed } from "./middleware/methodNotAllowed.js";
@@ -26,7 +27,14 @@ export function createApp(options: AppOptions): express.Express {
   app.use(requestId);
   app.use(literalPercent);
   if (options.rateLimit) app.use(options.rateLimit);
-  app.use(express.json({ limit: options.bodyLimit, type: ["application/json", "application/*+json"] }));
+  app.use(
+    express.json({
+      limit: options.bodyLimit,
+      type: ["application/json", "application/*+json"],
+      // Depth is checked on the raw bytes before JSON.parse, which is what a deeply nested body would cost.
+      verify: (_req, _res, body) => assertJsonDepth(body),
+    }),
+  );
   for (const router of options.routers) app.use(router);
   app.use(methodNotAllowed(app));
   app.use(notFoundHandler);

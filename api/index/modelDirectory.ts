@@ -24,7 +24,20 @@ export const MAX_MODEL_ID_BYTES = 64;
  * surrogates. Anything else matches no model, and is never sent to a database (Postgres text cannot hold NUL).
  */
 export function isPossibleModelId(value: string): boolean {
-  return value.length > 0 && Buffer.byteLength(value, "utf8") <= MAX_MODEL_ID_BYTES && !/[\p{Cc}\p{Cs}]/u.test(value);
+  return Buffer.byteLength(value, "utf8") <= MAX_MODEL_ID_BYTES && MODEL_ID_TEXT.test(value);
+}
+
+/** The characters a model id may hold (no control characters, no lone surrogates), at least one. */
+export const MODEL_ID_PATTERN = "^[^\\p{Cc}\\p{Cs}]+$";
+const MODEL_ID_TEXT = new RegExp(MODEL_ID_PATTERN, "u");
+
+/**
+ * Whether `value` is a well-formed `model` filter of `GET /v1/jobs`: 1–MAX_MODEL_ID_BYTES characters (the unit the
+ * OpenAPI document's `maxLength` counts) of MODEL_ID_PATTERN. A filter no id can equal (over 64 bytes) matches no
+ * job; one with a control character is refused before it could reach the database (Postgres text cannot hold NUL).
+ */
+export function isModelFilter(value: string): boolean {
+  return [...value].length <= MAX_MODEL_ID_BYTES && MODEL_ID_TEXT.test(value);
 }
 
 /**

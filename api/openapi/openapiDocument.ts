@@ -1,7 +1,9 @@
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
+import { MAX_JSON_DEPTH } from "../http/jsonDepth.js";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { JOB_STATES } from "../jobs/toJobResource.js";
+import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN } from "../index/modelDirectory.js";
 import { STALE_HEADER } from "../index/staleness.js";
 
 /**
@@ -114,7 +116,7 @@ const schemas: Record<string, Schema> = {
     properties: {
       role: { type: "string", enum: ["system", "user", "assistant"] },
       content: { type: "string" },
-      name: { type: "string", maxLength: 256 },
+      name: nullable({ type: "string", maxLength: 256 }),
     },
   },
   ChatCompletionRequest: {
@@ -126,8 +128,8 @@ const schemas: Record<string, Schema> = {
     properties: {
       model: { type: "string", minLength: 1 },
       messages: { type: "array", minItems: 1, items: ref("ChatMessage") },
-      stream: { type: "boolean", default: false },
-      stream_options: nullable({ type: "object", properties: { include_usage: { type: "boolean" } } }),
+      stream: { ...nullable({ type: "boolean" }), default: false },
+      stream_options: nullable({ type: "object", properties: { include_usage: nullable({ type: "boolean" }) } }),
       max_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
       max_completion_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
       temperature: nullable({ type: "number", minimum: 0, maximum: 2 }),
@@ -372,13 +374,10 @@ const schemas: Record<string, Schema> = {
       url: { type: "string", format: "uri", description: "HTTPS endpoint." },
       events: { type: "array", minItems: 1, items: ref("EventName") },
       secret: {
-        type: "string",
-        minLength: 16,
-        maxLength: 256,
-        pattern: "^[\\x21-\\x7e]+$",
+        ...nullable({ type: "string", minLength: 16, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" }),
         description:
-          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent. " +
-          "Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
+          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent " +
+          "or null. Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
       },
     },
   },
@@ -437,7 +436,7 @@ const serviceHeaders = {
  * What any request can be answered with before its operation runs: headers over the size limit, and a query
  * parameter the operation does not take (unknown, repeated, or in an array form such as `status[]`).
  */
-const EVERY_REQUEST: ErrorCode[] = ["headers_too_large", "invalid_request"];
+const EVERY_REQUEST: ErrorCode[] = ["headers_too_large", "expectation_failed", "invalid_request"];
 
 /** Error responses by status, each listing the codes this API answers with that status. */
 function errorResponses(...codes: ErrorCode[]): Record<string, Schema> {
@@ -562,7 +561,12 @@ const paths: Record<string, Schema> = {
         { name: "before", in: "query", description: "Jobs created before this job id.", schema: jobId },
         { name: "after", in: "query", description: "Jobs created after this job id.", schema: jobId },
         { name: "status", in: "query", schema: { type: "string", enum: [...JOB_STATES] } },
-        { name: "model", in: "query", schema: { type: "string" } },
+        {
+          name: "model",
+          in: "query",
+          description: "A model id: 1–64 characters without control characters (an id no job has matches none).",
+          schema: { type: "string", minLength: 1, maxLength: MAX_MODEL_ID_BYTES, pattern: MODEL_ID_PATTERN },
+        },
       ],
       responses: {
         "200": json(ref("JobList"), "A page of jobs.", pick(STALE_HEADER)),
@@ -703,7 +707,9 @@ export function openapiDocument(): Schema {
         "status it comes with. On every path: a method the path does not serve is 405 `method_not_allowed` with " +
         "an `Allow` header; an unknown path under `/v<n>/` is 404 `route_not_found`; a query parameter the " +
         "operation does not list, a repeated one or an array form (`status[]=`) is 400 `invalid_request` naming " +
-        "it; `null` in an optional body field is the same as leaving it out.",
+        "it; `null` in an optional body field is the same as leaving it out; a JSON body nested deeper than " +
+        `${MAX_JSON_DEPTH} arrays/objects (\`x-max-json-depth\`) is 400 \`invalid_request\`.`,
+      "x-max-json-depth": MAX_JSON_DEPTH,
     },
     servers: [{ url: "http://127.0.0.1:8080", description: "Local stack (`npm start`)" }],
     security: [{ bearer: [] }],

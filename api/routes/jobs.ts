@@ -4,7 +4,7 @@ import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { NO_QUERY, pageLimitParam, parseQuery } from "../http/parseQuery.js";
-import { isPossibleModelId } from "../index/modelDirectory.js";
+import { isModelFilter } from "../index/modelDirectory.js";
 import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";
 import { loadJob } from "../jobs/loadJob.js";
@@ -20,7 +20,10 @@ const listQuerySchema = z.object({
   status: z
     .enum(JOB_STATES as [string, ...string[]], { message: `status must be one of ${JOB_STATES.join(", ")}` })
     .optional(),
-  model: z.string().refine(isPossibleModelId, "model must be a model id").optional(),
+  model: z
+    .string()
+    .refine(isModelFilter, "model must be a model id (1–64 characters, no control characters)")
+    .optional(),
 });
 
 /** GET /v1/jobs and GET /v1/jobs/{job_id} (spec): the authenticated key's jobs only. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { pageLimitParam } from "../http/parseQuery.js";
 import { EVENT_NAMES } from "./eventNames.js";
 
-/** Body of POST /v1/webhooks. Unknown fields are ignored; `secret` is optional (generated when absent). */
+/** Body of POST /v1/webhooks. Unknown fields are ignored; `secret` is optional (generated when absent or null). */
 export const createWebhookBody = z.object({
   url: z.string({ error: "is required and must be a string" }).min(1, "is required"),
   events: z
@@ -16,7 +16,8 @@ export const createWebhookBody = z.object({
     .min(16, "must be at least 16 characters")
     .max(256, "must be at most 256 characters")
     .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
-    .optional(),
+    // `null` is the same as leaving it out (generated), as for every optional field of the API (issue 11 item 5).
+    .nullish(),
 });
 
 /** `wh_` + ULID. */

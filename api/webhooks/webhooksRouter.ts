@@ -28,7 +28,7 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
     const problem = webhookUrlProblem(body.url, deps.policy);
     if (problem)
       throw new ApiError("invalid_request", { message: `Invalid value for 'url': ${problem}`, param: "url" });
-    const generated = body.secret === undefined;
+    const generated = body.secret == null;
     const secret = body.secret ?? generateSecret();
     const webhook = await insertWebhook(deps.pool, {
       wallet: authOf(res).wallet,

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { connect } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { parseEventLogs, type Hex } from "viem";
@@ -147,7 +148,7 @@ describe("item 2: malformed input is a 4xx in the spec's format, never a 500", (
     expectErrorBody(await withEncoding(Buffer.from("plain text"), encoding), 400, "invalid_request");
   });
 
-  it("a deeply nested field the gateway ignores is no 500, also with an Idempotency-Key", async () => {
+  it("error: a deeply nested field is no 500, also with an Idempotency-Key (refused by the depth guard)", async () => {
     const broke = await createClientWallet({ usdg: 0n });
     const deep = `{"model":"${LITE}","messages":[{"role":"user","content":"hi"}],"extra":${"[".repeat(100_000)}${"]".repeat(100_000)}}`;
     const response = await rawRequest("POST", "/v1/chat/completions", {
@@ -155,7 +156,7 @@ describe("item 2: malformed input is a 4xx in the spec's format, never a 500", (
       body: deep,
       headers: { "idempotency-key": `deep-${Date.now()}` },
     });
-    expectErrorBody(response, 402, "insufficient_credits");
+    expectErrorBody(response, 400, "invalid_request", { param: null });
   });
 
   it("error: a Content-Encoding the gateway does not decode is unsupported_media_type (415)", async () => {
@@ -534,5 +535,97 @@ describe("item 10: every answer is in the spec's format", () => {
     });
     expect(response.headers["x-service-tx-hash"]).toBe(answer.headers["x-service-tx-hash"]);
     expect(response.headers["x-service-settlement-tx"]).toBe(answer.headers["x-service-settlement-tx"]);
+  });
+});
+
+/** One request written on its own socket, read until the server closes it (or `timeoutMs`). */
+function exchangeUntilClose(head: string, body = "", timeoutMs = 30_000): Promise<{ text: string; closed: boolean }> {
+  const url = new URL(stackInfo().apiUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(head + body));
+    let text = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closed: false });
+    }, timeoutMs);
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve({ text, closed: true });
+    });
+    socket.on("error", reject);
+  });
+}
+
+function postHead(path: string, apiKey: string, body: string, extra = ""): string {
+  const { host } = new URL(stackInfo().apiUrl);
+  return (
+    `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${apiKey}\r\n` +
+    `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n`
+  );
+}
+
+describe("fuzzer findings after issue 11: protocol answers, closing streams, bounds the document states", () => {
+  it("a stream asked with Connection: close ends with the connection closed (RFC 9112 §9.6), a replay too", async () => {
+    const body = JSON.stringify(chatBody(LITE, { max_tokens: 4, stream: true }));
+    const idempotency = `Idempotency-Key: close-${Date.now()}\r\n`;
+    for (const attempt of ["first", "replay"]) {
+      const { text, closed } = await exchangeUntilClose(
+        postHead("/v1/chat/completions", demoKey(), body, idempotency),
+        body,
+      );
+      expect(text, attempt).toMatch(/^HTTP\/1\.1 200/);
+      expect(text, attempt).toContain("data: [DONE]");
+      expect(text.split("\r\n\r\n")[0]!.toLowerCase(), attempt).not.toContain("connection: keep-alive");
+      expect(closed, `${attempt}: the server kept the connection open`).toBe(true);
+    }
+  });
+
+  it("error: a body nested deeper than 32 levels is invalid_request, refused before it is parsed", async () => {
+    const body = `${"[".repeat(26_459)}1${"]".repeat(26_459)}`;
+    const response = await rawRequest("POST", "/v1/chat/completions", { apiKey: demoKey(), body });
+    expectErrorBody(response, 400, "invalid_request", { param: null });
+  });
+
+  it("error: an Expect other than 100-continue is 417 expectation_failed in the spec's format", async () => {
+    const response = await rawRequest("GET", "/v1/models", { apiKey: demoKey(), headers: { expect: "teapot" } });
+    expectErrorBody(response, 417, "expectation_failed", { param: null });
+  });
+
+  it("error: CONNECT is answered 405 method_not_allowed with Allow, not a dropped connection", async () => {
+    const { host } = new URL(stackInfo().apiUrl);
+    const { text } = await exchangeUntilClose(`CONNECT 127.0.0.1:1 HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+    expect(text).toMatch(/^HTTP\/1\.1 405/);
+    expect(text.toLowerCase()).toContain("\r\nallow: get, head, post, delete\r\n");
+    expect(text).toContain('"code":"method_not_allowed"');
+  });
+
+  it("the job-list model filter takes 1–64 characters as the document states: empty is refused, 64 CJK match nothing", async () => {
+    expectErrorBody(await rawRequest("GET", "/v1/jobs?model=", { apiKey: demoKey() }), 400, "invalid_request", {
+      param: "model",
+    });
+    const long = encodeURIComponent("字".repeat(64));
+    const page = await rawRequest("GET", `/v1/jobs?model=${long}`, { apiKey: demoKey() });
+    expect(page.status, page.body).toBe(200);
+    expect(page.json<{ data: unknown[] }>().data).toEqual([]);
+    const tooLong = encodeURIComponent("m".repeat(65));
+    expectErrorBody(
+      await rawRequest("GET", `/v1/jobs?model=${tooLong}`, { apiKey: demoKey() }),
+      400,
+      "invalid_request",
+      {
+        param: "model",
+      },
+    );
+  });
+
+  it("a webhook's secret: null is the same as absent: the secret is generated", async () => {
+    const owner = await createClientWallet({ usdg: 0n });
+    const response = await rawRequest("POST", "/v1/webhooks", {
+      apiKey: owner.apiKey,
+      body: { url: "https://receiver.invalid/hook", events: ["job.completed"], secret: null },
+    });
+    expect(response.status, response.body).toBe(201);
+    expect(response.json<{ secret?: string }>().secret).toMatch(/^whsec_/);
   });
 });

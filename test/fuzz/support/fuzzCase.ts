@@ -12,13 +12,18 @@ export type Intent =
   /** A chat completion body as a client built it (`jsonBody` is the value before any byte-level corruption). */
   | { kind: "chat"; jsonBody: unknown; bytesIntact: boolean; key: KeyKind | "other" }
   /** `GET /v1/models/{id}` with the decoded id (null when the segment is not valid percent-encoding). */
-  | { kind: "model-lookup"; id: string | null }
-  /** `GET /v1/jobs` with its documented parameters as sent: each name with every raw value it was given. */
-  | { kind: "jobs-query"; params: { name: string; raw: string; bracketed: boolean }[] }
+  | { kind: "model-lookup"; id: string | null; withQuery: boolean }
+  /**
+   * `GET /v1/jobs` with its documented parameters as sent: each name with every raw value it was given, and the
+   * name of a parameter the endpoint does not list, if one was added (`""` when its name is empty).
+   */
+  | { kind: "jobs-query"; params: { name: string; raw: string; bracketed: boolean }[]; unlisted?: string }
   /** `GET /v1/jobs/{id}` of a job of this key. */
   | { kind: "own-job" }
   /** `POST /v1/webhooks` whose URL host is a literal IP address. */
   | { kind: "webhook-ip"; host: string }
+  /** `POST /v1/webhooks` with an `https` URL under `.invalid` (allowed, never reached), as the client built it. */
+  | { kind: "webhook-create"; jsonBody: unknown }
   | { kind: "webhook-list" };
 
 export type FuzzCase = RawRequest & {

@@ -3,7 +3,15 @@ import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import type { FuzzCase, Intent, KeyKind } from "./fuzzCase.js";
 import { contentTypes, corruptUtf8, hostileString, hostileValue, jsonText, nested, runOf, RawJson } from "./hostile.js";
-import { arbitraryOf, resolve, schemaPaths, type JsonSchema, type Path } from "./schemaArbitrary.js";
+import {
+  arbitraryOf,
+  optionalPaths,
+  resolve,
+  schemaPaths,
+  withNulls,
+  type JsonSchema,
+  type Path,
+} from "./schemaArbitrary.js";
 
 /** What the generators derive requests from: the API's own schemas and the live catalog. */
 export type GeneratorSources = {
@@ -321,8 +329,16 @@ function chatCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
       value: { model, stream, messages: [{ role: "user", content: text }] },
       label: "content ← heavy text",
     }));
+  // `null` for optional fields (every one the gateway's schema leaves optional, nested ones too) means "absent":
+  // the document must say so and the request must be served like one without them (issue 11 item 5).
+  const optional = optionalPaths(sources.chatBody);
+  const nulled = fc.tuple(valid, fc.subarray(optional, { minLength: 1 })).map(([value, paths]) => ({
+    value: withNulls(value, paths),
+    label: `optional ← null (${paths.map((path) => path.join(".")).join(", ")})`,
+  }));
   const bodies = fc.oneof(
     { weight: 3, arbitrary: valid.map((value) => ({ value, label: "valid" })) },
+    { weight: 2, arbitrary: nulled },
     { weight: 4, arbitrary: mutated },
     { weight: 2, arbitrary: modelVariant },
     { weight: 2, arbitrary: heavy },
@@ -450,7 +466,10 @@ function modelsCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
       target: seg === null ? `/v1/models${query}` : `/v1/models/${seg}${query}`,
       headers: [...who.headers, ...extra],
       key: who.key,
-      intent: seg === null ? { kind: "none" } : ({ kind: "model-lookup", id: safeDecode(seg) } satisfies Intent),
+      intent:
+        seg === null
+          ? { kind: "none" }
+          : ({ kind: "model-lookup", id: safeDecode(seg), withQuery: query.length > 1 } satisfies Intent),
       label: `models/${seg === null ? "list" : "one"}; ${who.label}`,
     }));
 }
@@ -543,7 +562,11 @@ function jobsListCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
         target: `/v1/jobs${texts.length > 0 ? `?${texts.join("&")}` : ""}`,
         headers: [...who.headers, ...extra],
         key: who.key,
-        intent: { kind: "jobs-query", params },
+        intent: {
+          kind: "jobs-query",
+          params,
+          ...(extraParam && extraParam !== "limit" ? { unlisted: extraParam.split("=")[0]!.replace(/&/g, "") } : {}),
+        },
         label: `jobs/list; ${who.label}`,
       } satisfies FuzzCase;
     });
@@ -710,9 +733,10 @@ function webhookUrl(): fc.Arbitrary<{ url: string; host?: string; label: string 
 }
 
 function webhooksCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
+  const webhookOptional = optionalPaths(sources.webhookBody);
   const valid = fc
-    .tuple(arbitraryOf(sources.webhookBody, {}), webhookUrl())
-    .map(([value, url]) => ({ value: { ...(value as object), url: url.url }, url }));
+    .tuple(arbitraryOf(sources.webhookBody, {}), webhookUrl(), fc.subarray(webhookOptional))
+    .map(([value, url, nulls]) => ({ value: withNulls({ ...(value as object), url: url.url }, nulls), url }));
   const { mutated } = validAndMutated(
     sources.webhookBody,
     valid.map(({ value }) => value as unknown),
@@ -747,7 +771,12 @@ function webhooksCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
           headers: [...who.headers, ...encoded.headers, ...extra],
           body: encoded.body,
           key: who.key,
-          intent: isIp && encoded.intact ? { kind: "webhook-ip", host: host! } : { kind: "none" },
+          intent:
+            isIp && encoded.intact
+              ? { kind: "webhook-ip", host: host! }
+              : url?.label === "https .invalid" && encoded.intact
+                ? { kind: "webhook-create", jsonBody: value }
+                : { kind: "none" },
           label: `webhooks/create ${label}; ${encoded.label}; ${who.label}`,
         };
       }),

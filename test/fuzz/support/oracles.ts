@@ -30,6 +30,7 @@ export const PROTOCOL_STATUSES = new Set([400, 405, 411, 413, 414, 415, 417, 431
 export type Violation = { kind: string; detail: string };
 
 type OpenApi = {
+  info: { "x-max-json-depth"?: number };
   paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: JsonSchema }[] }>>;
   components: { schemas: Record<string, JsonSchema> };
 };
@@ -41,6 +42,7 @@ export class Oracles {
   private readonly doc: OpenApi;
   private readonly ajv = new Ajv2020({ allErrors: false, strict: false });
   private readonly chatRequest: ValidateFunction;
+  private readonly webhookRequest: ValidateFunction;
   private readonly queryParams = new Map<string, ValidateFunction>();
 
   constructor(
@@ -56,6 +58,7 @@ export class Oracles {
       $defs: JSON.parse(JSON.stringify(defs).replaceAll("#/components/schemas/", "doc#/$defs/")) as unknown,
     });
     this.chatRequest = this.ajv.compile({ $ref: "doc#/$defs/ChatCompletionRequest" });
+    this.webhookRequest = this.ajv.compile({ $ref: "doc#/$defs/WebhookCreateRequest" });
     for (const parameter of this.doc.paths["/v1/jobs"]?.get?.parameters ?? [])
       if (parameter.in === "query") this.queryParams.set(parameter.name, this.ajv.compile(parameter.schema));
   }
@@ -95,9 +98,13 @@ export class Oracles {
       }
     }
     if (answer.status >= 400 && !isHead) this.checkErrorBody(answer, json, add);
-    // An answer of the HTTP server itself (431, 417, a parser's 400: no JSON), or a conditional 304: judged above
-    // (its format), not as the operation's answer, so one server defect does not read as a failure of every oracle.
-    const serverLevel = (answer.status >= 400 && !contentType?.startsWith("application/json")) || answer.status === 304;
+    // An answer of the HTTP server itself (a parser's 400, 431, 417, CONNECT's 405), or a conditional 304: judged
+    // above (its format), not as the operation's answer: the request never reached a route, so the operation's
+    // oracles do not apply. Every routed answer carries `x-request-id` (api/http/middleware/requestId.ts); the
+    // server's own answers (api/http/clientError.ts) do not, and a non-JSON error cannot come from a route either.
+    const routed = answer.headers["x-request-id"] !== undefined;
+    const serverLevel =
+      (answer.status >= 400 && (!routed || !contentType?.startsWith("application/json"))) || answer.status === 304;
     if (serverLevel) return violations;
     if (documented && !isHead) {
       const isStream = contentType?.startsWith("text/event-stream") ?? false;
@@ -199,7 +206,17 @@ export class Oracles {
     switch (intent.kind) {
       case "chat": {
         if (!intent.bytesIntact || fuzzCase.key === undefined) return;
-        const docValid = this.chatRequest(intent.jsonBody);
+        // The document's schema, and its bound on nesting for every JSON body (`info.x-max-json-depth`).
+        const maxDepth = this.doc.info["x-max-json-depth"] ?? Infinity;
+        const docValid = this.chatRequest(intent.jsonBody) && jsonDepth(intent.jsonBody) <= maxDepth;
+        if (!docValid && fuzzCase.label.startsWith("chat/optional ← null")) {
+          // Built from a valid body by nulling optional fields only: null must mean absent, in the document too.
+          add(
+            "null-optional",
+            `the document refuses null for an optional field (${this.ajv.errorsText(this.chatRequest.errors)})`,
+          );
+          return;
+        }
         if (!docValid) {
           if (answer.status < 400)
             add(
@@ -238,7 +255,14 @@ export class Oracles {
       case "model-lookup": {
         if (fuzzCase.key === undefined) return;
         const listed = intent.id !== null && this.listedModels.includes(intent.id);
-        if (listed && answer.status !== 200) add("model-exact", `listed id answered ${answer.status}`);
+        // With a query the endpoint does not take (`?x[]=1`), a 400 naming it is right for a listed id too.
+        if (
+          listed &&
+          answer.status !== 200 &&
+          // (A HEAD answer has no body to name it.)
+          !(intent.withQuery && answer.status === 400 && (code === "invalid_request" || fuzzCase.method === "HEAD"))
+        )
+          add("model-exact", `listed id answered ${answer.status}`);
         if (!listed && answer.status < 300)
           add(
             "model-exact",
@@ -259,8 +283,22 @@ export class Oracles {
           if (entry.bracketed || (counts.get(entry.name) ?? 0) > 1 || verdict === "invalid") offending.add(entry.name);
           else if (verdict === "ambiguous" || entry.name === "before" || entry.name === "after") ambiguous = true;
         }
+        // A parameter the endpoint does not list is refused naming it (api/README.md, "Query parameters");
+        // an empty name (`&&`, `=`) has nothing to name: any spec-format 4xx will do.
+        if (intent.unlisted === "") ambiguous = true;
+        else if (intent.unlisted !== undefined && offending.size === 0) {
+          if (answer.status !== 400 || code !== "invalid_request")
+            add(
+              "query-form",
+              `unlisted query parameter ${intent.unlisted} answered ${answer.status} ${code ?? ""} (expected 400 invalid_request)`,
+            );
+          return;
+        }
         if (offending.size > 0) {
-          if (answer.status !== 400 || code !== "invalid_request" || !offending.has(String(param)))
+          // With an unlisted parameter as well, naming either one is right.
+          const named =
+            offending.has(String(param)) || (intent.unlisted !== undefined && intent.unlisted === (param ?? ""));
+          if (answer.status !== 400 || code !== "invalid_request" || !named)
             add(
               "query-form",
               `query parameter(s) ${[...offending].join(", ")} not one plain value of the documented form, but answered ${answer.status} ${code ?? ""} param=${String(param)}`,
@@ -292,13 +330,38 @@ export class Oracles {
       case "webhook-ip": {
         let special: string | undefined;
         try {
-          const range = ipaddr.process(intent.host).range();
+          const address = ipaddr.process(intent.host);
+          // The well-known NAT64 prefix 64:ff9b::/96 is globally reachable (IANA IPv6 special-purpose registry,
+          // RFC 6052): it reaches the IPv4 address in its last 32 bits, which decides.
+          const reached =
+            address.kind() === "ipv6" && address.match(ipaddr.IPv6.parseCIDR("64:ff9b::/96"))
+              ? new ipaddr.IPv4(address.toByteArray().slice(12))
+              : address;
+          const range = reached.range();
           if (range !== "unicast") special = range;
         } catch {
           return;
         }
         if (special && fuzzCase.key !== undefined && (answer.status !== 400 || param !== "url"))
           add("ssrf", `webhook to ${intent.host} (${special}) answered ${answer.status} (expected 400 naming url)`);
+        return;
+      }
+      case "webhook-create": {
+        const maxDepth = this.doc.info["x-max-json-depth"] ?? Infinity;
+        if (
+          fuzzCase.key === undefined ||
+          !this.webhookRequest(intent.jsonBody) ||
+          jsonDepth(intent.jsonBody) > maxDepth
+        )
+          return;
+        // A body the document accepts is registered, unless the wallet is at its cap: a 409 whose code the error
+        // catalog gives 409 (the cap's code, `webhook_limit_reached` today, is the catalog's, not the fuzzer's).
+        const conflict =
+          answer.status === 409 &&
+          code !== undefined &&
+          errorCatalog[code as keyof typeof errorCatalog]?.status === 409;
+        if (answer.status !== 201 && !conflict)
+          add("webhook-refused", `a webhook body the document accepts answered ${answer.status} ${code ?? ""}`);
         return;
       }
       case "webhook-list": {
@@ -314,6 +377,8 @@ export class Oracles {
 
 /** A query value against its documented schema: `valid`, `invalid`, or `ambiguous` (an integer with leading zeros). */
 function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid" | "ambiguous" {
+  // A `{{job:N}}` placeholder is filled with one of the key's job ids when sent: a valid cursor.
+  if (/^\{\{job:[a-z0-9-]+\}\}$/.test(raw)) return "valid";
   let value: string;
   try {
     value = decodeURIComponent(raw.replaceAll("+", " "));
@@ -327,4 +392,17 @@ function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid
     return validate(Number(value)) ? "valid" : "invalid";
   }
   return validate(value) ? "valid" : "invalid";
+}
+
+/** Levels of nested arrays and objects in a JSON value (the top-level object is 1); iterative, for deep values. */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }

@@ -150,3 +150,37 @@ export function schemaPaths(schema: JsonSchema, definitions: Record<string, Json
   const unique = new Map(found.map((path) => [JSON.stringify(path), path]));
   return [...unique.values()];
 }
+
+/**
+ * Paths of the optional properties the schema names (not in their object's `required`), through nested objects and
+ * the first item of arrays: where a client may send `null` for "absent" (issue 11 item 5).
+ */
+export function optionalPaths(schema: JsonSchema, definitions: Record<string, JsonSchema> = {}, depth = 4): Path[] {
+  const found: Path[] = [];
+  const walk = (node: JsonSchema, path: Path, left: number) => {
+    if (left === 0) return;
+    const resolved = resolve(node, definitions);
+    for (const branch of ((resolved.oneOf ?? resolved.anyOf) as JsonSchema[] | undefined) ?? [])
+      walk(branch, path, left);
+    const required = new Set((resolved.required ?? []) as string[]);
+    for (const [name, property] of Object.entries((resolved.properties ?? {}) as Record<string, JsonSchema>)) {
+      if (!required.has(name)) found.push([...path, name]);
+      walk(property, [...path, name], left - 1);
+    }
+    if (resolved.items) walk(resolved.items as JsonSchema, [...path, 0], left - 1);
+  };
+  walk(schema, [], depth);
+  return [...new Map(found.map((path) => [JSON.stringify(path), path])).values()];
+}
+
+/** `value` with `null` at each of `paths` whose parent exists (a deep copy). */
+export function withNulls(value: unknown, paths: Path[]): unknown {
+  const copy = structuredClone(value);
+  for (const path of paths) {
+    let parent: unknown = copy;
+    for (const step of path.slice(0, -1)) parent = (parent as Record<string | number, unknown> | null)?.[step];
+    if (parent !== null && typeof parent === "object")
+      (parent as Record<string | number, unknown>)[path.at(-1)!] = null;
+  }
+  return copy;
+}
