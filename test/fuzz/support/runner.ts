@@ -10,6 +10,14 @@ export const EVENT_LOOP_BOUND_MS = 50;
 const ANSWER_TIMEOUT_MS = 30_000;
 /** Replays that must all exceed the bound too before a request is blamed (the machine is shared and busy). */
 const CONFIRM_REPLAYS = 2;
+/**
+ * Rounds of "replay, then the same measure around a trivial request (GET /healthz)" while that control is over the
+ * bound too: a window in which even /healthz holds the loop past the bound measures the machine or the gateway's
+ * background work (a GC, a sweep), not the request.
+ */
+const NOISE_ROUNDS = 3;
+/** Pause before a noise round, so a burst of background work can pass. */
+const NOISE_PAUSE_MS = 500;
 /** Delays this long are no scheduling noise: blamed without replaying (each replay would cost as much again). */
 const UNAMBIGUOUS_LAG_MS = 2_000;
 /** Requests fast-check may spend shrinking one failure before it settles for the smallest found so far. */
@@ -33,6 +41,8 @@ export type RunStats = {
   requests: number;
   worstLagMs: number;
   worstBlamedLagMs: number;
+  /** Measurements in which a trivial control request exceeded the bound too (noise, so the request was replayed). */
+  noisyWindows: number;
   byProperty: Record<string, number>;
 };
 
@@ -90,6 +100,15 @@ export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: s
       lags.push(again.lagMs);
       lagMs = Math.min(lagMs, again.lagMs);
     }
+    for (let round = 0; round < NOISE_ROUNDS && lagMs > EVENT_LOOP_BOUND_MS; round++) {
+      const control = await controlLagMs(ctx.apiUrl);
+      if (control <= EVENT_LOOP_BOUND_MS) break;
+      ctx.stats.noisyWindows++;
+      await new Promise((resolve) => setTimeout(resolve, NOISE_PAUSE_MS));
+      const again = await once(true);
+      lags.push(again.lagMs);
+      lagMs = Math.min(lagMs, again.lagMs);
+    }
   }
   ctx.stats.worstBlamedLagMs = Math.max(ctx.stats.worstBlamedLagMs, lagMs);
   const violations: Violation[] = [];
@@ -104,6 +123,13 @@ export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: s
       detail: `held the gateway's event loop ${lags.map((lag) => `${Math.round(lag)} ms`).join(", then ")} (bound ${EVENT_LOOP_BOUND_MS} ms)`,
     });
   return { request, ...(first.answer ? { answer: first.answer } : {}), violations, lagMs };
+}
+
+/** The event-loop delay measured around a trivial request: what the window holds besides any request's own work. */
+async function controlLagMs(apiUrl: string): Promise<number> {
+  await readEventLoopMaxMs(apiUrl);
+  await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(30_000) });
+  return readEventLoopMaxMs(apiUrl);
 }
 
 /** What makes two violations the same defect: its kind, the operation and the status. */
