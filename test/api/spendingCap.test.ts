@@ -99,6 +99,17 @@ describe("hourly spending cap", () => {
     expect(response.headers["retry-after"]).toBe(String(retryAfter));
   });
 
+  it("the chain's spendingOf names the same time room frees up as the refusal's room_at", async () => {
+    const client = await createClientWallet();
+    await setCap(client.account, BigInt(2 * CREDITS_PER_REQUEST + 1));
+    for (let i = 0; i < 2; i++) expect((await complete(client.apiKey)).status).toBe(200);
+
+    const error = expectErrorBody(await complete(client.apiKey), 402, "spending_cap_exceeded");
+    const { nextRoomAt } = await spendingOf(client.wallet);
+    // What the web app's Settings page shows as "room frees up at" (web/src/components/SpendingCapPanel.tsx).
+    expect(new Date(Number(nextRoomAt) * 1000).toISOString()).toBe(error.details!.room_at);
+  });
+
   it("error: a refused request locks nothing and leaves the balance unchanged", async () => {
     const client = await createClientWallet();
     await setCap(client.account, BigInt(CREDITS_PER_REQUEST));
