@@ -567,9 +567,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     function spendingOf(address wallet) external view returns (uint256 cap, uint256 lockedInWindow, uint64 nextRoomAt) {
         uint256 word = _spend[wallet];
         cap = word.capOf();
-        (uint256 buckets, uint256 slot) = word.bucketsAt(block.timestamp);
         lockedInWindow = cap == 0 ? 0 : word.lockedAt(block.timestamp);
-        if (lockedInWindow != 0 && buckets != 0) nextRoomAt = uint64((slot + 1) * SpendWindow.SLOT_SECONDS);
+        if (cap != 0) nextRoomAt = word.nextRoomAt(block.timestamp);
     }
 
     /// @notice The EIP-712 domain separator receipts are signed under:

@@ -81,6 +81,18 @@ library SpendWindow {
         return uint64((slot + SLOTS) * SLOT_SECONDS);
     }
 
+    /// @notice When the oldest slot still counted at `timestamp` stops counting, i.e. when room first frees up
+    /// (zero when nothing is counted).
+    function nextRoomAt(uint256 word, uint256 timestamp) internal pure returns (uint64) {
+        (uint256 buckets, uint256 slot) = bucketsAt(word, timestamp);
+        for (uint256 age = SLOTS; age > 0; --age) {
+            // A slot `age - 1` slots old stops counting when the window has moved past it.
+            if ((buckets >> (BUCKET_BITS * (age - 1))) & BUCKET_MASK != 0)
+                return uint64((slot + SLOTS - (age - 1)) * SLOT_SECONDS);
+        }
+        return 0;
+    }
+
     function _sum(uint256 buckets) private pure returns (uint256) {
         return
             (buckets & BUCKET_MASK) +

@@ -102,6 +102,29 @@ contract AuditFindingsTest is EscrowFixture {
         vm.assertEq(_available(wallet), WALLET_CREDITS - charged, "the rest of the balance is safe");
     }
 
+    function test_H1b_spendingOf_reportsWhenTheOldestCountedSlotStopsCounting() public {
+        vm.prank(wallet);
+        escrow.setSpendingCap(1_000);
+        (, , uint64 nothingCounted) = escrow.spendingOf(wallet);
+        vm.assertEq(nothingCounted, 0, "nothing counted: no time");
+        _openJob(JOB, maxModel, 1_000);
+        uint256 slot = block.timestamp / SpendWindow.SLOT_SECONDS;
+        uint64 firstSlotDrops = uint64((slot + SpendWindow.SLOTS) * SpendWindow.SLOT_SECONDS);
+        (, uint256 locked, uint64 nextRoomAt) = escrow.spendingOf(wallet);
+        vm.assertEq(locked, 50, "one lock counted");
+        vm.assertEq(nextRoomAt, firstSlotDrops, "room when the lock's slot leaves the window, not the next slot");
+
+        vm.warp((slot + 2) * SpendWindow.SLOT_SECONDS);
+        _openJob(bytes32(uint256(JOB) + 1), maxModel, 1_000);
+        (, , nextRoomAt) = escrow.spendingOf(wallet);
+        vm.assertEq(nextRoomAt, firstSlotDrops, "the oldest counted slot decides");
+
+        vm.warp(firstSlotDrops);
+        (, locked, nextRoomAt) = escrow.spendingOf(wallet);
+        vm.assertEq(locked, 50, "the first lock no longer counts");
+        vm.assertEq(nextRoomAt, firstSlotDrops + 2 * SpendWindow.SLOT_SECONDS, "then the second lock's slot");
+    }
+
     function test_H1b_gatewayCannotLiftTheWalletsCap() public {
         vm.prank(wallet);
         escrow.setSpendingCap(100);
