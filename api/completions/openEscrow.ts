@@ -2,6 +2,7 @@ import type { Hex } from "viem";
 import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
 import { mapOpenJobRevert } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
+import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { ApiError } from "../errors/ApiError.js";
 import type { PreparedCompletion } from "./prepareCompletion.js";
 
@@ -46,10 +47,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     escrowTx = await deps.chain.openJob(jobKey, prepared.keyHash, prepared.model.modelKey, prepared.maxTokens);
   } catch (error) {
     const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
-    await deps.jobs.update(jobId, {
-      status: "failed",
-      error: mapped ? `openJob refused: ${mapped.code}` : "openJob failed",
-    });
+    await jobLifecycleOf(deps).lockRefused(jobId, mapped ? `openJob refused: ${mapped.code}` : "openJob failed");
     if (mapped) throw mapped;
     deps.logger.error({ err: error, job_id: jobId }, "openJob failed");
     throw new ApiError("service_unavailable", { message: "The escrow transaction could not be sent. Retry shortly." });
@@ -82,13 +80,15 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     try {
       await mined;
     } catch (error) {
-      await deps.jobs.update(jobId, { status: "failed", error: "openJob reverted" });
+      await jobLifecycleOf(deps).lockRefused(jobId, "openJob reverted");
       deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "openJob reverted");
       throw new ApiError("service_unavailable", { message: "The escrow transaction reverted. Retry shortly." });
     }
   } else {
     opened.lockMined = mined.catch(async (error: unknown) => {
-      await deps.jobs.update(jobId, { status: "failed", error: "openJob reverted" }).catch(() => undefined);
+      await jobLifecycleOf(deps)
+        .lockRefused(jobId, "openJob reverted")
+        .catch(() => undefined);
       throw error;
     });
     opened.lockMined.catch(() => undefined);

@@ -1,10 +1,9 @@
 import { isAddressEqual, type Hex } from "viem";
-import { chargeFor } from "./pricing.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
-import { failJob, refundJob, settleJob } from "../jobs/closeJob.js";
+import type { JobOutcome } from "../jobs/jobLifecycle.js";
+import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
-import type { SettlementTicket } from "../chain/settlementBatcher.js";
 import { pickWorker, type WorkerCandidate } from "../routing/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../routing/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
@@ -23,24 +22,28 @@ export interface RelaySink {
   deliversIncrementally: boolean;
 }
 
-interface Settled {
-  ticket: SettlementTicket;
-  creditsCharged: number;
-  creditsRemaining: number;
-}
-
+/**
+ * How the relay ended. `close` is what the job lifecycle does with it (jobLifecycle.ts `conclude`): the relay
+ * itself never touches the chain.
+ */
 export type RelayOutcome =
-  | ({
-      kind: "completed";
+  /** The whole answer was relayed and its receipt verified. */
+  | {
+      kind: "delivered";
       text: string;
       finishReason: FinishReason;
       promptTokens: number;
       completionTokens: number;
       worker: Hex;
       backend: string;
-    } & Settled)
-  | ({ kind: "client_gone"; worker: Hex | undefined } & Partial<Settled>)
-  | { kind: "error"; error: ApiError; worker: Hex | undefined };
+      close: Extract<JobOutcome, { kind: "receipt" }>;
+    }
+  /** The client left: the delivered part's verified receipt, or nothing to charge. */
+  | { kind: "client_gone"; worker: Hex | undefined; close: JobOutcome }
+  /** No worker, a worker failure, a rejected receipt: `error` is the client's answer. */
+  | { kind: "worker_failed"; worker: Hex | undefined; error: ApiError; close: Extract<JobOutcome, { kind: "failed" }> }
+  /** No worker completed within the job timeout (the answer needs the refund transaction: `timeoutError`). */
+  | { kind: "timed_out"; worker: Hex | undefined; close: Extract<JobOutcome, { kind: "timed_out" }> };
 
 class WorkerJobError extends Error {
   override name = "WorkerJobError";
@@ -51,9 +54,10 @@ const ACK_TIMEOUT_MS = 10_000;
 const CANCEL_TIMEOUT_MS = 5_000;
 
 /**
- * Routes an escrowed job to a worker and relays its tokens (ARCHITECTURE "Route" → "Settle"): failover before
- * the first token, receipt check, settlement, and the three ways a job can end early — the job timeout
- * (refund), a worker failure (failJob) and the client leaving (settle what was delivered).
+ * Routes an escrowed job to a worker and relays its tokens (ARCHITECTURE "Route"): failover before the first
+ * token, the receipt check, and the three ways a job can end early — the job timeout, a worker failure and the
+ * client leaving (a receipt for what was delivered). Returns the outcome; settling, failing and refunding are the
+ * job lifecycle's (jobLifecycle.ts).
  */
 export async function relayCompletion(
   deps: GatewayDeps,
@@ -73,18 +77,17 @@ export async function relayCompletion(
 
   for (;;) {
     if (sink.clientGone.aborted) return clientGone(deps, prepared, opened, undefined, undefined);
-    if (deadlineSignal.aborted) return timedOut(deps, opened, serving);
+    if (deadlineSignal.aborted) return timedOut(serving);
     const candidate = pickWorker(await deps.workers.candidatesFresh(prepared.model.id), tried);
     if (!candidate) {
-      await failJob(
-        deps,
-        opened,
-        tried.size === 0 ? "no worker available" : "every worker failed before the first token",
-      );
       return {
-        kind: "error",
+        kind: "worker_failed",
         error: withJobHeaders(noWorkersError(prepared.model.id), opened, prepared, undefined),
         worker: undefined,
+        close: {
+          kind: "failed",
+          reason: tried.size === 0 ? "no worker available" : "every worker failed before the first token",
+        },
       };
     }
     tried.add(candidate.address.toLowerCase());
@@ -121,10 +124,7 @@ export async function relayCompletion(
               throw new WorkerJobError(`acknowledged as ${event.worker}`);
             backend = event.backend;
           }
-          await deps.jobs.transition(opened.jobId, ["pending", "processing"], "processing", {
-            worker: candidate.address.toLowerCase(),
-            processing_at: new Date(),
-          });
+          await jobLifecycleOf(deps).acknowledged(opened.jobId, candidate.address);
           deps.onJobProcessing?.();
         } else if (event.type === "token") {
           if (tokens === 0) {
@@ -160,7 +160,7 @@ export async function relayCompletion(
       }
       if (deadlineSignal.aborted) {
         void deps.workerClient.cancel(candidate.endpoint, opened.jobId, 0, CANCEL_TIMEOUT_MS).catch(() => undefined);
-        return timedOut(deps, opened, candidate);
+        return timedOut(candidate);
       }
       if (tokens === 0) {
         log.warn(
@@ -170,9 +170,9 @@ export async function relayCompletion(
         continue;
       }
       log.error({ worker: candidate.address, err: (error as Error).message, tokens }, "worker failed mid-stream");
-      await failJob(deps, opened, `worker failed after ${tokens} tokens: ${(error as Error).message}`);
       return {
-        kind: "error",
+        kind: "worker_failed",
+        close: { kind: "failed", reason: `worker failed after ${tokens} tokens: ${(error as Error).message}` },
         error: withJobHeaders(
           new ApiError("job_failed", { details: { job_id: opened.jobId, credits_refunded: opened.creditsLocked } }),
           opened,
@@ -237,9 +237,9 @@ async function finish(
       { job_id: opened.jobId, worker: worker.address, reason: check.reason },
       "receipt rejected; not settling",
     );
-    await failJob(deps, opened, `receipt rejected: ${check.reason}`);
     return {
-      kind: "error",
+      kind: "worker_failed",
+      close: { kind: "failed", reason: `receipt rejected: ${check.reason}` },
       error: withJobHeaders(
         new ApiError("job_failed", {
           message: "The worker's proof did not match the relayed output; nothing was charged.",
@@ -253,19 +253,15 @@ async function finish(
       worker: worker.address,
     };
   }
-  const ticket = await settleJob(deps, opened, done.receipt, done.signature as Hex, worker.address);
-  const creditsCharged = Number(chargeFor(prepared.model, done.receipt.completionTokens, BigInt(opened.creditsLocked)));
   return {
-    kind: "completed",
+    kind: "delivered",
     text: relayed.text,
     finishReason: done.finish_reason,
     promptTokens: done.receipt.promptTokens,
     completionTokens: done.receipt.completionTokens,
     worker: worker.address,
     backend,
-    ticket,
-    creditsCharged,
-    creditsRemaining: opened.balanceAfterLock + opened.creditsLocked - creditsCharged,
+    close: { kind: "receipt", receipt: done.receipt, signature: done.signature as Hex, worker: worker.address },
   };
 }
 
@@ -278,12 +274,21 @@ async function clientGone(
 ): Promise<RelayOutcome> {
   const log = deps.logger.child({ job_id: opened.jobId });
   if (!worker || !cancel || cancel.delivered.tokens === 0) {
-    await failJob(deps, opened, "client disconnected before any token was delivered");
-    return { kind: "client_gone", worker: worker?.address };
+    return {
+      kind: "client_gone",
+      worker: worker?.address,
+      close: { kind: "failed", reason: "client disconnected before any token was delivered" },
+    };
   }
   if (!cancel.response) {
-    await failJob(deps, opened, "client disconnected and the worker gave no receipt for the delivered part");
-    return { kind: "client_gone", worker: worker.address };
+    return {
+      kind: "client_gone",
+      worker: worker.address,
+      close: {
+        kind: "failed",
+        reason: "client disconnected and the worker gave no receipt for the delivered part",
+      },
+    };
   }
   await opened.lockMined.catch(() => undefined);
   const { receipt, signature } = cancel.response;
@@ -299,39 +304,30 @@ async function clientGone(
   });
   if (!check.ok) {
     log.error({ reason: check.reason }, "cancel receipt rejected; not settling");
-    await failJob(deps, opened, `cancel receipt rejected: ${check.reason}`);
-    return { kind: "client_gone", worker: worker.address };
+    return {
+      kind: "client_gone",
+      worker: worker.address,
+      close: { kind: "failed", reason: `cancel receipt rejected: ${check.reason}` },
+    };
   }
   log.info({ delivered_tokens: cancel.delivered.tokens }, "client disconnected; settling the delivered part");
-  const ticket = await settleJob(deps, opened, receipt, signature as Hex, worker.address);
-  const creditsCharged = Number(chargeFor(prepared.model, receipt.completionTokens, BigInt(opened.creditsLocked)));
   return {
     kind: "client_gone",
     worker: worker.address,
-    ticket,
-    creditsCharged,
-    creditsRemaining: opened.balanceAfterLock + opened.creditsLocked - creditsCharged,
+    close: { kind: "receipt", receipt, signature: signature as Hex, worker: worker.address },
   };
 }
 
-async function timedOut(
-  deps: GatewayDeps,
-  opened: OpenedJob,
-  worker: WorkerCandidate | undefined,
-): Promise<RelayOutcome> {
-  deps.logger.warn({ job_id: opened.jobId }, "job timed out");
-  // The chain refunds only after its own deadline; a gateway configured with a shorter timeout fails the job
-  // instead, which returns the escrow the same way (and the API still reports the job refunded).
-  const chainTimeoutMs = deps.deployment.params.jobTimeout * 1000;
-  const refundTx =
-    deps.config.JOB_TIMEOUT_MS >= chainTimeoutMs
-      ? await refundJob(deps, { ...opened, deadline: opened.deadline }, true)
-      : await failJob(deps, opened, "job timeout", true);
-  const error = new ApiError("job_timeout", {
+function timedOut(worker: WorkerCandidate | undefined): RelayOutcome {
+  return { kind: "timed_out", worker: worker?.address, close: { kind: "timed_out" } };
+}
+
+/** The client's answer to a timed-out job, once the lifecycle has returned the escrow (`refundTx`). */
+export function timeoutError(opened: OpenedJob, worker: Hex | undefined, refundTx: Hex | undefined): ApiError {
+  return new ApiError("job_timeout", {
     details: { job_id: opened.jobId, credits_refunded: opened.creditsLocked, refund_tx: refundTx ?? null },
-    headers: jobHeaders(opened, worker?.address, opened.balanceAfterLock + opened.creditsLocked),
+    headers: jobHeaders(opened, worker, opened.balanceAfterLock + opened.creditsLocked),
   });
-  return { kind: "error", error, worker: worker?.address };
 }
 
 export function jobHeaders(
@@ -347,7 +343,7 @@ export function jobHeaders(
   };
 }
 
-function withJobHeaders(
+export function withJobHeaders(
   error: ApiError,
   opened: OpenedJob,
   _prepared: PreparedCompletion,

@@ -51,8 +51,8 @@ export interface NewGatewayJob {
   promptTokens: number;
 }
 
-type Patch = Partial<{
-  status: GatewayJobStatus;
+/** Columns besides `status`, which only jobLifecycle.ts changes (through `transition`). */
+export type JobPatch = Partial<{
   worker: string;
   escrow_tx: string;
   deadline: bigint;
@@ -97,7 +97,8 @@ export class JobStore {
     );
   }
 
-  async update(jobId: string, patch: Patch): Promise<void> {
+  /** Records facts of a job; never its status (jobLifecycle.ts owns that). */
+  async update(jobId: string, patch: JobPatch & { status?: never }): Promise<void> {
     const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
     if (entries.length === 0) return;
     const sets = entries.map(([column], i) => `${column} = $${i + 2}`);
@@ -110,12 +111,15 @@ export class JobStore {
     ]);
   }
 
-  /** Moves to `status` only from one of `from` (never back from a final state). */
+  /**
+   * Compare-and-set of the status: moves to `status` only from one of `from`; false when the row was elsewhere.
+   * Only jobLifecycle.ts calls it (the transition table lives there).
+   */
   async transition(
     jobId: string,
     from: GatewayJobStatus[],
     status: GatewayJobStatus,
-    patch: Patch = {},
+    patch: JobPatch = {},
   ): Promise<boolean> {
     const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
     const sets = entries.map(([column], i) => `${column} = $${i + 4}`);
@@ -125,6 +129,19 @@ export class JobStore {
     const result = await this.pool.query(
       `UPDATE gateway_job SET status = $2, ${[...sets, "updated_at = now()"].join(", ")} WHERE job_id = $1 AND status = ANY($3)`,
       [jobId, status, from, ...values],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  /**
+   * Claims a retry of a row left in `status`: touches `updated_at` only if nobody did for `olderThanMs`, so of
+   * several processes sweeping the same row one retries it.
+   */
+  async claimStale(jobId: string, status: GatewayJobStatus, olderThanMs: number): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE gateway_job SET updated_at = now()
+       WHERE job_id = $1 AND status = $2 AND updated_at <= now() - make_interval(secs => $3::double precision / 1000)`,
+      [jobId, status, olderThanMs],
     );
     return (result.rowCount ?? 0) > 0;
   }

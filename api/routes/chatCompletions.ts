@@ -12,21 +12,31 @@ import {
 } from "../completions/completionObjects.js";
 import { openEscrow } from "../completions/openEscrow.js";
 import { prepareCompletion } from "../completions/prepareCompletion.js";
-import { jobHeaders, relayCompletion, type RelayOutcome } from "../completions/relayCompletion.js";
+import { chargeFor } from "../completions/pricing.js";
+import {
+  jobHeaders,
+  relayCompletion,
+  timeoutError,
+  withJobHeaders,
+  type RelayOutcome,
+} from "../completions/relayCompletion.js";
 import { parseChatRequest } from "../completions/requestSchema.js";
 import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../completions/writeSse.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError, errorBody } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
-import { failJob } from "../jobs/closeJob.js";
+import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { bodyHashOf, type StoredResponse } from "../jobs/idempotencyStore.js";
 
 /** How long a whole completion waits for its settlement transaction to be sent, for the header. */
 const SETTLEMENT_HEADER_WAIT_MS = 10_000;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-/** POST /v1/chat/completions (spec): validate, escrow, route, relay (JSON or SSE), settle. */
+/**
+ * POST /v1/chat/completions (spec): validate, escrow, route, relay (JSON or SSE), then hand the relay's outcome to
+ * the job lifecycle (api/jobs/jobLifecycle.ts), which settles, fails or refunds, and answer from what it did.
+ */
 export function chatCompletionsRouter(deps: GatewayDeps): Router {
   const router = Router();
   router.post("/v1/chat/completions", async (req, res) => {
@@ -130,19 +140,31 @@ async function runCompletion(
       },
     });
 
+    const conclusion = await jobLifecycleOf(deps).conclude(opened, outcome.close);
     if (outcome.kind === "client_gone") return;
-    if (outcome.kind === "error") {
-      if (!streamStarted) throw outcome.error;
-      writeSse(res, errorBody(outcome.error, deps.config.DOCS_URL));
+    if (outcome.kind !== "delivered" || conclusion.kind !== "settling") {
+      const error =
+        outcome.kind === "worker_failed"
+          ? outcome.error
+          : outcome.kind === "timed_out"
+            ? timeoutError(opened, outcome.worker, conclusion.kind === "closed" ? conclusion.tx : undefined)
+            : closedBeforeSettlement(opened, prepared, outcome.worker);
+      if (!streamStarted) throw error;
+      writeSse(res, errorBody(error, deps.config.DOCS_URL));
       endSse(res, undefined);
       return;
     }
+    const { settlement } = conclusion;
+    const creditsCharged = Number(
+      chargeFor(prepared.model, outcome.close.receipt.completionTokens, BigInt(opened.creditsLocked)),
+    );
+    const creditsRemaining = opened.balanceAfterLock + opened.creditsLocked - creditsCharged;
 
     const charge = (settlementTx: Hex | undefined): ServiceCharge => ({
       job_id: opened.jobId,
-      credits_charged: outcome.creditsCharged,
-      usdg_value: creditsToUsdg(outcome.creditsCharged),
-      credits_remaining: outcome.creditsRemaining,
+      credits_charged: creditsCharged,
+      usdg_value: creditsToUsdg(creditsCharged),
+      credits_remaining: creditsRemaining,
       escrow_tx: opened.escrowTx,
       settlement_tx: settlementTx ?? null,
       worker_address: outcome.worker,
@@ -151,15 +173,15 @@ async function runCompletion(
       // The receipt is stored (the charge is now certain): the client gets the end of the answer, its charge and
       // [DONE] at once, never held for the chain (api/README.md "When the connection breaks"). The settlement
       // transaction follows as the trailer; the connection stays open only for that.
-      const knownTx = await settlementTxIfSent(outcome.ticket.submitted);
+      const knownTx = await settlementTxIfSent(settlement.submitted);
       const usageNow = usageOf(outcome.promptTokens, outcome.completionTokens, charge(knownTx));
       if (firstChunk) writeSse(res, chunkObject(meta, { role: "assistant", content: "" }, null));
       writeSse(res, chunkObject(meta, {}, outcome.finishReason));
       if (request.includeUsage) writeSse(res, usageChunkObject(meta, usageNow));
       writeDone(res);
-      const settlementTx = knownTx ?? (await settlementTxOf(outcome.ticket.submitted));
+      const settlementTx = knownTx ?? (await settlementTxOf(settlement.submitted));
       const headers = {
-        ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
+        ...jobHeaders(opened, outcome.worker, creditsRemaining),
         ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
         "x-service-backend": outcome.backend,
       };
@@ -169,11 +191,11 @@ async function runCompletion(
       endSse(res, settlementTx);
       return;
     }
-    const settlementTx = await settlementTxOf(outcome.ticket.submitted);
+    const settlementTx = await settlementTxOf(settlement.submitted);
     const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
     const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
     const headers = {
-      ...jobHeaders(opened, outcome.worker, outcome.creditsRemaining),
+      ...jobHeaders(opened, outcome.worker, creditsRemaining),
       ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
       "x-service-backend": outcome.backend,
     };
@@ -193,12 +215,30 @@ async function runCompletion(
     }
     if (error instanceof ApiError) throw error;
     // Unexpected: return the escrow now rather than at the deadline.
-    await failJob(deps, opened, `internal error: ${(error as Error).message}`);
+    await jobLifecycleOf(deps).fail(opened, `internal error: ${(error as Error).message}`);
     throw error;
   } finally {
     deps.activeJobs.delete(opened.jobId);
     void servingWorker;
   }
+}
+
+/** Another process closed the job (a sweeper, a gateway taking over) before its receipt could be settled. */
+function closedBeforeSettlement(
+  opened: Awaited<ReturnType<typeof openEscrow>>,
+  prepared: Awaited<ReturnType<typeof prepareCompletion>>,
+  worker: Hex,
+): ApiError {
+  return withJobHeaders(
+    new ApiError("job_failed", {
+      message: "The job was closed before its receipt could be settled; nothing was charged.",
+      details: { job_id: opened.jobId, credits_refunded: opened.creditsLocked },
+    }),
+    opened,
+    prepared,
+    worker,
+    opened.balanceAfterLock + opened.creditsLocked,
+  );
 }
 
 /** The settlement transaction if it was already sent; never waits. */

@@ -8,6 +8,7 @@ import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
+import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { loadJob, type LoadedJob } from "../jobs/loadJob.js";
 
 const disputeBodySchema = z.object({
@@ -81,8 +82,8 @@ export function disputeRouter(deps: GatewayDeps): Router {
       throw mapDisputeRevert(error);
     }
     // Read-your-write: the job shows `disputed` from now on, before the index has the dispute (toJobResource).
-    await deps.jobs
-      .update(job.resource.id, { status: "disputed" })
+    await jobLifecycleOf(deps)
+      .disputeOpened(job.resource.id)
       .catch((error: unknown) =>
         deps.logger.warn({ err: error, job_id: job.resource.id }, "dispute opened but not recorded locally"),
       );

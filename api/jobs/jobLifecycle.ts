@@ -1,0 +1,420 @@
+/**
+ * The one owner of a job's life (issue 17 "One module owns a job's life"). Every change of
+ * `gateway_job.status` goes through `JobLifecycle.move`, which checks `JOB_TRANSITIONS` and writes with a
+ * compare-and-set (`UPDATE … WHERE job_id = $1 AND status = ANY($from)`): of two gateway processes, or the
+ * sweeper and a live request, racing to close the same job exactly one moves it and performs the chain action
+ * that goes with the move; the other sees "already moved" and does nothing (no second settlement, refund,
+ * failJob, and so no second webhook). The chain action follows the claim, so a process that dies between the
+ * two leaves a closed row whose escrow is still open on chain: the sweeper's refund of expired indexed jobs
+ * (sweepJobs.ts) returns it after the chain deadline, as it does for any escrow nobody closed.
+ *
+ * API for the rest of the gateway (all take the job's id and on-chain key):
+ * - `acknowledged(jobId, worker)`: a worker took the job (pending → processing; processing again after failover).
+ * - `conclude(job, outcome)`: the end of a live request, from the relay's outcome: a verified receipt is settled
+ *   (→ settling, → settled when mined), a failure returns the escrow with failJob (→ failed), a timeout refunds
+ *   (→ refunded).
+ * - `lockRefused(jobId, reason)`: the escrow lock was refused or reverted; nothing is locked (→ failed).
+ * - `disputeOpened(jobId)`: a mined dispute (settled → disputed).
+ * - `finishFromStoredReceipt(row)`: settle a stored verified receipt (recovery, a dead gateway's `settling` jobs).
+ * - `returnEscrow(row, reason)`: give back the escrow of an open job without a receipt (failJob, or refund
+ *   once the chain deadline passed).
+ * - `reconcile(row, chainNow)`: the sweeper's decision for one open row (uses the two above).
+ * - `refundExpired(jobKey, deadline)`: refund an expired escrow the index knows about but no open row holds.
+ * Build one with `jobLifecycleOf(deps)` (cached per GatewayDeps); the chain actions are `JobChainActions`.
+ */
+import type { Hex } from "viem";
+import type { Logger } from "pino";
+import type { Receipt } from "../chain/receiptTypes.js";
+import type { ChainJobStatus } from "../chain/escrowChain.js";
+import type { GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
+
+/** The legal edges. A status absent from a list can never follow it; `failed` and `refunded` are final. */
+export const JOB_TRANSITIONS: Readonly<Record<GatewayJobStatus, readonly GatewayJobStatus[]>> = {
+  // settled: the sweeper finds the chain settled a job this row never saw settling (another process, a crash).
+  pending: ["processing", "settling", "settled", "failed", "refunded"],
+  // processing → processing: after a failover before the first token, the next worker's acknowledgement.
+  processing: ["processing", "settling", "settled", "failed", "refunded"],
+  // failed: the escrow refuses the receipt for good. refunded: nobody settled before the deadline.
+  // disputed: the chain settled and a dispute was opened before this row recorded the settlement.
+  settling: ["settled", "failed", "refunded", "disputed"],
+  // refunded: a dispute upheld returns the charge.
+  settled: ["disputed", "refunded"],
+  // settled: the dispute was rejected; refunded: it was upheld.
+  disputed: ["settled", "refunded"],
+  failed: [],
+  refunded: [],
+};
+
+/** Whether `from → to` is an edge of the table. */
+export function canMove(from: GatewayJobStatus, to: GatewayJobStatus): boolean {
+  return JOB_TRANSITIONS[from].includes(to);
+}
+
+/** Every status with an edge to `to`. */
+export function sourcesOf(to: GatewayJobStatus): GatewayJobStatus[] {
+  return (Object.keys(JOB_TRANSITIONS) as GatewayJobStatus[]).filter((from) => canMove(from, to));
+}
+
+/** What settling a receipt gives the caller: the transaction as soon as it is sent, and the mined facts. */
+export interface SettlementHandle {
+  submitted: Promise<Hex>;
+  mined: Promise<MinedSettlement>;
+}
+
+export interface MinedSettlement {
+  hash: Hex;
+  blockNumber: bigint;
+  /** From the JobSettled event, when the transaction carried one for this job. */
+  creditsCharged?: bigint;
+}
+
+/**
+ * The chain actions that go with a transition: the module's collaborator. Production: `chainActionsOf(deps)`
+ * (escrow contract + settlement batcher); unit tests: an in-memory chain.
+ */
+export interface JobChainActions {
+  /** Sends `failJob` (the escrow goes back to the wallet); resolves once sent. */
+  failJob(jobKey: Hex): Promise<Hex>;
+  /** Sends `refund` (allowed after the chain deadline); resolves once sent. */
+  refund(jobKey: Hex): Promise<Hex>;
+  waitMined(hash: Hex): Promise<void>;
+  /** Queues a receipt for settlement (batched). */
+  settle(receipt: Receipt, signature: Hex): SettlementHandle;
+  jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }>;
+  /** Resolves when the chain will accept `refund` for a job with this deadline. */
+  waitForDeadline(deadline: bigint): Promise<void>;
+  /** The escrow's custom error name when `error` is a revert, for deciding whether retrying can help. */
+  refusalOf(error: unknown): string | undefined;
+}
+
+/** How a live job ended, as the relay saw it (relayCompletion.ts). */
+export type JobOutcome =
+  /** A verified receipt: the whole answer, or the part delivered before the client left. */
+  | { kind: "receipt"; receipt: Receipt; signature: Hex; worker: Hex }
+  /** Nothing to charge: no worker, a worker failure, a rejected receipt, the client gone without a receipt. */
+  | { kind: "failed"; reason: string }
+  /** No worker completed within the job timeout. */
+  | { kind: "timed_out" };
+
+export type Conclusion =
+  | { kind: "settling"; settlement: SettlementHandle }
+  | { kind: "closed"; status: "failed" | "refunded"; tx: Hex | undefined }
+  /** Another process (or the sweeper) moved the job first; nothing was done here. */
+  | { kind: "already_moved"; current: GatewayJobStatus | undefined };
+
+export type MoveResult = { moved: true } | { moved: false; current: GatewayJobStatus | undefined };
+
+export interface JobRef {
+  jobId: string;
+  jobKey: Hex;
+}
+
+export interface JobLifecycleOptions {
+  jobs: JobStore;
+  chain: JobChainActions;
+  logger: Logger;
+  /** The gateway's job timeout and the chain's: a gateway timeout shorter than the chain's fails the job instead
+   *  of waiting to refund it (same money, reported `refunded`). */
+  gatewayTimeoutMs: number;
+  chainTimeoutMs: number;
+  /** A `settling` row untouched this long is settled again from its stored receipt. */
+  settlementRetryAfterMs: number;
+  /** Rows whose escrow never reached the chain are closed after these graces. */
+  unsentGraceMs: number;
+  unminedGraceMs: number;
+}
+
+/** Receipts the chain refuses for good: settling again cannot help, so the escrow goes back. */
+export const FINAL_SETTLEMENT_REFUSALS: ReadonlySet<string> = new Set([
+  "WorkerNotEligible",
+  "ReceiptTimeInvalid",
+  "SettlementWindowClosed",
+]);
+
+export class JobLifecycle {
+  private readonly jobs: JobStore;
+  private readonly chain: JobChainActions;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: JobLifecycleOptions) {
+    this.jobs = options.jobs;
+    this.chain = options.chain;
+    this.logger = options.logger;
+  }
+
+  /**
+   * The only status write. Moves `jobId` to `to` from any status with an edge to it (or from `only`, a subset),
+   * atomically; refuses (and logs) anything else.
+   */
+  async move(
+    jobId: string,
+    to: GatewayJobStatus,
+    patch: JobPatch = {},
+    only?: GatewayJobStatus[],
+  ): Promise<MoveResult> {
+    const sources = sourcesOf(to);
+    const from = only ? only.filter((status) => sources.includes(status)) : sources;
+    if (only && from.length !== only.length)
+      this.logger.error({ job_id: jobId, from: only, to }, "illegal transition requested; refused");
+    if (from.length > 0 && (await this.jobs.transition(jobId, from, to, patch))) return { moved: true };
+    const current = (await this.jobs.get(jobId))?.status;
+    if (current !== undefined && current !== to && !canMove(current, to))
+      this.logger.warn({ job_id: jobId, from: current, to }, "transition refused: the job already moved");
+    else this.logger.info({ job_id: jobId, from: current, to }, "transition not made: the job already moved");
+    return { moved: false, current };
+  }
+
+  /** A worker acknowledged the job (job.processing is announced from `processing_at`). */
+  async acknowledged(jobId: string, worker: Hex): Promise<MoveResult> {
+    return this.move(jobId, "processing", { worker: worker.toLowerCase(), processing_at: new Date() });
+  }
+
+  /** The escrow lock was refused or reverted: nothing is locked, so no chain action. */
+  async lockRefused(jobId: string, reason: string): Promise<MoveResult> {
+    return this.move(jobId, "failed", { error: reason, completed_at: new Date() }, [
+      "pending",
+      "processing",
+      "settling",
+    ]);
+  }
+
+  /** A dispute on the job was mined (read-your-write until the index has it). */
+  async disputeOpened(jobId: string): Promise<MoveResult> {
+    return this.move(jobId, "disputed", {}, ["settled", "settling"]);
+  }
+
+  /** Ends a live request from the relay's outcome. */
+  async conclude(job: JobRef & { deadline: bigint }, outcome: JobOutcome): Promise<Conclusion> {
+    switch (outcome.kind) {
+      case "receipt":
+        return this.settle(job, outcome.receipt, outcome.signature, outcome.worker);
+      case "failed":
+        return this.fail(job, outcome.reason, ["pending", "processing"]);
+      case "timed_out":
+        return this.timeOut(job);
+    }
+  }
+
+  /**
+   * Stores the verified receipt with the move to `settling` (recovery settles it after a crash), queues it, and
+   * moves to `settled` once mined.
+   */
+  async settle(job: JobRef, receipt: Receipt, signature: Hex, worker: Hex): Promise<Conclusion> {
+    const moved = await this.move(
+      job.jobId,
+      "settling",
+      {
+        receipt,
+        signature,
+        worker: worker.toLowerCase(),
+        output_hash: receipt.outputHash,
+        final_token_at: receipt.finalTokenAt,
+        prompt_tokens: receipt.promptTokens,
+        completion_tokens: receipt.completionTokens,
+      },
+      ["pending", "processing"],
+    );
+    if (!moved.moved) return { kind: "already_moved", current: moved.current };
+    return { kind: "settling", settlement: this.sendSettlement(job, receipt, signature) };
+  }
+
+  /** Returns the escrow with failJob (the money back at once). */
+  async fail(
+    job: JobRef,
+    reason: string,
+    from: GatewayJobStatus[] = ["pending", "processing", "settling"],
+  ): Promise<Conclusion> {
+    this.logger.warn({ job_id: job.jobId, reason }, "failing job");
+    const moved = await this.move(job.jobId, "failed", { error: reason, completed_at: new Date() }, from);
+    if (!moved.moved) return { kind: "already_moved", current: moved.current };
+    const tx = await this.sendFailJob(job, reason, false);
+    return { kind: "closed", status: "failed", tx };
+  }
+
+  /**
+   * No worker completed in time: the job is `refunded`. The chain refunds only after its own deadline; a gateway
+   * configured with a shorter timeout fails the job instead, which returns the escrow the same way.
+   */
+  async timeOut(job: JobRef & { deadline: bigint }): Promise<Conclusion> {
+    this.logger.warn({ job_id: job.jobId }, "job timed out");
+    const moved = await this.move(
+      job.jobId,
+      "refunded",
+      { timed_out: true, error: "job timeout", completed_at: new Date() },
+      ["pending", "processing"],
+    );
+    if (!moved.moved) return { kind: "already_moved", current: moved.current };
+    const tx =
+      this.options.gatewayTimeoutMs >= this.options.chainTimeoutMs
+        ? await this.sendRefund(job, job.deadline)
+        : await this.sendFailJob(job, "job timeout", true);
+    return { kind: "closed", status: "refunded", tx };
+  }
+
+  /**
+   * Settles the stored verified receipt of a `settling` row (recovery, or a dead gateway's job). Only one process
+   * retries a given row per `settlementRetryAfterMs` (a compare-and-set on `updated_at`); a receipt the escrow
+   * refuses for good fails the job, returning the escrow.
+   */
+  async finishFromStoredReceipt(row: GatewayJobRow): Promise<Conclusion> {
+    if (!row.receipt || !row.signature || row.status !== "settling")
+      return { kind: "already_moved", current: row.status };
+    const claimed = await this.jobs.claimStale(row.job_id, "settling", this.options.settlementRetryAfterMs);
+    if (!claimed) return { kind: "already_moved", current: row.status };
+    this.logger.info({ job_id: row.job_id }, "settling a stored receipt");
+    const job = { jobId: row.job_id, jobKey: row.job_key as Hex };
+    const settlement = this.sendSettlement(job, row.receipt, row.signature as Hex);
+    try {
+      await settlement.mined;
+    } catch (error) {
+      const refusal = this.chain.refusalOf(error);
+      if (refusal && FINAL_SETTLEMENT_REFUSALS.has(refusal))
+        return this.fail(job, `settlement refused: ${refusal}`, ["settling"]);
+    }
+    return { kind: "settling", settlement };
+  }
+
+  /**
+   * Gives back the escrow of an open job that has no receipt (its request is gone: a crash, a dead gateway):
+   * refunded once the chain deadline passed, failed at once before it.
+   */
+  async returnEscrow(
+    row: GatewayJobRow,
+    reason: string,
+    chain: { deadline: bigint; now: bigint },
+  ): Promise<Conclusion> {
+    const job = { jobId: row.job_id, jobKey: row.job_key as Hex, deadline: chain.deadline };
+    if (chain.now > chain.deadline) return this.timeOut(job);
+    return this.fail(job, reason, ["pending", "processing"]);
+  }
+
+  /**
+   * The sweeper's decision for one row left open by a process that is not running it (sweepJobs.ts): follow
+   * what the chain decided, settle a stored receipt, refund an expired escrow, close a row whose escrow never
+   * reached the chain.
+   */
+  async reconcile(row: GatewayJobRow, chainNow: bigint): Promise<void> {
+    const jobKey = row.job_key as Hex;
+    const onChain = await this.chain.jobOf(jobKey);
+    if (onChain.status === "none") {
+      // openJob never mined (refused, dropped, or a crash before sending): nothing is locked. A row whose
+      // transaction was never sent is closed after a short grace that only covers another replica still sending
+      // it; a sent one gets time to be mined.
+      const age = Date.now() - row.created_at.getTime();
+      const grace = row.escrow_tx === null ? this.options.unsentGraceMs : this.options.unminedGraceMs;
+      if (age > grace)
+        await this.lockRefused(row.job_id, row.escrow_tx === null ? "escrow never sent" : "escrow never opened");
+      return;
+    }
+    if (onChain.status !== "open") {
+      await this.followChain(row, onChain.status);
+      return;
+    }
+    if (row.receipt && row.signature) {
+      await this.finishFromStoredReceipt(row);
+      return;
+    }
+    if (chainNow > onChain.deadline) {
+      this.logger.info({ job_id: row.job_id }, "recovery: refunding an expired job");
+      await this.returnEscrow(row, "job timeout", { deadline: onChain.deadline, now: chainNow });
+    }
+  }
+
+  /** Refunds an expired escrow that no open row of this gateway holds (a crash before recording, a failJob never
+   *  sent). The escrow refuses a second refund, so a race here costs a reverted transaction, never money. */
+  async refundExpired(jobKey: Hex, deadline: bigint): Promise<Hex | undefined> {
+    try {
+      await this.chain.waitForDeadline(deadline);
+      const hash = await this.chain.refund(jobKey);
+      await this.chain.waitMined(hash);
+      return hash;
+    } catch (error) {
+      const refusal = this.chain.refusalOf(error);
+      if (refusal === "JobNotInStatus") this.logger.info({ job_key: jobKey }, "refund not needed: job already closed");
+      else this.logger.error({ err: error, job_key: jobKey, revert: refusal }, "refund failed");
+      return undefined;
+    }
+  }
+
+  private async followChain(row: GatewayJobRow, status: Exclude<ChainJobStatus, "none" | "open">): Promise<void> {
+    if (status === "disputed") {
+      // A dispute only follows a settlement.
+      await this.move(row.job_id, "settled", {}, ["pending", "processing", "settling"]);
+      await this.move(row.job_id, "disputed", {}, ["settled"]);
+      return;
+    }
+    const to = status === "dispute_upheld" ? "refunded" : status;
+    await this.move(row.job_id, to, { completed_at: new Date() }, ["pending", "processing", "settling"]);
+  }
+
+  private sendSettlement(job: JobRef, receipt: Receipt, signature: Hex): SettlementHandle {
+    const settlement = this.chain.settle(receipt, signature);
+    settlement.submitted.then(
+      (hash) => this.jobs.update(job.jobId, { settlement_tx: hash }).catch(() => undefined),
+      () => undefined,
+    );
+    settlement.mined.then(
+      async (mined) => {
+        try {
+          await this.move(
+            job.jobId,
+            "settled",
+            {
+              settlement_tx: mined.hash,
+              settlement_block: mined.blockNumber,
+              ...(mined.creditsCharged !== undefined ? { credits_charged: mined.creditsCharged } : {}),
+              completed_at: new Date(),
+            },
+            ["settling", "pending", "processing"],
+          );
+        } catch (error) {
+          // The database did not answer: the row stays `settling` and the sweeper finds the job settled on chain.
+          // Never an unhandled rejection, which would take the whole process down.
+          this.logger.warn(
+            { err: error, job_id: job.jobId },
+            "recording a mined settlement failed; left to the sweeper",
+          );
+        }
+      },
+      (error: unknown) => {
+        // Left `settling` with its receipt: the sweeper retries, or fails the job if the refusal is final.
+        this.logger.error({ err: error, job_id: job.jobId, revert: this.chain.refusalOf(error) }, "settlement failed");
+      },
+    );
+    return settlement;
+  }
+
+  private async sendFailJob(job: JobRef, reason: string, timedOut: boolean): Promise<Hex | undefined> {
+    try {
+      const hash = await this.chain.failJob(job.jobKey);
+      await this.jobs.update(job.jobId, { fail_tx: hash, ...(timedOut ? { refund_tx: hash } : {}) });
+      await this.chain.waitMined(hash);
+      return hash;
+    } catch (error) {
+      // Not open any more (closed by someone else), or the chain is unreachable: the escrow, if still open, is
+      // refunded by the sweeper after the chain deadline.
+      this.logger.error(
+        { err: error, job_id: job.jobId, revert: this.chain.refusalOf(error) },
+        "failJob failed; left to the sweeper",
+      );
+      await this.jobs.update(job.jobId, { error: reason }).catch(() => undefined);
+      return undefined;
+    }
+  }
+
+  private async sendRefund(job: JobRef, deadline: bigint): Promise<Hex | undefined> {
+    try {
+      await this.chain.waitForDeadline(deadline);
+      const hash = await this.chain.refund(job.jobKey);
+      await this.jobs.update(job.jobId, { refund_tx: hash });
+      await this.chain.waitMined(hash);
+      return hash;
+    } catch (error) {
+      const refusal = this.chain.refusalOf(error);
+      if (refusal === "JobNotInStatus")
+        this.logger.info({ job_id: job.jobId }, "refund not needed: job already closed");
+      else this.logger.error({ err: error, job_id: job.jobId, revert: refusal }, "refund failed; left to the sweeper");
+      return undefined;
+    }
+  }
+}
