@@ -1,0 +1,537 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import pino from "pino";
+import type pg from "pg";
+import { keccak256, toHex, type Hex } from "viem";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { findFreePort } from "../../scripts/stack/ports.js";
+import { startPostgres, type RunningPostgres } from "../../scripts/stack/startPostgres.js";
+import type { ChainJobStatus } from "../chain/escrowChain.js";
+import type { Receipt } from "../chain/receiptTypes.js";
+import { createPool } from "../db/createPool.js";
+import { migrate } from "../db/migrate.js";
+import {
+  JOB_TRANSITIONS,
+  JobLifecycle,
+  canMove,
+  type JobChainActions,
+  type JobLifecycleOptions,
+  type MinedSettlement,
+  type SettlementHandle,
+} from "./jobLifecycle.js";
+import { JobStore, type GatewayJobRow, type GatewayJobStatus } from "./jobStore.js";
+
+/** A custom-error revert of the in-memory escrow (what `revertOf` decodes from a real one). */
+class EscrowRevert extends Error {
+  constructor(readonly errorName: string) {
+    super(`reverted: ${errorName}`);
+  }
+}
+
+/**
+ * Test double of the chain actions (`JobChainActions`): an in-memory escrow with the real contract's rules that
+ * matter here — a job leaves `open` once; refund only after the deadline — and a log of every action sent.
+ */
+class InMemoryEscrowChain implements JobChainActions {
+  readonly jobs = new Map<Hex, { status: ChainJobStatus; deadline: bigint }>();
+  readonly sent: { action: "settle" | "failJob" | "refund"; jobKey: Hex }[] = [];
+  now = 1_000n;
+  /** When set, every settlement is refused with this custom error. */
+  refuseSettlementWith: string | undefined;
+  /** When set, the next failJob is never sent (the node is unreachable). */
+  unreachableOnce = false;
+  private nonce = 0;
+
+  open(jobKey: Hex, deadline = this.now + 120n): void {
+    this.jobs.set(jobKey, { status: "open", deadline });
+  }
+
+  statusOf(jobKey: Hex): ChainJobStatus {
+    return this.jobs.get(jobKey)?.status ?? "none";
+  }
+
+  count(action: "settle" | "failJob" | "refund", jobKey: Hex): number {
+    return this.sent.filter((s) => s.action === action && s.jobKey === jobKey).length;
+  }
+
+  async failJob(jobKey: Hex): Promise<Hex> {
+    await Promise.resolve();
+    if (this.unreachableOnce) {
+      this.unreachableOnce = false;
+      throw new Error("connect ECONNREFUSED");
+    }
+    this.sent.push({ action: "failJob", jobKey });
+    this.close(jobKey, "failed");
+    return this.hash();
+  }
+
+  async refund(jobKey: Hex): Promise<Hex> {
+    await Promise.resolve();
+    const job = this.jobs.get(jobKey);
+    if (job && this.now <= job.deadline) throw new EscrowRevert("DeadlineNotReached");
+    this.sent.push({ action: "refund", jobKey });
+    this.close(jobKey, "refunded");
+    return this.hash();
+  }
+
+  async waitMined(): Promise<void> {}
+
+  settle(receipt: Receipt): SettlementHandle {
+    const jobKey = receipt.jobId as Hex;
+    this.sent.push({ action: "settle", jobKey });
+    const hash = this.hash();
+    const mined = (async (): Promise<MinedSettlement> => {
+      await Promise.resolve();
+      if (this.refuseSettlementWith) throw new EscrowRevert(this.refuseSettlementWith);
+      this.close(jobKey, "settled");
+      return { hash, blockNumber: 7n, creditsCharged: BigInt(receipt.completionTokens) };
+    })();
+    mined.catch(() => undefined);
+    return { submitted: Promise.resolve(hash), mined };
+  }
+
+  async jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }> {
+    return this.jobs.get(jobKey) ?? { status: "none", deadline: 0n };
+  }
+
+  async waitForDeadline(deadline: bigint): Promise<void> {
+    if (this.now <= deadline) this.now = deadline + 1n;
+  }
+
+  refusalOf(error: unknown): string | undefined {
+    return error instanceof EscrowRevert ? error.errorName : undefined;
+  }
+
+  private close(jobKey: Hex, status: ChainJobStatus): void {
+    const job = this.jobs.get(jobKey);
+    if (!job || job.status !== "open") throw new EscrowRevert("JobNotInStatus");
+    job.status = status;
+  }
+
+  private hash(): Hex {
+    return keccak256(toHex(`tx-${++this.nonce}`));
+  }
+}
+
+const STATES = Object.keys(JOB_TRANSITIONS) as GatewayJobStatus[];
+const EDGES = STATES.flatMap((from) => JOB_TRANSITIONS[from].map((to) => [from, to] as const));
+const NON_EDGES = STATES.flatMap((from) => STATES.filter((to) => !canMove(from, to)).map((to) => [from, to] as const));
+const WORKER: Hex = "0x00000000000000000000000000000000000000aa";
+const SCHEMA = `lifecycle_test_${process.pid}`;
+
+let server: RunningPostgres;
+let stateDir: string;
+let pools: pg.Pool[] = [];
+let store: JobStore;
+let chain: InMemoryEscrowChain;
+let logLines: { msg: string; from?: string; to?: string }[];
+let sequence = 0;
+
+beforeAll(async () => {
+  stateDir = mkdtempSync(path.join(tmpdir(), "job-lifecycle-"));
+  // The real database the gateway uses; DATABASE_URL (CI) or an embedded server on a free port.
+  server = await startPostgres({ stateDir, port: await findFreePort(11060, 11099), database: "lifecycle" });
+  const pool = createPool(server.databaseUrl, SCHEMA, 4);
+  await migrate(pool, SCHEMA);
+  pools.push(pool);
+  store = new JobStore(pool);
+});
+
+afterAll(async () => {
+  await pools[0]?.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+  await Promise.all(pools.map((pool) => pool.end()));
+  pools = [];
+  await server?.stop();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  chain = new InMemoryEscrowChain();
+  logLines = [];
+});
+
+/** One gateway process: its own pool (its own connections) on the shared database, the shared chain. */
+function gateway(overrides: Partial<JobLifecycleOptions> = {}): JobLifecycle {
+  const pool = createPool(server.databaseUrl, SCHEMA, 4);
+  pools.push(pool);
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(JSON.parse(chunk.toString()) as (typeof logLines)[number]);
+      done();
+    },
+  });
+  return new JobLifecycle({
+    jobs: new JobStore(pool),
+    chain,
+    logger: pino({ level: "debug" }, sink),
+    gatewayTimeoutMs: 120_000,
+    chainTimeoutMs: 120_000,
+    settlementRetryAfterMs: 30_000,
+    unsentGraceMs: 30_000,
+    unminedGraceMs: 300_000,
+    ...overrides,
+  });
+}
+
+/** A job row in `status` whose escrow is open on the in-memory chain. */
+async function jobIn(status: GatewayJobStatus, open = true): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+  const jobId = `job_${process.pid}_${++sequence}`;
+  const jobKey = keccak256(toHex(jobId));
+  await store.insert({
+    jobId,
+    jobKey,
+    wallet: "0x00000000000000000000000000000000000000bb",
+    keyHash: keccak256(toHex("key")),
+    model: "test-model",
+    tier: "standard",
+    stream: false,
+    maxTokens: 64,
+    creditsLocked: 1_000,
+    promptTokens: 5,
+  });
+  await store.update(jobId, { escrow_tx: keccak256(toHex(`open-${jobId}`)) });
+  // Test setup only: put the row where the test starts (the lifecycle would need a chain history to get there).
+  await pools[0]!.query("UPDATE gateway_job SET status = $2 WHERE job_id = $1", [jobId, status]);
+  if (open) chain.open(jobKey);
+  return { jobId, jobKey, deadline: chain.now + 120n };
+}
+
+function receiptFor(jobKey: Hex, completionTokens = 3): Receipt {
+  return {
+    jobId: jobKey,
+    outputHash: keccak256(toHex("output")),
+    promptTokens: 5,
+    completionTokens,
+    finalTokenAt: 1_700_000_000,
+  };
+}
+
+const SIGNATURE: Hex = `0x${"11".repeat(65)}`;
+
+async function row(jobId: string): Promise<GatewayJobRow> {
+  const found = await store.get(jobId);
+  if (!found) throw new Error(`no row ${jobId}`);
+  return found;
+}
+
+/** Polls until the row reaches `status` (a settlement is recorded after it is mined, in the background). */
+async function eventually(jobId: string, status: GatewayJobStatus): Promise<GatewayJobRow> {
+  for (let i = 0; i < 200; i++) {
+    const current = await row(jobId);
+    if (current.status === status) return current;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return row(jobId);
+}
+
+/** A job left `settling` with its receipt: the first settlement was refused with `refusal`, a while ago. */
+async function leftSettling(refusal: string): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+  const job = await jobIn("processing");
+  chain.refuseSettlementWith = refusal;
+  const conclusion = await gateway().conclude(job, {
+    kind: "receipt",
+    receipt: receiptFor(job.jobKey),
+    signature: SIGNATURE,
+    worker: WORKER,
+  });
+  if (conclusion.kind === "settling") await conclusion.settlement.mined.catch(() => undefined);
+  chain.refuseSettlementWith = undefined;
+  // The sent transaction is recorded in the background: wait for it before making the row look old.
+  for (let i = 0; i < 200 && (await row(job.jobId)).settlement_tx === null; i++)
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  await pools[0]!.query("UPDATE gateway_job SET updated_at = now() - interval '1 minute' WHERE job_id = $1", [
+    job.jobId,
+  ]);
+  return job;
+}
+
+describe("the transition table", () => {
+  it.each(EDGES)("moves a job from %s to %s", async (from, to) => {
+    const lifecycle = gateway();
+    const job = await jobIn(from);
+
+    expect(await lifecycle.move(job.jobId, to)).toEqual({ moved: true });
+    expect((await row(job.jobId)).status).toBe(to);
+  });
+
+  it.each(NON_EDGES)("refuses to move a job from %s to %s and leaves it as it was", async (from, to) => {
+    const lifecycle = gateway();
+    const job = await jobIn(from);
+
+    expect(await lifecycle.move(job.jobId, to)).toEqual({ moved: false, current: from });
+    expect((await row(job.jobId)).status).toBe(from);
+  });
+
+  it("logs a refused illegal transition", async () => {
+    const lifecycle = gateway();
+    const job = await jobIn("refunded");
+
+    await lifecycle.move(job.jobId, "settling");
+
+    expect(logLines).toContainEqual(
+      expect.objectContaining({ msg: "transition refused: the job already moved", from: "refunded", to: "settling" }),
+    );
+  });
+
+  it("refuses a requested source that has no edge to the target", async () => {
+    const lifecycle = gateway();
+    const job = await jobIn("failed");
+
+    expect(await lifecycle.move(job.jobId, "settled", {}, ["failed"])).toEqual({ moved: false, current: "failed" });
+    expect(logLines).toContainEqual(expect.objectContaining({ msg: "illegal transition requested; refused" }));
+  });
+});
+
+describe("a live request", () => {
+  it("marks a job processing when a worker acknowledges it", async () => {
+    const job = await jobIn("pending");
+
+    await gateway().acknowledged(job.jobId, WORKER);
+
+    const after = await row(job.jobId);
+    expect(after.status).toBe("processing");
+    expect(after.worker).toBe(WORKER);
+    expect(after.processing_at).not.toBeNull();
+  });
+
+  it("stores a verified receipt with the move to settling and records the mined settlement", async () => {
+    const job = await jobIn("processing");
+    const receipt = receiptFor(job.jobKey, 3);
+
+    const conclusion = await gateway().conclude(job, {
+      kind: "receipt",
+      receipt,
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(conclusion.kind).toBe("settling");
+    const settling = await row(job.jobId);
+    expect(settling.receipt).toEqual(receipt);
+    const settled = await eventually(job.jobId, "settled");
+    expect(settled.status).toBe("settled");
+    expect(settled.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(settled.credits_charged).toBe("3");
+    expect(chain.statusOf(job.jobKey)).toBe("settled");
+  });
+
+  it("returns the escrow with failJob when the job failed", async () => {
+    const job = await jobIn("processing");
+
+    const conclusion = await gateway().conclude(job, { kind: "failed", reason: "worker failed after 2 tokens" });
+
+    expect(conclusion).toMatchObject({ kind: "closed", status: "failed" });
+    const after = await row(job.jobId);
+    expect(after.status).toBe("failed");
+    expect(after.fail_tx).toMatch(/^0x/);
+    expect(after.error).toBe("worker failed after 2 tokens");
+    expect(chain.statusOf(job.jobKey)).toBe("failed");
+  });
+
+  it("refunds a timed-out job after the chain deadline", async () => {
+    const job = await jobIn("processing");
+
+    const conclusion = await gateway().conclude(job, { kind: "timed_out" });
+
+    expect(conclusion).toMatchObject({ kind: "closed", status: "refunded" });
+    const after = await row(job.jobId);
+    expect(after.status).toBe("refunded");
+    expect(after.timed_out).toBe(true);
+    expect(after.refund_tx).toMatch(/^0x/);
+    expect(chain.statusOf(job.jobKey)).toBe("refunded");
+  });
+
+  it("fails a timed-out job at once when the gateway's timeout is shorter than the chain's, reporting it refunded", async () => {
+    const job = await jobIn("processing");
+
+    await gateway({ gatewayTimeoutMs: 5_000 }).conclude(job, { kind: "timed_out" });
+
+    const after = await row(job.jobId);
+    expect(after.status).toBe("refunded");
+    expect(after.fail_tx).toBe(after.refund_tx);
+    expect(chain.statusOf(job.jobKey)).toBe("failed");
+  });
+
+  it("closes a job whose lock was refused without any chain action", async () => {
+    const job = await jobIn("pending", false);
+
+    await gateway().lockRefused(job.jobId, "openJob refused: key_revoked");
+
+    expect((await row(job.jobId)).status).toBe("failed");
+    expect(chain.sent).toEqual([]);
+  });
+
+  it("marks a settled job disputed once a dispute is mined", async () => {
+    const job = await jobIn("settled");
+
+    await gateway().disputeOpened(job.jobId);
+
+    expect((await row(job.jobId)).status).toBe("disputed");
+  });
+});
+
+describe("recovery and takeover", () => {
+  it("settles a stored receipt left settling", async () => {
+    const job = await leftSettling("EnforcedPause");
+
+    await gateway().finishFromStoredReceipt(await row(job.jobId));
+
+    expect((await eventually(job.jobId, "settled")).status).toBe("settled");
+    expect(chain.statusOf(job.jobKey)).toBe("settled");
+  });
+
+  it("fails a job whose stored receipt the escrow refuses for good, returning the escrow", async () => {
+    const job = await leftSettling("WorkerNotEligible");
+    chain.refuseSettlementWith = "WorkerNotEligible";
+
+    await gateway().finishFromStoredReceipt(await row(job.jobId));
+
+    const after = await row(job.jobId);
+    expect(after.status).toBe("failed");
+    expect(after.error).toBe("settlement refused: WorkerNotEligible");
+    expect(chain.statusOf(job.jobKey)).toBe("failed");
+  });
+
+  it("returns the escrow of a job without a receipt before its deadline with failJob", async () => {
+    const job = await jobIn("processing");
+
+    await gateway().returnEscrow(await row(job.jobId), "gateway stopped", { deadline: job.deadline, now: chain.now });
+
+    expect((await row(job.jobId)).status).toBe("failed");
+    expect(chain.statusOf(job.jobKey)).toBe("failed");
+  });
+
+  it("refunds an open job without a receipt once the chain deadline passed", async () => {
+    const job = await jobIn("processing");
+    chain.now = job.deadline + 1n;
+
+    await gateway().reconcile(await row(job.jobId), chain.now);
+
+    const after = await row(job.jobId);
+    expect(after.status).toBe("refunded");
+    expect(after.timed_out).toBe(true);
+    expect(chain.statusOf(job.jobKey)).toBe("refunded");
+  });
+
+  it("leaves an open job without a receipt alone before its deadline", async () => {
+    const job = await jobIn("processing");
+
+    await gateway().reconcile(await row(job.jobId), chain.now);
+
+    expect((await row(job.jobId)).status).toBe("processing");
+    expect(chain.sent).toEqual([]);
+  });
+
+  it.each([
+    ["settled", "settled"],
+    ["failed", "failed"],
+    ["refunded", "refunded"],
+    ["dispute_upheld", "refunded"],
+    ["disputed", "disputed"],
+  ] as const)("follows the chain when it shows the job %s", async (onChain, expected) => {
+    const job = await jobIn("settling");
+    chain.jobs.set(job.jobKey, { status: onChain, deadline: job.deadline });
+
+    await gateway().reconcile(await row(job.jobId), chain.now);
+
+    expect((await row(job.jobId)).status).toBe(expected);
+    expect(chain.sent).toEqual([]);
+  });
+
+  it("closes a row whose escrow was never sent once the grace has passed", async () => {
+    const job = await jobIn("pending", false);
+    await pools[0]!.query(
+      "UPDATE gateway_job SET escrow_tx = NULL, created_at = now() - interval '1 minute' WHERE job_id = $1",
+      [job.jobId],
+    );
+
+    await gateway().reconcile(await row(job.jobId), chain.now);
+
+    const after = await row(job.jobId);
+    expect(after.status).toBe("failed");
+    expect(after.error).toBe("escrow never sent");
+  });
+
+  it("keeps a claimed failure closed when failJob could not be sent, and the expired escrow is refunded later", async () => {
+    const job = await jobIn("processing");
+    chain.unreachableOnce = true;
+    const lifecycle = gateway();
+
+    await lifecycle.conclude(job, { kind: "failed", reason: "worker failed" });
+    expect((await row(job.jobId)).status).toBe("failed");
+    expect(chain.statusOf(job.jobKey)).toBe("open");
+
+    await lifecycle.refundExpired(job.jobKey, job.deadline);
+    expect(chain.statusOf(job.jobKey)).toBe("refunded");
+  });
+});
+
+describe("races between processes", () => {
+  it("lets exactly one of two gateways settle the same job", async () => {
+    const job = await jobIn("processing");
+    const receipt = receiptFor(job.jobKey);
+
+    const results = await Promise.all(
+      [gateway(), gateway()].map((g) =>
+        g.conclude(job, { kind: "receipt", receipt, signature: SIGNATURE, worker: WORKER }),
+      ),
+    );
+
+    expect(results.map((r) => r.kind).sort()).toEqual(["already_moved", "settling"]);
+    expect(chain.count("settle", job.jobKey)).toBe(1);
+    expect((await eventually(job.jobId, "settled")).status).toBe("settled");
+  });
+
+  it("lets exactly one of two gateways refund the same timed-out job", async () => {
+    const job = await jobIn("processing");
+
+    const results = await Promise.all([gateway(), gateway()].map((g) => g.conclude(job, { kind: "timed_out" })));
+
+    expect(results.map((r) => r.kind).sort()).toEqual(["already_moved", "closed"]);
+    expect(chain.count("refund", job.jobKey)).toBe(1);
+  });
+
+  it("lets exactly one of a failure and a refund return the same escrow", async () => {
+    const job = await jobIn("processing");
+
+    await Promise.all([
+      gateway().conclude(job, { kind: "failed", reason: "worker failed" }),
+      gateway().conclude(job, { kind: "timed_out" }),
+    ]);
+
+    expect(chain.count("failJob", job.jobKey) + chain.count("refund", job.jobKey)).toBe(1);
+    const after = await row(job.jobId);
+    expect(after.status).toBe(chain.statusOf(job.jobKey) === "failed" ? "failed" : "refunded");
+  });
+
+  it("lets exactly one of the sweeper and a live request close an expired job, and the row agrees with the chain", async () => {
+    const job = await jobIn("processing");
+    chain.now = job.deadline + 1n;
+    const sweeper = gateway();
+    const live = gateway();
+    const openRow = await row(job.jobId);
+
+    const [fromRequest] = await Promise.all([
+      live.conclude(job, { kind: "receipt", receipt: receiptFor(job.jobKey), signature: SIGNATURE, worker: WORKER }),
+      sweeper.reconcile(openRow, chain.now),
+    ]);
+
+    const actions = chain.count("settle", job.jobKey) + chain.count("refund", job.jobKey);
+    expect(actions).toBe(1);
+    const expected = fromRequest.kind === "settling" ? "settled" : "refunded";
+    expect((await eventually(job.jobId, expected)).status).toBe(expected);
+    expect(chain.statusOf(job.jobKey)).toBe(expected);
+  });
+
+  it("lets exactly one of two sweepers retry a stored receipt", async () => {
+    const job = await leftSettling("EnforcedPause");
+    const stored = await row(job.jobId);
+
+    await Promise.all([gateway().reconcile(stored, chain.now), gateway().reconcile(stored, chain.now)]);
+
+    expect(chain.count("settle", job.jobKey)).toBe(2); // the first, refused attempt and one retry
+    expect((await eventually(job.jobId, "settled")).status).toBe("settled");
+  });
+});
