@@ -296,6 +296,26 @@ describe("a live request", () => {
     expect(after.processing_at).not.toBeNull();
   });
 
+  it("keeps the first acknowledgement's time when another worker takes over after a failover", async () => {
+    const job = await jobIn("pending");
+    const lifecycle = gateway();
+    await lifecycle.acknowledged(job.jobId, WORKER);
+    const first = (await row(job.jobId)).processing_at;
+
+    await lifecycle.acknowledged(job.jobId, "0x00000000000000000000000000000000000000cc");
+
+    const after = await row(job.jobId);
+    expect(after.worker).toBe("0x00000000000000000000000000000000000000cc");
+    expect(after.processing_at).toEqual(first);
+  });
+
+  it("refuses an acknowledgement for a job already closed", async () => {
+    const job = await jobIn("failed");
+
+    expect(await gateway().acknowledged(job.jobId, WORKER)).toEqual({ moved: false, current: "failed" });
+    expect((await row(job.jobId)).processing_at).toBeNull();
+  });
+
   it("stores a verified receipt with the move to settling and records the mined settlement", async () => {
     const job = await jobIn("processing");
     const receipt = receiptFor(job.jobKey, 3);

@@ -164,9 +164,17 @@ export class JobLifecycle {
     return { moved: false, current };
   }
 
-  /** A worker acknowledged the job (job.processing is announced from `processing_at`). */
+  /**
+   * A worker acknowledged the job. `processing_at` (the job.processing fact) is set by the first acknowledgement
+   * only; after a failover the next worker's only replaces `worker`.
+   */
   async acknowledged(jobId: string, worker: Hex): Promise<MoveResult> {
-    return this.move(jobId, "processing", { worker: worker.toLowerCase(), processing_at: new Date() });
+    const first = await this.jobs.transition(jobId, ["pending"], "processing", {
+      worker: worker.toLowerCase(),
+      processing_at: new Date(),
+    });
+    if (first) return { moved: true };
+    return this.move(jobId, "processing", { worker: worker.toLowerCase() }, ["processing"]);
   }
 
   /** The escrow lock was refused or reverted: nothing is locked, so no chain action. */
