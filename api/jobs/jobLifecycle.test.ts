@@ -423,6 +423,16 @@ describe("recovery and takeover", () => {
     expect(chain.statusOf(job.jobKey)).toBe("failed");
   });
 
+  it("reads the deadline from the chain when returning an escrow without being given it", async () => {
+    const job = await jobIn("pending");
+    chain.jobs.set(job.jobKey, { status: "open", deadline: 1n });
+
+    await gateway().returnEscrow(await row(job.jobId), "gateway stopped");
+
+    expect((await row(job.jobId)).status).toBe("refunded");
+    expect(chain.statusOf(job.jobKey)).toBe("refunded");
+  });
+
   it("refunds an open job without a receipt once the chain deadline passed", async () => {
     const job = await jobIn("processing");
     chain.now = job.deadline + 1n;

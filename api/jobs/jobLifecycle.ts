@@ -15,9 +15,11 @@
  *   (→ refunded).
  * - `lockRefused(jobId, reason)`: the escrow lock was refused or reverted; nothing is locked (→ failed).
  * - `disputeOpened(jobId)`: a mined dispute (settled → disputed).
- * - `finishFromStoredReceipt(row)`: settle a stored verified receipt (recovery, a dead gateway's `settling` jobs).
- * - `returnEscrow(row, reason)`: give back the escrow of an open job without a receipt (failJob, or refund
- *   once the chain deadline passed).
+ * - `finishFromStoredReceipt(row, untouchedForMs?)`: settle the stored verified receipt of a `settling` row
+ *   (recovery, a dead gateway's jobs); claimed only when nobody touched the row for `untouchedForMs` (default the
+ *   30 s retry interval), so one process does it.
+ * - `returnEscrow(row, reason, chain?)`: give back the escrow of a `pending`/`processing` job without a receipt:
+ *   failJob before the chain deadline, refund after it (the deadline is read from the chain when not given).
  * - `reconcile(row, chainNow)`: the sweeper's decision for one open row (uses the two above).
  * - `refundExpired(jobKey, deadline)`: refund an expired escrow the index knows about but no open row holds.
  * Build one with `jobLifecycleOf(deps)` (cached per GatewayDeps); the chain actions are `JobChainActions`.
@@ -264,10 +266,13 @@ export class JobLifecycle {
    * retries a given row per `settlementRetryAfterMs` (a compare-and-set on `updated_at`); a receipt the escrow
    * refuses for good fails the job, returning the escrow.
    */
-  async finishFromStoredReceipt(row: GatewayJobRow): Promise<Conclusion> {
+  async finishFromStoredReceipt(
+    row: GatewayJobRow,
+    untouchedForMs = this.options.settlementRetryAfterMs,
+  ): Promise<Conclusion> {
     if (!row.receipt || !row.signature || row.status !== "settling")
       return { kind: "already_moved", current: row.status };
-    const claimed = await this.jobs.claimStale(row.job_id, "settling", this.options.settlementRetryAfterMs);
+    const claimed = await this.jobs.claimStale(row.job_id, "settling", untouchedForMs);
     if (!claimed) return { kind: "already_moved", current: row.status };
     this.logger.info({ job_id: row.job_id }, "settling a stored receipt");
     const job = { jobId: row.job_id, jobKey: row.job_key as Hex };
@@ -289,10 +294,14 @@ export class JobLifecycle {
   async returnEscrow(
     row: GatewayJobRow,
     reason: string,
-    chain: { deadline: bigint; now: bigint },
+    chain?: { deadline: bigint; now: bigint },
   ): Promise<Conclusion> {
-    const job = { jobId: row.job_id, jobKey: row.job_key as Hex, deadline: chain.deadline };
-    if (chain.now > chain.deadline) return this.timeOut(job);
+    const known = chain ?? {
+      deadline: (await this.chain.jobOf(row.job_key as Hex)).deadline,
+      now: BigInt(Math.floor(Date.now() / 1000)),
+    };
+    const job = { jobId: row.job_id, jobKey: row.job_key as Hex, deadline: known.deadline };
+    if (known.now > known.deadline) return this.timeOut(job);
     return this.fail(job, reason, ["pending", "processing"]);
   }
 
