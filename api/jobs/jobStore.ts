@@ -99,6 +99,7 @@ export class JobStore {
 
   /** Records facts of a job; never its status (jobLifecycle.ts owns that). */
   async update(jobId: string, patch: JobPatch & { status?: never }): Promise<void> {
+    if ("status" in patch) throw new Error("gateway_job.status changes only through jobLifecycle.ts");
     const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
     if (entries.length === 0) return;
     const sets = entries.map(([column], i) => `${column} = $${i + 2}`);
