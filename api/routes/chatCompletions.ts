@@ -140,6 +140,7 @@ async function runCompletion(
       },
     });
 
+    // The lifecycle settles, fails or refunds (the chain action included) before the client hears how it ended.
     const conclusion = await jobLifecycleOf(deps).conclude(opened, outcome.close);
     if (outcome.kind === "client_gone") return;
     if (outcome.kind !== "delivered" || conclusion.kind !== "settling") {
