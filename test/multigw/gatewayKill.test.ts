@@ -100,6 +100,7 @@ describe("two gateways under load, one killed with SIGKILL", () => {
       }),
     });
     expect(created.status).toBe(201);
+    const webhookId = ((await created.json()) as { id: string }).id;
 
     const inFlight: Promise<Outcome>[] = [];
     for (let i = 0; i < REQUESTS_BEFORE_KILL; i++) {
@@ -151,13 +152,14 @@ describe("two gateways under load, one killed with SIGKILL", () => {
       .map((event) => event.args.jobId);
     expect(new Set(closings).size).toBe(closings.length);
 
-    // Each webhook event of the wallet reached the receiver exactly once (two dispatchers, one of them killed).
+    // Each event owed to the webhook reached the receiver exactly once (two dispatchers, one of them killed).
     const expectedEvents = async () =>
       (
-        await db.query<{ id: string }>(`SELECT id FROM ${API_SCHEMA}.webhook_event WHERE wallet = $1`, [
-          client.wallet.toLowerCase(),
-        ])
-      ).rows.map((row) => row.id);
+        await db.query<{ event_id: string }>(
+          `SELECT event_id FROM ${API_SCHEMA}.webhook_delivery WHERE webhook_id = $1`,
+          [webhookId],
+        )
+      ).rows.map((row) => row.event_id);
     await waitUntil(
       "every recorded event delivered",
       async () => (await expectedEvents()).every((id) => deliveries.has(id)),
