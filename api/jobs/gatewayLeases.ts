@@ -153,27 +153,48 @@ export async function takeOverOrphanedJobs(deps: GatewayDeps, leases: GatewayLea
   return rows.length;
 }
 
+/** What a take-over does with one orphaned job, from its row and the chain's view of it. */
+export type OrphanAction = "settle" | "fail" | "refund" | "leave";
+
+/**
+ * The take-over rule: only a job open on chain is closed here. A stored verified receipt is settled (the work was
+ * done and the client got it); without one the escrow goes back: `fail` while the chain deadline has not passed
+ * (only a gateway may, and it is immediate), `refund` after it. Anything else is left to the regular sweep.
+ */
+export function orphanAction(
+  row: { receipt: unknown; signature: string | null },
+  onChain: { status: string; deadline: bigint },
+  chainNow: bigint,
+): OrphanAction {
+  if (onChain.status !== "open") return "leave";
+  if (row.receipt && row.signature) return "settle";
+  return chainNow <= onChain.deadline ? "fail" : "refund";
+}
+
 async function closeOrphan(deps: GatewayDeps, row: GatewayJobRow & { previous_owner: string }): Promise<void> {
   const jobKey = row.job_key as Hex;
   const onChain = await deps.chain.jobOf(jobKey);
-  if (onChain.status !== "open") return;
-  const job = { jobId: row.job_id, jobKey, deadline: onChain.deadline };
-  if (row.receipt && row.signature) {
-    deps.logger.info({ job_id: row.job_id, from: row.previous_owner }, "take-over: settling the stored receipt");
-    const ticket = await settleJob(deps, job, row.receipt, row.signature as Hex, row.worker ?? "");
-    try {
-      await ticket.mined;
-    } catch (error) {
-      const revert = revertOf(error);
-      if (revert && FINAL_SETTLEMENT_REVERTS.has(revert.name))
-        await failJob(deps, job, `settlement refused: ${revert.name}`);
-    }
-    return;
-  }
   const chainNow = await deps.chain.latestBlockTimestamp().catch(() => BigInt(Math.floor(Date.now() / 1000)));
-  if (chainNow <= onChain.deadline) {
-    await failJob(deps, job, `gateway ${row.previous_owner} stopped before the job completed`);
-    return;
+  const job = { jobId: row.job_id, jobKey, deadline: onChain.deadline };
+  switch (orphanAction(row, onChain, chainNow)) {
+    case "leave":
+      return;
+    case "settle": {
+      deps.logger.info({ job_id: row.job_id, from: row.previous_owner }, "take-over: settling the stored receipt");
+      const ticket = await settleJob(deps, job, row.receipt!, row.signature as Hex, row.worker ?? "");
+      try {
+        await ticket.mined;
+      } catch (error) {
+        const revert = revertOf(error);
+        if (revert && FINAL_SETTLEMENT_REVERTS.has(revert.name))
+          await failJob(deps, job, `settlement refused: ${revert.name}`);
+      }
+      return;
+    }
+    case "fail":
+      await failJob(deps, job, `gateway ${row.previous_owner} stopped before the job completed`);
+      return;
+    case "refund":
+      await refundJob(deps, job, true);
   }
-  await refundJob(deps, job, true);
 }
