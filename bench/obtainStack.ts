@@ -52,6 +52,8 @@ export async function obtainStack(
     gateways: options.gateways ?? 1,
     ...(options.chainBlockTime ? { chainBlockTime: options.chainBlockTime } : {}),
     compile: (options.compile ?? true) && process.env.BENCH_COMPILE !== "0",
+    // The web app plays no part in the measures; building it costs a minute per stack on a busy machine.
+    buildWeb: false,
     onProgress: (message) => progress(`stack: ${message}`),
   });
   const { stop, ...info } = stack;
