@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isPortFree } from "../../scripts/stack/ports.js";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { escrowBalanceSheet, escrowEvents, openJobsOnChain } from "../support/conservationAudit.js";
 import { stackInfo } from "../support/stackInfo.js";
@@ -120,8 +121,12 @@ describe("two gateways under load, one killed with SIGKILL", () => {
     const openAtKill = (await walletJobs()).filter(
       (job) => job.gateway_id === victim.gatewayId && !FINAL_STATUSES.has(job.status),
     );
-    for (let i = 0; i < REQUESTS_AFTER_KILL; i++) inFlight.push(complete(i % 2 === 0));
-    const outcomes = await Promise.all(inFlight);
+    // Once the victim's port refuses connections, the proxy sends every new request to the survivor.
+    const victimPort = Number(new URL(victim.apiUrl).port);
+    await waitUntil("the victim's port is closed", () => isPortFree(victimPort), { timeoutMs: 10_000, intervalMs: 20 });
+    const afterKill = await Promise.all(Array.from({ length: REQUESTS_AFTER_KILL }, (_, i) => complete(i % 2 === 0)));
+    expect(afterKill.map((o) => o.status)).toEqual(afterKill.map(() => 200));
+    const outcomes = [...(await Promise.all(inFlight)), ...afterKill];
     // A client of the killed gateway gets a cut stream or the proxy's retryable 503, never another 5xx.
     expect(outcomes.filter((o) => o.status >= 500 && o.status !== 503)).toEqual([]);
 
