@@ -37,6 +37,7 @@ export type OwnedRow = Pick<GatewayJobRow, "job_id"> & { gateway_id?: string | n
 export class GatewayLeases {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private takingOver: Promise<unknown> | undefined;
   private deps: GatewayDeps | undefined;
 
   constructor(
@@ -70,6 +71,7 @@ export class GatewayLeases {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.running;
+    await this.takingOver;
     if (!release) return;
     await this.pool
       .query("UPDATE gateway_lease SET expires_at = now(), released_at = now() WHERE gateway_id = $1", [
@@ -117,7 +119,15 @@ export class GatewayLeases {
       this.options.logger.warn({ err: error }, "renewing the gateway lease failed");
       return;
     }
-    if (this.deps) await takeOverOrphanedJobs(this.deps, this).catch(() => undefined);
+    // Closing taken jobs waits for transactions to be mined; it runs beside the heartbeat, never delaying a
+    // renewal (a late renewal would let a peer take this gateway's own jobs).
+    if (this.deps && !this.takingOver) {
+      this.takingOver = takeOverOrphanedJobs(this.deps, this)
+        .catch(() => undefined)
+        .finally(() => {
+          this.takingOver = undefined;
+        });
+    }
   }
 }
 
