@@ -41,6 +41,7 @@ export interface ModeResults {
     errors: number;
     latencyMs: Quantiles;
     cpuCores: Record<string, number>;
+    indexBehind: { blocks: number; seconds: number } | null;
   }[];
   gatewayCpuAt300: { settledPerSecond: number; cores: number } | null;
   gas: {
@@ -141,14 +142,18 @@ function renderMode(results: ModeResults): string[] {
   lines.push("");
   const cpuNames = Object.keys(results.throughput[0]?.cpuCores ?? {});
   lines.push(
-    `| clients | settled/s | direct/s | ratio | completed/s | errors | latency p50 | p99 | ${cpuNames.join(" | ")} |`,
+    `| clients | settled/s | direct/s | ratio | completed/s | errors | latency p50 | p99 | index behind (blocks / s) | ${cpuNames.join(" | ")} |`,
   );
-  lines.push(`| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ${cpuNames.map(() => "---:").join(" | ")} |`);
+  lines.push(
+    `| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ${cpuNames.map(() => "---:").join(" | ")} |`,
+  );
   for (const row of results.throughput) {
     lines.push(
       `| ${row.concurrency} | ${row.settledPerSecond} | ${row.directPerSecond} | ${ms(row.ratioToDirect)} | ` +
         `${row.completedPerSecond} | ${row.errors} | ` +
-        `${ms(row.latencyMs.p50)} | ${ms(row.latencyMs.p99)} | ${cpuNames.map((name) => row.cpuCores[name]).join(" | ")} |`,
+        `${ms(row.latencyMs.p50)} | ${ms(row.latencyMs.p99)} | ` +
+        `${row.indexBehind ? `${row.indexBehind.blocks} / ${row.indexBehind.seconds}` : "–"} | ` +
+        `${cpuNames.map((name) => row.cpuCores[name]).join(" | ")} |`,
     );
   }
   lines.push("");

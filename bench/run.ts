@@ -278,7 +278,10 @@ async function measureMode(stack: BenchStack) {
       errors: number;
       latencyMs: Quantiles;
       cpuCores: Record<string, number>;
+      /** At the level's end: how far the index is behind the chain head (null: the index did not answer). */
+      indexBehind: { blocks: number; seconds: number } | null;
     }[] = [];
+    const levelIndex = new IndexReader(info.indexerUrl);
     // Each worker with each of its models, so direct load spreads over the pool as the gateway's routing does.
     const directTargets = info.workers.flatMap((worker) => worker.models.map((model) => ({ worker, model })));
     let best = 0;
@@ -301,6 +304,15 @@ async function measureMode(stack: BenchStack) {
       );
       const seconds = (performance.now() - started) / 1000;
       const cpuCores = meter();
+      // Does the indexer keep up under this load: blocks behind the chain head and seconds behind its time.
+      const levelHead = await chain.getBlock();
+      const indexed = await levelIndex.indexedBlock().catch(() => undefined);
+      const indexBehind = indexed
+        ? {
+            blocks: Number(levelHead.number) - indexed.number,
+            seconds: Number(levelHead.timestamp) - indexed.timestamp,
+          }
+        : null;
       clearInterval(tick);
       const ok = results.filter((result) => result.status === 200);
       // This level's settlements land (batched; a block later on an interval-mining chain) before they are counted
@@ -337,11 +349,13 @@ async function measureMode(stack: BenchStack) {
         errors: errors + (results.length - ok.length),
         latencyMs: quantiles(ok.map((result) => result.totalMs)),
         cpuCores: Object.fromEntries(Object.entries(cpuCores).map(([name, value]) => [name, round(value, 2)])),
+        indexBehind,
       };
       throughput.push(row);
       progress(
         `  ${row.settledPerSecond} settled/s (direct ${row.directPerSecond}/s, ratio ${row.ratioToDirect}), ` +
-          `${row.completedPerSecond} completed/s, ${row.errors} errors; CPU ` +
+          `${row.completedPerSecond} completed/s, ${row.errors} errors; index behind by ` +
+          `${row.indexBehind ? `${row.indexBehind.blocks} blocks / ${row.indexBehind.seconds} s` : "?"}; CPU ` +
           Object.entries(row.cpuCores)
             .map(([name, value]) => `${name} ${value}`)
             .join(", "),
