@@ -7,6 +7,11 @@ export const MULTIGW_PORT_BASE = Number(process.env.MULTIGW_STACK_PORT_BASE ?? 1
 export const MULTIGW_STATE_DIR = path.join(repoRoot, ".local", "test-multigw");
 export const multigwPorts = stackPorts(MULTIGW_PORT_BASE);
 export const MULTIGW_GATEWAYS = 2;
+/**
+ * Seconds between blocks once the stack is set up (`CHAIN_BLOCK_TIME` of `npm start`): the take-over, settlement
+ * batching and the escrow's deadlines are exercised on a chain with real block times, as on an L2. `0`: automine.
+ */
+export const MULTIGW_CHAIN_BLOCK_TIME = Number(process.env.MULTIGW_CHAIN_BLOCK_TIME ?? 1);
 
 /** The escrow's job timeout: short, so a refund after the deadline stays observable within the suite's bound. */
 export const MULTIGW_CHAIN_JOB_TIMEOUT_SECONDS = 30;
