@@ -85,7 +85,8 @@ export const configSchema = z.object({
   /** How long shutdown waits for running jobs before leaving them to recovery. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   /** This gateway's name among several sharing one database (its jobs and lease carry it; docs/DESIGN.md,
-   *  "Several gateways"). Default: `gw-` and the signer's address, so each signer is its own gateway. */
+   *  "Several gateways"). Default: `gw-` and the signer's address, so each signer is its own gateway. The pattern
+   *  keeps it safe inside a Postgres startup option (api/db/createPool.ts). */
   GATEWAY_ID: z
     .string()
     .regex(/^[a-z0-9][a-z0-9_.:-]{0,63}$/, "lowercase letters, digits, _ . : - (at most 64)")

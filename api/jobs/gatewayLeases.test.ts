@@ -1,5 +1,7 @@
+import type pg from "pg";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { orphanAction } from "./gatewayLeases.js";
+import { GatewayLeases, orphanAction } from "./gatewayLeases.js";
 
 // The take-over rule for a dead gateway's job (docs/DESIGN.md, "Several gateways"). The claim itself runs against a
 // real PostgreSQL in test/multigw/leaseClaims.test.ts, the whole take-over in test/multigw/gatewayKill.test.ts.
@@ -34,5 +36,16 @@ describe("orphanAction", () => {
     expect(orphanAction({ receipt: { jobId: "0x01" }, signature: null }, { status: "open", deadline }, 0n)).toBe(
       "fail",
     );
+  });
+});
+
+describe("GatewayLeases", () => {
+  it("refuses a heartbeat that is not shorter than the lease", () => {
+    const options = { gatewayId: "gw-a", signer: "0x01", logger: pino({ level: "silent" }) };
+    const pool = {} as pg.Pool;
+    expect(() => new GatewayLeases(pool, { ...options, ttlMs: 3_000, heartbeatMs: 3_000 })).toThrow(
+      /GATEWAY_HEARTBEAT_MS/,
+    );
+    expect(() => new GatewayLeases(pool, { ...options, ttlMs: 3_000, heartbeatMs: 500 })).not.toThrow();
   });
 });

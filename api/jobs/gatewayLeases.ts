@@ -6,9 +6,6 @@ import { revertOf } from "../chain/revertOf.js";
 import { failJob, refundJob, settleJob } from "./closeJob.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
-/** A gateway id: safe inside a Postgres startup option and a log line. */
-export const GATEWAY_ID_PATTERN = /^[a-z0-9][a-z0-9_.:-]{0,63}$/;
-
 /** Receipts the chain refuses for good (the same set as the sweeper's): the escrow goes back instead. */
 const FINAL_SETTLEMENT_REVERTS = new Set(["WorkerNotEligible", "ReceiptTimeInvalid", "SettlementWindowClosed"]);
 
@@ -43,7 +40,11 @@ export class GatewayLeases {
   constructor(
     private readonly pool: pg.Pool,
     readonly options: GatewayLeaseOptions,
-  ) {}
+  ) {
+    // A lease renewed less often than it lasts would lapse while its gateway is alive.
+    if (options.heartbeatMs >= options.ttlMs)
+      throw new Error("GATEWAY_HEARTBEAT_MS must be below GATEWAY_LEASE_TTL_MS");
+  }
 
   get gatewayId(): string {
     return this.options.gatewayId;
