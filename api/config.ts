@@ -84,6 +84,17 @@ export const configSchema = z.object({
   SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
   /** How long shutdown waits for running jobs before leaving them to recovery. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  /** This gateway's name among several sharing one database (its jobs and lease carry it; docs/DESIGN.md,
+   *  "Several gateways"). Default: `gw-` and the signer's address, so each signer is its own gateway. The pattern
+   *  keeps it safe inside a Postgres startup option (api/db/createPool.ts). */
+  GATEWAY_ID: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_.:-]{0,63}$/, "lowercase letters, digits, _ . : - (at most 64)")
+    .optional(),
+  /** A gateway whose lease is not renewed for this long counts as dead: a peer takes over its open jobs. */
+  GATEWAY_LEASE_TTL_MS: z.coerce.number().int().min(1_000).default(15_000),
+  /** Lease renewal period, also how often dead peers are looked for (below GATEWAY_LEASE_TTL_MS). */
+  GATEWAY_HEARTBEAT_MS: z.coerce.number().int().min(100).default(3_000),
   /** Run the webhook dispatcher inside the gateway process (off when it runs as its own process). */
   WEBHOOK_DISPATCHER_ENABLED: boolean.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

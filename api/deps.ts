@@ -8,6 +8,7 @@ import type { KeyDirectory } from "./http/middleware/authenticate.js";
 import type { IndexLagMonitor } from "./index/indexLag.js";
 import type { IndexReader } from "./index/indexReader.js";
 import type { ModelDirectory } from "./index/modelDirectory.js";
+import type { GatewayLeases } from "./jobs/gatewayLeases.js";
 import type { IdempotencyStore } from "./jobs/idempotencyStore.js";
 import type { JobStore } from "./jobs/jobStore.js";
 import type { LatencyStats } from "./routing/latencyStats.js";
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   waitForChainDeadline: WaitForChainDeadline;
   /** Jobs this process is running right now (the sweeper leaves them alone). */
   activeJobs: Set<string>;
+  /** This gateway's lease among several sharing the database; the sweeper closes only its own jobs. */
+  leases?: GatewayLeases;
   /** Called after a job is marked processing (wakes the webhook dispatcher so job.processing goes out at once). */
   onJobProcessing?: () => void;
 }

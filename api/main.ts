@@ -5,6 +5,7 @@ import { Router, type RequestHandler } from "express";
 import { pino, type Logger } from "pino";
 import { pinoHttp } from "pino-http";
 import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { loadDeployment } from "../contracts/client/index.js";
 import { appRouters } from "./app/index.js";
 import { createChainClients } from "./chain/createChainClients.js";
@@ -26,6 +27,7 @@ import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
 import { IndexLagMonitor } from "./index/indexLag.js";
 import { IndexReader } from "./index/indexReader.js";
 import { ModelDirectory } from "./index/modelDirectory.js";
+import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
 import { JobStore } from "./jobs/jobStore.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
@@ -91,7 +93,9 @@ export function createLogger(config: GatewayConfig): Logger {
 /** Builds every dependency, migrates, recovers open jobs, and listens. */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger(config);
-  const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA);
+  const signer = privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex).address.toLowerCase();
+  const gatewayId = config.GATEWAY_ID ?? `gw-${signer}`;
+  const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA, undefined, gatewayId);
   const applied = await migrate(pool, config.API_DB_SCHEMA);
   if (applied.length > 0) logger.info({ applied }, "migrations applied");
 
@@ -153,6 +157,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     idempotency: new IdempotencyStore(pool),
     waitForChainDeadline: options.waitForChainDeadline ?? waitForChainTime(chain),
     activeJobs: new Set(),
+    leases: new GatewayLeases(pool, {
+      gatewayId,
+      signer,
+      ttlMs: config.GATEWAY_LEASE_TTL_MS,
+      heartbeatMs: config.GATEWAY_HEARTBEAT_MS,
+      logger,
+    }),
   };
   gatewayMetrics.bind({
     activeJobs: deps.activeJobs,
@@ -218,6 +229,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     ],
   });
 
+  await deps.leases?.start(deps);
   // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to
   // wait for its deadline); then the same sweep runs periodically.
   let sweeping: Promise<void> | undefined = sweepJobs(deps)
@@ -246,7 +258,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.API_HOST}:${port}`;
-  logger.info({ url, chain_id: deployment.chainId, escrow: deployment.contracts.creditEscrow }, "gateway listening");
+  logger.info(
+    { url, chain_id: deployment.chainId, escrow: deployment.contracts.creditEscrow, gateway_id: gatewayId },
+    "gateway listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -262,6 +277,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
       await batcher.drain();
       await sweeping;
+      // Jobs left to recovery go to a live peer now rather than after the lease would have expired.
+      await deps.leases?.stop({ release: true });
       await dispatcher?.stop();
       server.closeAllConnections();
       await closed;

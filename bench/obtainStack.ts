@@ -15,9 +15,13 @@ export type BenchStack = { info: StackInfo; stop: () => Promise<void>; started: 
 /**
  * `BENCH_USE_STACK=1`: the running stack of `.local/stack.json` (`npm start`; its settings, e.g. its burst
  * limit, apply). Otherwise a stack of its own in `.local/bench` on ports 8860–8869 with fixed worker timing, a
- * burst limit out of the way and a generously funded demo wallet.
+ * burst limit out of the way and a generously funded demo wallet; `chainBlockTime` makes its chain mine a block
+ * every so many seconds once it is set up, `gateways` runs several gateway processes behind the stack's proxy.
  */
-export async function obtainStack(progress: (message: string) => void): Promise<BenchStack> {
+export async function obtainStack(
+  progress: (message: string) => void,
+  options: { chainBlockTime?: number; compile?: boolean; gateways?: number } = {},
+): Promise<BenchStack> {
   if (process.env.BENCH_USE_STACK === "1") {
     const file = path.join(repoRoot, ".local", "stack.json");
     const info = JSON.parse(readFileSync(file, "utf8")) as StackInfo;
@@ -45,7 +49,11 @@ export async function obtainStack(progress: (message: string) => void): Promise<
       NODE_OPTIONS: GATEWAY_NODE_OPTIONS,
     },
     demoUsdg: 20_000n,
-    compile: process.env.BENCH_COMPILE !== "0",
+    gateways: options.gateways ?? 1,
+    ...(options.chainBlockTime ? { chainBlockTime: options.chainBlockTime } : {}),
+    compile: (options.compile ?? true) && process.env.BENCH_COMPILE !== "0",
+    // The web app plays no part in the measures; building it costs a minute per stack on a busy machine.
+    buildWeb: false,
     onProgress: (message) => progress(`stack: ${message}`),
   });
   const { stop, ...info } = stack;

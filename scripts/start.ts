@@ -9,12 +9,17 @@
 //   STACK_ECHO=1      echo every component's log here (otherwise in <stateDir>/logs/)
 //   STACK_SKIP_COMPILE=1   do not run `hardhat compile` first
 //   STACK_SKIP_WEB_BUILD=1 do not build the web app (the gateway serves web/dist at / when it exists)
+//   GATEWAYS          gateway processes (default 1; 2+ run behind a proxy on the API port, each with its own
+//                     signer and GATEWAY_ID; the gateways themselves listen on the gateway ports, 8090…)
+//   STACK_GATEWAY_PORT_BASE   first gateway port when GATEWAYS > 1
+//   CHAIN_BLOCK_TIME  seconds between blocks once the stack is set up (interval mining); default: automine
 //   JOB_TIMEOUT_MS, RATE_LIMIT_MAX, LOG_LEVEL   passed to the gateway
 //
 // The Hardhat node keeps its chain in memory, so every start is a new chain: the previous run's database
 // (index, gateway tables, Ponder's RPC cache) is dropped at start; the Postgres cluster itself is reused.
 import path from "node:path";
 import { z } from "zod";
+import { MAX_LOCAL_GATEWAYS } from "./deploy/localGateways.js";
 import { repoRoot } from "./stack/repoRoot.js";
 import { startLocalStack, stackPorts, type LocalStack, type StackPorts } from "./stack/startLocalStack.js";
 
@@ -28,6 +33,9 @@ const envSchema = z.object({
   STACK_API_PORT: port,
   STACK_WEB_PORT: port,
   STACK_WORKER_PORT_BASE: port,
+  STACK_GATEWAY_PORT_BASE: port,
+  GATEWAYS: z.coerce.number().int().min(1).max(MAX_LOCAL_GATEWAYS).default(1),
+  CHAIN_BLOCK_TIME: z.coerce.number().positive().max(60).optional(),
   STACK_WORKERS: z.coerce.number().int().min(2).max(8).default(4),
   STACK_ECHO: z.enum(["0", "1", "true", "false"]).optional(),
   STACK_SKIP_COMPILE: z.enum(["0", "1", "true", "false"]).optional(),
@@ -54,6 +62,7 @@ async function main(): Promise<void> {
   if (env.STACK_API_PORT) overrides.api = env.STACK_API_PORT;
   if (env.STACK_WEB_PORT) overrides.web = env.STACK_WEB_PORT;
   if (env.STACK_WORKER_PORT_BASE) overrides.workerBase = env.STACK_WORKER_PORT_BASE;
+  if (env.STACK_GATEWAY_PORT_BASE) overrides.gatewayBase = env.STACK_GATEWAY_PORT_BASE;
   const gatewayEnv: Record<string, string> = {};
   if (env.JOB_TIMEOUT_MS) gatewayEnv.JOB_TIMEOUT_MS = env.JOB_TIMEOUT_MS;
   if (env.RATE_LIMIT_MAX) gatewayEnv.RATE_LIMIT_MAX = env.RATE_LIMIT_MAX;
@@ -87,6 +96,8 @@ async function main(): Promise<void> {
     stateDir,
     ports: stackPorts(env.STACK_PORT_BASE, overrides),
     workerCount: env.STACK_WORKERS,
+    gateways: env.GATEWAYS,
+    ...(env.CHAIN_BLOCK_TIME ? { chainBlockTime: env.CHAIN_BLOCK_TIME } : {}),
     gatewayEnv,
     compile: !truthy(env.STACK_SKIP_COMPILE),
     buildWeb: !truthy(env.STACK_SKIP_WEB_BUILD),
@@ -120,7 +131,10 @@ function printSummary(stack: LocalStack, elapsedMs: number): void {
     "",
     `Local stack ready in ${(elapsedMs / 1000).toFixed(1)} s (chain ${stack.chainId}, simulated workers):`,
     `  API           ${stack.apiUrl}/v1`,
-    `  RPC           ${stack.rpcUrl}`,
+    ...(stack.gateways.length > 1
+      ? [`  Gateways      ${stack.gateways.map((g) => `${g.gatewayId} ${g.apiUrl}`).join(", ")} (behind the API port)`]
+      : []),
+    `  RPC           ${stack.rpcUrl} (${stack.chainBlockTime ? `a block every ${stack.chainBlockTime} s` : "automine"})`,
     `  Indexer       ${stack.graphqlUrl} (GraphQL)`,
     `  Web           ${stack.webUrl ?? "(not built: see logs/web-build.log)"}`,
     `  Workers       ${stack.workers.map((worker) => worker.endpoint).join(", ")}`,

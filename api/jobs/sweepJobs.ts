@@ -15,6 +15,8 @@ export async function sweepJobs(deps: GatewayDeps): Promise<void> {
   for (const row of await deps.jobs.listOpen()) {
     seen.add(row.job_id);
     if (deps.activeJobs.has(row.job_id)) continue;
+    // Another live gateway's job (docs/DESIGN.md, "Several gateways"): it closes it, or takes it over when dead.
+    if (deps.leases && !deps.leases.mayClose(row)) continue;
     try {
       await lifecycle.reconcile(row, chainNow);
     } catch (error) {

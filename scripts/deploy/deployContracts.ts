@@ -42,6 +42,9 @@ export interface DeployAccounts {
   /** Signs every deployment transaction; becomes admin, catalog governance, pauser and token owner. */
   deployer: Account;
   gateway: Address;
+  /** Further gateway signers (several gateway processes, each with its own key): the same roles as `gateway`,
+   *  and ETH for gas when `fundExtraGatewaysWei` is set. */
+  extraGateways?: Address[];
   arbiter: Address;
   operator: Address;
   treasury: Address;
@@ -56,6 +59,8 @@ export interface DeployContractsOptions {
   accounts?: DeployAccounts;
   /** Models to list; defaults to the launch catalog. */
   models?: readonly CatalogModel[];
+  /** ETH (wei) the deployer sends each extra gateway signer that holds less (local chains). */
+  fundExtraGatewaysWei?: bigint;
 }
 
 /** The local stack's role holders. */
@@ -114,6 +119,10 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     [workerRegistry, workerRegistryAbi, "SLASHER_ROLE", disputeManager],
     [disputeManager, disputeManagerAbi, "GATEWAY_ROLE", accounts.gateway],
     [disputeManager, disputeManagerAbi, "ARBITER_ROLE", accounts.arbiter],
+    ...(accounts.extraGateways ?? []).flatMap((gateway): [Address, Abi, string, Address][] => [
+      [creditEscrow, creditEscrowAbi, "GATEWAY_ROLE", gateway],
+      [disputeManager, disputeManagerAbi, "GATEWAY_ROLE", gateway],
+    ]),
   ];
   for (const [contract, abi, role, holder] of grants) {
     await send(clients, () =>
@@ -124,6 +133,12 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
         args: [roleId(role), holder],
       }),
     );
+  }
+
+  const fund = options.fundExtraGatewaysWei;
+  for (const gateway of fund ? (accounts.extraGateways ?? []) : []) {
+    if ((await clients.publicClient.getBalance({ address: gateway })) >= (fund ?? 0n)) continue;
+    await send(clients, () => clients.walletClient.sendTransaction({ to: gateway, value: fund }));
   }
 
   const models: Deployment["models"] = [];

@@ -50,6 +50,28 @@ export async function startChain(options: StartChainOptions): Promise<RunningCha
   return { rpcUrl, wsUrl: `ws://127.0.0.1:${options.port}`, chainId, pid: handle.pid, stop: () => handle.stop() };
 }
 
+/**
+ * Switches the node from automine (a block per transaction, at once) to interval mining: one block every
+ * `seconds`, as on an L2 with real block times (docs/DESIGN.md, "A chain with block times"). Transactions wait in
+ * the mempool until the next block. Hardhat's node (EDR) and anvil both answer these two calls.
+ */
+export async function setIntervalMining(rpcUrl: string, seconds: number): Promise<void> {
+  await rpc(rpcUrl, "evm_setAutomine", [false]);
+  await rpc(rpcUrl, "evm_setIntervalMining", [Math.round(seconds * 1000)]);
+}
+
+async function rpc(rpcUrl: string, method: string, params: unknown[]): Promise<unknown> {
+  const response = await fetch(rpcUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const body = (await response.json()) as { result?: unknown; error?: { message?: string } };
+  if (body.error) throw new Error(`${method}: ${body.error.message ?? "failed"}`);
+  return body.result;
+}
+
 async function rpcChainId(rpcUrl: string): Promise<number> {
   const response = await fetch(rpcUrl, {
     method: "POST",

@@ -14,7 +14,9 @@ import {
 } from "../../contracts/client/index.js";
 import { seedDemo, type DemoSeed } from "./seedDemo.js";
 import { spawnChild } from "./spawnChild.js";
-import { startChain, type RunningChain } from "./startChain.js";
+import { MAX_LOCAL_GATEWAYS, localGatewayAddress, localGatewayPrivateKey } from "../deploy/localGateways.js";
+import { startGatewayProxy } from "./gatewayProxy.js";
+import { setIntervalMining, startChain, type RunningChain } from "./startChain.js";
 import { startGateway, type RunningGateway } from "./startGateway.js";
 import { startIndexer, type RunningIndexer } from "./startIndexer.js";
 import { startPostgres, type RunningPostgres } from "./startPostgres.js";
@@ -32,17 +34,28 @@ export type StackPorts = {
   web: number;
   /** Pool worker `i` listens on `workerBase + i`. */
   workerBase: number;
+  /** With several gateways, gateway `i` listens on `gatewayBase + i` and a proxy on `api` spreads requests. */
+  gatewayBase: number;
 };
 
 /**
  * Ports of a stack. With a base, the stack takes `base … base+4` for its services and `base+5 …` for
- * its workers (keep 20 ports between two stacks' bases); without one, the usual local defaults.
+ * its workers (keep 20 ports between two stacks' bases), and with several gateways `base+20 …` for them;
+ * without one, the usual local defaults (gateways from 8090).
  */
 export function stackPorts(base?: number, overrides: Partial<StackPorts> = {}): StackPorts {
   const defaults: StackPorts =
     base === undefined
-      ? { rpc: 8545, postgres: 5433, indexer: 42069, api: 8080, web: 5173, workerBase: 9101 }
-      : { rpc: base, postgres: base + 1, indexer: base + 2, api: base + 3, web: base + 4, workerBase: base + 5 };
+      ? { rpc: 8545, postgres: 5433, indexer: 42069, api: 8080, web: 5173, workerBase: 9101, gatewayBase: 8090 }
+      : {
+          rpc: base,
+          postgres: base + 1,
+          indexer: base + 2,
+          api: base + 3,
+          web: base + 4,
+          workerBase: base + 5,
+          gatewayBase: base + 20,
+        };
   return { ...defaults, ...overrides };
 }
 
@@ -57,6 +70,11 @@ export type LocalStackOptions = {
   workerDefaults?: Omit<WorkerSpec, "privateKey" | "port" | "models">;
   /** Extra gateway settings (api/config.ts), e.g. `JOB_TIMEOUT_MS`, `RATE_LIMIT_MAX`. */
   gatewayEnv?: Record<string, string>;
+  /** Gateway processes (default 1). Each has its own signer with the gateway roles (scripts/deploy/localGateways.ts)
+   *  and its own GATEWAY_ID; with more than one, a proxy on `ports.api` spreads requests over them. */
+  gateways?: number;
+  /** Seconds between blocks once the stack is set up (interval mining); absent: automine, a block per transaction. */
+  chainBlockTime?: number;
   /** The escrow's job timeout in seconds (default 120, the spec's); test stacks shorten it. */
   jobTimeoutSeconds?: number;
   /** Demo wallet funding, in whole stablecoin (100 credits each). Default 100. */
@@ -88,10 +106,24 @@ export type StackInfo = {
   demo: DemoSeed;
   stateDir: string;
   ports: StackPorts;
-  /** Process groups of the stack's children (fault-injection tests signal them); Postgres: its postmaster. */
+  /** Process groups of the stack's children (fault-injection tests signal them); Postgres: its postmaster.
+   *  `gateway` is the first gateway's. */
   pids: { chain: number; indexer: number; gateway: number; workers: number[]; postgres: number | null };
+  /** Every gateway process (one unless `gateways` > 1; then `apiUrl` is the proxy in front of them). */
+  gateways: StackGateway[];
+  /** Seconds between blocks (interval mining), or null for automine. */
+  chainBlockTime: number | null;
   /** The gateway's settings beyond the stack's wiring, so a test can start it again as it was. */
   gatewayEnv: Record<string, string>;
+};
+
+export type StackGateway = {
+  apiUrl: string;
+  pid: number;
+  /** GATEWAY_ID of the process (its jobs' owner and its lease in gateway_lease). */
+  gatewayId: string;
+  /** Lowercase address of its signer. */
+  signer: string;
 };
 
 export type LocalStack = StackInfo & {
@@ -130,6 +162,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   rmSync(deploymentsFile, { force: true });
   rmSync(path.join(stateDir, "stack.json"), { force: true });
 
+  const gatewayCount = options.gateways ?? 1;
+  if (!Number.isInteger(gatewayCount) || gatewayCount < 1 || gatewayCount > MAX_LOCAL_GATEWAYS)
+    throw new Error(`gateways: 1 to ${MAX_LOCAL_GATEWAYS}`);
   const stops: { name: string; stop: () => Promise<void>; timeoutMs?: number }[] = [];
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -171,6 +206,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         "--out",
         deploymentsFile,
         ...(options.jobTimeoutSeconds ? ["--job-timeout", String(options.jobTimeoutSeconds)] : []),
+        ...(gatewayCount > 1 ? ["--gateway-count", String(gatewayCount)] : []),
       ],
       { logFile: path.join(logDir, "deploy.log"), echo },
     );
@@ -235,29 +271,53 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
       ...options.gatewayEnv,
     };
-    const gateway: RunningGateway = await startGateway({
-      port: options.ports.api,
-      databaseUrl: postgres.databaseUrl,
-      dbSchema: API_SCHEMA,
-      indexerUrl: indexer.indexerUrl,
-      rpcUrl: chain.rpcUrl,
-      deploymentsFile,
-      gatewayPrivateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
-      workerGatewayToken: gatewayToken,
-      env: gatewayEnv,
-      logFile: path.join(logDir, "gateway.log"),
-      echo,
-    });
-    stops.push({ name: "gateway", stop: gateway.stop });
-    await waitUntilServing(gateway.apiUrl, demo.apiKey, LAUNCH_MODELS.length);
-    progress(`gateway ready at ${gateway.apiUrl}`);
+    if (options.chainBlockTime !== undefined) {
+      // Set-up transactions above were automined; from here on the chain mines on its own clock.
+      await setIntervalMining(chain.rpcUrl, options.chainBlockTime);
+      progress(`chain mines a block every ${options.chainBlockTime} s`);
+    }
+
+    const gateways: StackGateway[] = [];
+    for (let i = 0; i < gatewayCount; i++) {
+      const single = gatewayCount === 1;
+      const gatewayId = single ? undefined : `gateway-${i}`;
+      const gateway: RunningGateway = await startGateway({
+        port: single ? options.ports.api : options.ports.gatewayBase + i,
+        databaseUrl: postgres.databaseUrl,
+        dbSchema: API_SCHEMA,
+        indexerUrl: indexer.indexerUrl,
+        rpcUrl: chain.rpcUrl,
+        deploymentsFile,
+        gatewayPrivateKey: localGatewayPrivateKey(i),
+        workerGatewayToken: gatewayToken,
+        env: { ...gatewayEnv, ...(gatewayId ? { GATEWAY_ID: gatewayId } : {}) },
+        logFile: path.join(logDir, single ? "gateway.log" : `gateway-${i}.log`),
+        echo,
+      });
+      stops.push({ name: `gateway ${i}`, stop: gateway.stop });
+      const signer = localGatewayAddress(i).toLowerCase();
+      gateways.push({ apiUrl: gateway.apiUrl, pid: gateway.pid, gatewayId: gatewayId ?? `gw-${signer}`, signer });
+    }
+    let apiUrl = gateways[0]?.apiUrl ?? "";
+    if (gatewayCount > 1) {
+      const proxy = await startGatewayProxy({
+        port: options.ports.api,
+        upstreams: gateways.map((gateway) => gateway.apiUrl),
+        docsUrl: `http://127.0.0.1:${options.ports.api}/docs`,
+      });
+      // Stopped after the gateways (stops run in reverse), so none of them loses a client mid-answer first.
+      stops.splice(stops.length - gatewayCount, 0, { name: "gateway proxy", stop: proxy.stop });
+      apiUrl = proxy.url;
+    }
+    for (const gateway of gateways) await waitUntilServing(gateway.apiUrl, demo.apiKey, LAUNCH_MODELS.length);
+    progress(gatewayCount > 1 ? `${gatewayCount} gateways ready behind ${apiUrl}` : `gateway ready at ${apiUrl}`);
 
     const info: StackInfo = {
-      apiUrl: gateway.apiUrl,
+      apiUrl,
       rpcUrl: chain.rpcUrl,
       indexerUrl: indexer.indexerUrl,
       graphqlUrl: `${indexer.indexerUrl}/graphql`,
-      webUrl: webDistExists(webDistDir) ? `${gateway.apiUrl}/` : null,
+      webUrl: webDistExists(webDistDir) ? `${apiUrl}/` : null,
       chainId: deployments.chainId,
       deploymentsFile,
       contracts: deployments.contracts,
@@ -270,11 +330,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       pids: {
         chain: chain.pid,
         indexer: indexer.pid,
-        gateway: gateway.pid,
+        gateway: gateways[0]?.pid ?? 0,
         workers: workers.map((worker) => worker.pid),
         postgres: postgres.embedded ? postmasterPid(stateDir) : null,
       },
       gatewayEnv,
+      gateways,
+      chainBlockTime: options.chainBlockTime ?? null,
     };
     writeFileSync(path.join(stateDir, "stack.json"), `${JSON.stringify(info, null, 2)}\n`);
     return { ...info, stop };
