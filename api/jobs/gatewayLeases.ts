@@ -2,12 +2,8 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
-import { revertOf } from "../chain/revertOf.js";
-import { failJob, refundJob, settleJob } from "./closeJob.js";
+import { jobLifecycleOf } from "./jobLifecycleOf.js";
 import type { GatewayJobRow } from "./jobStore.js";
-
-/** Receipts the chain refuses for good (the same set as the sweeper's): the escrow goes back instead. */
-const FINAL_SETTLEMENT_REVERTS = new Set(["WorkerNotEligible", "ReceiptTimeInvalid", "SettlementWindowClosed"]);
 
 export interface GatewayLeaseOptions {
   gatewayId: string;
@@ -183,29 +179,22 @@ export function orphanAction(
 }
 
 async function closeOrphan(deps: GatewayDeps, row: GatewayJobRow & { previous_owner: string }): Promise<void> {
-  const jobKey = row.job_key as Hex;
-  const onChain = await deps.chain.jobOf(jobKey);
+  const lifecycle = jobLifecycleOf(deps);
+  const onChain = await deps.chain.jobOf(row.job_key as Hex);
   const chainNow = await deps.chain.latestBlockTimestamp().catch(() => BigInt(Math.floor(Date.now() / 1000)));
-  const job = { jobId: row.job_id, jobKey, deadline: onChain.deadline };
   switch (orphanAction(row, onChain, chainNow)) {
     case "leave":
       return;
-    case "settle": {
+    case "settle":
       deps.logger.info({ job_id: row.job_id, from: row.previous_owner }, "take-over: settling the stored receipt");
-      const ticket = await settleJob(deps, job, row.receipt!, row.signature as Hex, row.worker ?? "");
-      try {
-        await ticket.mined;
-      } catch (error) {
-        const revert = revertOf(error);
-        if (revert && FINAL_SETTLEMENT_REVERTS.has(revert.name))
-          await failJob(deps, job, `settlement refused: ${revert.name}`);
-      }
+      // The owner is gone: nobody else is retrying this row, so it is claimed at once.
+      await lifecycle.finishFromStoredReceipt(row, 0);
       return;
-    }
     case "fail":
-      await failJob(deps, job, `gateway ${row.previous_owner} stopped before the job completed`);
-      return;
     case "refund":
-      await refundJob(deps, job, true);
+      await lifecycle.returnEscrow(row, `gateway ${row.previous_owner} stopped before the job completed`, {
+        deadline: onChain.deadline,
+        now: chainNow,
+      });
   }
 }
