@@ -39,7 +39,7 @@ async function expectChargeMatchesChain(client: ClientWallet, usage: ChargedUsag
   expect(service.credits_charged).toBe(job.credits_charged);
   expect(service.credits_charged).toBeGreaterThan(0);
   expect(service.escrow_tx).toBe(job.on_chain!.escrow_tx);
-  expect(service.worker_address.toLowerCase()).toBe(job.worker_address.toLowerCase());
+  expect(service.worker_address.toLowerCase()).toBe(job.worker_address?.toLowerCase());
   if (service.settlement_tx !== null) expect(service.settlement_tx).toBe(job.on_chain!.settlement_tx);
   const balance = await accountOf(client.wallet);
   expect(balance.locked).toBe(0n);
