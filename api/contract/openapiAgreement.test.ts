@@ -11,7 +11,10 @@ import {
   JOB_STATES,
   listJobsQuerySchema,
   listWebhooksQuery,
+  errorBodySchema,
+  jobSchema,
 } from "./index.js";
+import { errorCatalog } from "../errors/catalog.js";
 
 /**
  * The committed OpenAPI document and the zod schemas the gateway validates with say the same thing: a request is
@@ -144,7 +147,7 @@ const bounded = (min: number, max: number, integer: boolean): Field => ({
   invalid: fc.oneof(around(min, max), fc.constant(String(min))),
 });
 
-describe("the OpenAPI document agrees with the request validators", () => {
+describe("the OpenAPI document agrees with the contract's zod schemas", () => {
   it("accepts exactly the chat completion bodies ChatCompletionRequest's zod schema accepts", () => {
     expectAgreement(
       chatCompletionRequestSchema,
@@ -303,5 +306,76 @@ describe("the OpenAPI document agrees with the request validators", () => {
         }),
       );
     }
+  });
+
+  it("describes a Job resource exactly as the zod schema the job routes answer with", () => {
+    const txHash = lowerHex64.map((hex) => `0x${hex}`);
+    const time = fc.date({ noInvalidDate: true }).map((date) => date.toISOString());
+    const count = fc.nat({ max: 10_000 });
+    expectAgreement(
+      jobSchema,
+      component("Job"),
+      bodyOf(
+        {
+          id: { valid: ulid.filter((id) => id.length === 26 && /^[0-7]/.test(id)).map((id) => `job_${id}`) },
+          object: { valid: fc.constant("job"), invalid: fc.constant("jobs") },
+          status: { valid: fc.constantFrom(...JOB_STATES), invalid: fc.constant("open") },
+          model: { valid: fc.string({ maxLength: 10 }) },
+          tier: { valid: fc.constantFrom("lite", "standard", "pro", "max"), invalid: fc.constant("free") },
+          credits_charged: { valid: count, invalid: fc.constantFrom(-1, 0.5) },
+          usdg_value: { valid: fc.double({ min: 0, max: 100, noNaN: true }), invalid: fc.constant(-0.01) },
+          worker_address: {
+            valid: fc.oneof(fc.constant(null), fc.constant("0x5FbDB2315678afecb367f032d93F642f64180aa3")),
+            invalid: fc.constant("0x5FbDB2315678"),
+          },
+          created_at: { valid: time },
+          completed_at: { valid: fc.oneof(fc.constant(null), time) },
+          on_chain: {
+            valid: fc.record({
+              escrow_tx: txHash,
+              settlement_tx: txHash,
+              escrow_address: fc.constant("0x5FbDB2315678afecb367f032d93F642f64180aa3"),
+              block_number: count,
+              proof_hash: lowerHex64.map((hex) => `sha256:${hex}`),
+            }),
+            invalid: fc.record({ escrow_tx: fc.constant("0xAB"), block_number: fc.constant(-1) }),
+          },
+          usage: {
+            valid: fc.record({ prompt_tokens: count, completion_tokens: count, total_tokens: count }),
+            invalid: fc.record({ prompt_tokens: fc.constant(-1) }, { requiredKeys: [] }),
+          },
+        },
+        ["id", "object", "status", "model", "tier", "credits_charged", "usdg_value", "worker_address"].concat([
+          "created_at",
+          "completed_at",
+          "usage",
+        ]),
+      ),
+    );
+  });
+
+  it("describes the error body exactly as the zod schema built from the error catalog", () => {
+    const codes = Object.keys(errorCatalog);
+    const types = [...new Set(Object.values(errorCatalog).map((entry) => entry.type))];
+    const error = bodyOf(
+      {
+        code: { valid: fc.constantFrom(...codes), invalid: fc.constant("teapot") },
+        message: { valid: fc.string({ minLength: 1, maxLength: 20 }), invalid: fc.constant("") },
+        type: { valid: fc.constantFrom(...types), invalid: fc.constant("oops") },
+        param: { valid: fc.oneof(fc.constant(null), fc.string({ maxLength: 8 })) },
+        docs: { valid: fc.constant("https://docs.example/errors#invalid_request") },
+        details: { valid: fc.dictionary(fc.string({ maxLength: 4 }), junk, { maxKeys: 2 }) },
+      },
+      ["code", "message", "type", "param", "docs"],
+    );
+    // The body is closed (`additionalProperties: false`): an unknown field makes it invalid on both sides.
+    const withUnknownField = error.map((value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value) ? { ...value, extra: 1 } : value,
+    );
+    expectAgreement(
+      errorBodySchema,
+      component("Error"),
+      bodyOf({ error: { valid: error, invalid: withUnknownField } }, ["error"]),
+    );
   });
 });

@@ -65,27 +65,22 @@ const COMPONENTS: z.ZodType[] = [
   webhookDeletedSchema,
 ];
 
-/** Components the gateway reads (request bodies): they keep every bound the validator enforces. */
-const REQUESTS = new Set(["ChatCompletionRequest", "ChatMessage", "DisputeRequest", "WebhookCreateRequest"]);
-
 /**
- * zod's JSON Schema with what the document does not need removed: the per-schema `$schema`/`$id` header, the `id`
- * metadata (it names the component) and, in answers, the safe-integer bounds zod adds to every integer (the
- * gateway never writes numbers near them). Requests keep them: zod refuses an integer beyond them (`seed`).
+ * zod's JSON Schema without what the document does not need: the per-schema `$schema`/`$id` header and the `id`
+ * metadata (it names the component). Everything else stays, the safe-integer bounds zod puts on every integer
+ * included: the validators enforce them (an integer beyond ±2^53−1 is refused), so the document states them too.
  */
-function tidy(value: unknown, keepSafeBounds: boolean, root = true): unknown {
-  if (Array.isArray(value)) return value.map((item) => tidy(item, keepSafeBounds, false));
+function tidy(value: unknown, root = true): unknown {
+  if (Array.isArray(value)) return value.map((item) => tidy(item, false));
   if (value === null || typeof value !== "object") return value;
   const out: Schema = {};
   for (const [key, inner] of Object.entries(value)) {
     if (root && (key === "$schema" || key === "$id" || key === "id")) continue;
-    if (!keepSafeBounds && key === "maximum" && inner === Number.MAX_SAFE_INTEGER) continue;
-    if (!keepSafeBounds && key === "minimum" && inner === Number.MIN_SAFE_INTEGER) continue;
     // `properties` maps names to schemas: a property called `id` is no metadata.
     out[key] =
       key === "properties" && inner !== null && typeof inner === "object"
-        ? Object.fromEntries(Object.entries(inner).map(([name, schema]) => [name, tidy(schema, keepSafeBounds, false)]))
-        : tidy(inner, keepSafeBounds, false);
+        ? Object.fromEntries(Object.entries(inner).map(([name, schema]) => [name, tidy(schema, false)]))
+        : tidy(inner, false);
   }
   return out;
 }
@@ -100,7 +95,7 @@ function componentSchemas(): Record<string, Schema> {
   for (const schema of COMPONENTS) {
     const id = z.globalRegistry.get(schema)?.id;
     if (!id || !generated[id]) throw new Error(`contract schema without a component id: ${String(id)}`);
-    schemas[id] = tidy(generated[id], REQUESTS.has(id)) as Schema;
+    schemas[id] = tidy(generated[id]) as Schema;
   }
   const unlisted = Object.keys(generated).filter((id) => !(id in schemas));
   if (unlisted.length > 0) throw new Error(`contract components missing from COMPONENTS: ${unlisted.join(", ")}`);
@@ -108,7 +103,7 @@ function componentSchemas(): Record<string, Schema> {
 }
 
 /** One schema outside the components (a header, a parameter), as the server reads or writes it. */
-const inline = (schema: z.ZodType): Schema => tidy(z.toJSONSchema(schema, { io: "output" }), true) as Schema;
+const inline = (schema: z.ZodType): Schema => tidy(z.toJSONSchema(schema, { io: "output" })) as Schema;
 
 const txHash = inline(txHashSchema);
 const address = inline(addressSchema);
