@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addressSchema, isoTimeSchema } from "./common.js";
+import { addressSchema, components, isoTimeSchema } from "./common.js";
 
 /** GET /v1/account: the key's wallet and its credits. */
 export const accountSchema = z
@@ -10,5 +10,5 @@ export const accountSchema = z
     last_topup_at: isoTimeSchema.nullable(),
     api_key_created_at: isoTimeSchema.nullable(),
   })
-  .meta({ id: "Account" });
+  .register(components, { id: "Account" });
 export type Account = z.infer<typeof accountSchema>;

@@ -7,6 +7,13 @@ import { errorCatalog } from "../errors/catalog.js";
  * turns the schemas into the OpenAPI document's components.
  */
 
+/**
+ * The OpenAPI document's components: each schema registered here under its `id` becomes
+ * `#/components/schemas/<id>` and is referenced wherever another schema uses it. A registry of the module's own, not
+ * zod's global one: a test runner that evaluates this module once per test file would register every id twice.
+ */
+export const components = z.registry<{ id: string }>();
+
 /** ULIDs: 26 Crockford base32 characters, the first at most 7 (48-bit time). */
 const ULID = "[0-7][0-9A-HJKMNP-TV-Z]{25}";
 
@@ -45,7 +52,7 @@ export const usageSchema = z
     completion_tokens: z.number().int().min(0),
     total_tokens: z.number().int().min(0),
   })
-  .meta({ id: "Usage" });
+  .register(components, { id: "Usage" });
 export type Usage = z.infer<typeof usageSchema>;
 
 type ErrorCodeName = keyof typeof errorCatalog;
@@ -67,5 +74,5 @@ export const errorBodySchema = z
         .meta({ description: "Code-specific facts (see the error catalog in the README)." }),
     }),
   })
-  .meta({ id: "Error" });
+  .register(components, { id: "Error" });
 export type ErrorBody = z.infer<typeof errorBodySchema>;

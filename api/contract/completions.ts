@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { addressSchema, jobIdSchema, txHashSchema, usageSchema } from "./common.js";
+import { addressSchema, components, jobIdSchema, txHashSchema, usageSchema } from "./common.js";
 
 /** POST /v1/chat/completions: the request body and the answers (whole, and each event of a stream). */
 
@@ -9,7 +9,7 @@ export const chatMessageSchema = z
     content: z.string({ message: "content must be a string (array/image content parts are not supported)" }),
     name: z.string().max(256).nullish(),
   })
-  .meta({ id: "ChatMessage" });
+  .register(components, { id: "ChatMessage" });
 
 const maxTokens = z.number().int().min(1).max(4_294_967_295);
 
@@ -43,11 +43,11 @@ export const chatCompletionRequestSchema = z
       .nullish(),
   })
   .meta({
-    id: "ChatCompletionRequest",
     description:
       "OpenAI-compatible. Tools, function calls, logit_bias, audio and other unsupported parameters are refused " +
       "with `invalid_request` naming the parameter.",
-  });
+  })
+  .register(components, { id: "ChatCompletionRequest" });
 
 /** The request body with the gateway's message limit (`maxMessages`, a setting). */
 export function chatRequestSchema(maxMessages: number) {
@@ -80,7 +80,7 @@ export const completionUsageSchema = usageSchema
       })
       .meta({ description: "The charge and its transactions." }),
   })
-  .meta({ id: "CompletionUsage" });
+  .register(components, { id: "CompletionUsage" });
 export type CompletionUsage = z.infer<typeof completionUsageSchema>;
 
 const completionId = z.string().regex(/^chatcmpl-job_/);
@@ -105,7 +105,7 @@ export const chatCompletionSchema = z
       .min(1),
     usage: completionUsageSchema,
   })
-  .meta({ id: "ChatCompletion" });
+  .register(components, { id: "ChatCompletion" });
 export type ChatCompletion = z.infer<typeof chatCompletionSchema>;
 
 export const chatCompletionChunkSchema = z
@@ -126,10 +126,10 @@ export const chatCompletionChunkSchema = z
     usage: completionUsageSchema.optional(),
   })
   .meta({
-    id: "ChatCompletionChunk",
     description:
       "One `data:` event of a stream. The last content chunk has an empty `delta` and a `finish_reason`; with " +
       "`stream_options.include_usage` a final chunk with no choices carries `usage`. An error after the stream " +
       "started arrives as one `data:` event holding an Error body.",
-  });
+  })
+  .register(components, { id: "ChatCompletionChunk" });
 export type ChatCompletionChunk = z.infer<typeof chatCompletionChunkSchema>;

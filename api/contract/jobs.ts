@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   addressSchema,
+  components,
   isoTimeSchema,
   jobIdSchema,
   pageSchema,
@@ -42,11 +43,11 @@ export const jobSchema = z
       .meta({ description: "Shown once the job settled (and while a settled job is disputed)." }),
     usage: usageSchema,
   })
-  .meta({ id: "Job" });
+  .register(components, { id: "Job" });
 /** The Job resource (spec, GET /v1/jobs/{job_id}). */
 export type JobResource = z.infer<typeof jobSchema>;
 
-export const jobListSchema = pageSchema(jobSchema, jobIdSchema).meta({ id: "JobList" });
+export const jobListSchema = pageSchema(jobSchema, jobIdSchema).register(components, { id: "JobList" });
 export type JobList = z.infer<typeof jobListSchema>;
 
 /** The query of `GET /v1/jobs`. */
@@ -64,7 +65,7 @@ export const disputeRequestSchema = z
       .string({ message: "received_output_hash is required" })
       .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>"),
   })
-  .meta({ id: "DisputeRequest" });
+  .register(components, { id: "DisputeRequest" });
 
 export const disputeResultSchema = z
   .object({
@@ -77,7 +78,7 @@ export const disputeResultSchema = z
     message: z.string().optional(),
   })
   .meta({
-    id: "DisputeResult",
     description: "`dispute_opened` false (with a `message`) when the hashes match; nothing happens on chain then.",
-  });
+  })
+  .register(components, { id: "DisputeResult" });
 export type DisputeResult = z.infer<typeof disputeResultSchema>;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { tierSchema } from "./common.js";
+import { components, tierSchema } from "./common.js";
 
 /** `ModelCatalog.MAX_MODEL_ID_LENGTH`: the catalog refuses longer ids (UTF-8 bytes). */
 export const MAX_MODEL_ID_BYTES = 64;
@@ -80,10 +80,10 @@ export const modelSchema = z
         .meta({ description: "Of those, upheld by the arbiter (the worker was slashed)." }),
     }),
   })
-  .meta({ id: "Model" });
+  .register(components, { id: "Model" });
 export type Model = z.infer<typeof modelSchema>;
 
 export const modelListSchema = z
   .object({ object: z.literal("list"), data: z.array(modelSchema) })
-  .meta({ id: "ModelList" });
+  .register(components, { id: "ModelList" });
 export type ModelList = z.infer<typeof modelListSchema>;

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { EVENT_NAMES } from "../webhooks/eventNames.js";
-import { isoTimeSchema, pageSchema, webhookIdSchema } from "./common.js";
+import { components, isoTimeSchema, pageSchema, webhookIdSchema } from "./common.js";
 import { pageLimitParam } from "./query.js";
 
 /** The `/v1/webhooks` endpoints: registration, the Webhook resource, its list and deletion. */
 
 export const eventNameSchema = z
   .enum(EVENT_NAMES, { error: `must be one of ${EVENT_NAMES.join(", ")}` })
-  .meta({ id: "EventName" });
+  .register(components, { id: "EventName" });
 
 /** Body of POST /v1/webhooks. Unknown fields are ignored; `secret` is optional (generated when absent or null). */
 export const createWebhookBody = z
@@ -34,7 +34,7 @@ export const createWebhookBody = z
           "or null. Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
       }),
   })
-  .meta({ id: "WebhookCreateRequest" });
+  .register(components, { id: "WebhookCreateRequest" });
 
 export const webhookIdParam = z.object({ webhook_id: webhookIdSchema });
 
@@ -73,15 +73,15 @@ export const webhookSchema = z
       .optional()
       .meta({ description: "Only in the creation answer, and only when the service generated it." }),
   })
-  .meta({ id: "Webhook" });
+  .register(components, { id: "Webhook" });
 export type Webhook = z.infer<typeof webhookSchema>;
 /** A webhook as stored answers show it: without the secret. */
 export type WebhookView = Omit<Webhook, "secret">;
 
-export const webhookListSchema = pageSchema(webhookSchema, webhookIdSchema).meta({ id: "WebhookList" });
+export const webhookListSchema = pageSchema(webhookSchema, webhookIdSchema).register(components, { id: "WebhookList" });
 export type WebhookList = z.infer<typeof webhookListSchema>;
 
 export const webhookDeletedSchema = z
   .object({ id: z.string(), object: z.literal("webhook"), deleted: z.literal(true) })
-  .meta({ id: "WebhookDeleted" });
+  .register(components, { id: "WebhookDeleted" });
 export type WebhookDeleted = z.infer<typeof webhookDeletedSchema>;

@@ -7,6 +7,7 @@ import {
   chatCompletionSchema,
   chatMessageSchema,
   completionUsageSchema,
+  components,
   createWebhookBody,
   disputeRequestSchema,
   disputeResultSchema,
@@ -87,13 +88,13 @@ function tidy(value: unknown, root = true): unknown {
 
 /** The components of the document, generated from the contract (request bodies as clients write them). */
 function componentSchemas(): Record<string, Schema> {
-  const generated = z.toJSONSchema(z.globalRegistry, {
+  const generated = z.toJSONSchema(components, {
     io: "input",
     uri: (id) => `#/components/schemas/${id}`,
   }).schemas;
   const schemas: Record<string, Schema> = {};
   for (const schema of COMPONENTS) {
-    const id = z.globalRegistry.get(schema)?.id;
+    const id = components.get(schema)?.id;
     if (!id || !generated[id]) throw new Error(`contract schema without a component id: ${String(id)}`);
     schemas[id] = tidy(generated[id]) as Schema;
   }
