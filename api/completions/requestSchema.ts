@@ -2,6 +2,9 @@ import { chatRequestSchema } from "../contract/completions.js";
 import { ApiError } from "../errors/ApiError.js";
 import { parseOrThrow } from "../http/validate.js";
 
+/** The body's schema is the HTTP contract's (api/contract/completions.ts); this module adds the rules around it. */
+export { chatRequestSchema, type ChatRequest } from "../contract/completions.js";
+
 /**
  * Request parameters the service does not offer (spec, "What the service does" rule 8). Each is refused with
  * `invalid_request` naming it, instead of being silently ignored, so a client never believes a tool call ran.
@@ -19,8 +22,6 @@ const UNSUPPORTED_PARAMS = [
   "prediction",
   "web_search_options",
 ] as const;
-
-export { chatRequestSchema, type ChatRequest } from "../contract/completions.js";
 
 // Building the zod schema costs more CPU than parsing a request with it (profiled under load): build it once per
 // message limit (the limit is a setting, so in practice once).
