@@ -1,8 +1,12 @@
 import type { ServerResponse } from "node:http";
+import type { WorkerEventLine } from "../shared/workerProtocol/index.js";
 
 export type NdjsonWriter = {
-  /** Writes one line now; waits for the socket to drain when its buffer is full. False once the peer is gone. */
-  write(line: object): Promise<boolean>;
+  /**
+   * Writes one protocol event as a line now; waits for the socket to drain when its buffer is full. False once the
+   * peer is gone.
+   */
+  write(event: WorkerEventLine): Promise<boolean>;
 };
 
 function drainOrClose(res: ServerResponse): Promise<void> {
@@ -19,9 +23,9 @@ function drainOrClose(res: ServerResponse): Promise<void> {
 
 export function createNdjsonWriter(res: ServerResponse): NdjsonWriter {
   return {
-    async write(line) {
+    async write(event) {
       if (res.destroyed || res.writableEnded) return false;
-      if (!res.write(`${JSON.stringify(line)}\n`)) await drainOrClose(res);
+      if (!res.write(`${JSON.stringify(event)}\n`)) await drainOrClose(res);
       return !res.destroyed;
     },
   };

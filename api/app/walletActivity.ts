@@ -2,42 +2,13 @@ import { and, count, createClient, eq, gte, sql, sum, type Client } from "@ponde
 import type pg from "pg";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
+import type { ActivityDay, WalletActivity as WalletActivityReport } from "../contract/app.js";
 
 const DAY_SECONDS = 86_400;
 /** Outcomes whose charge stands (an upheld dispute shows `refunded`: its charge came back). */
 const CHARGED_STATUSES = new Set(["settled", "disputed"]);
 
-export interface ActivityDay {
-  /** UTC day, YYYY-MM-DD. */
-  date: string;
-  jobs: number;
-  credits_charged: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** Credits charged per model that day. */
-  credits_by_model: Record<string, number>;
-}
-
-export interface WalletActivityReport {
-  object: "activity";
-  wallet: string;
-  days: number;
-  from: string;
-  to: string;
-  totals: { jobs: number; credits_charged: number; prompt_tokens: number; completion_tokens: number };
-  by_day: ActivityDay[];
-  by_model: {
-    model: string;
-    jobs: number;
-    credits_charged: number;
-    prompt_tokens: number;
-    completion_tokens: number;
-  }[];
-  /** Jobs per outcome as the chain knows it (`pending` = still running). */
-  by_outcome: { status: string; jobs: number }[];
-  /** Per UTC day, over the jobs that relayed a token (the gateway's own records). */
-  time_to_first_token: { date: string; jobs: number; p50_ms: number; p95_ms: number }[];
-}
+export type { ActivityDay, WalletActivity as WalletActivityReport } from "../contract/app.js";
 
 interface IndexRow {
   day: number | string;

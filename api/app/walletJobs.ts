@@ -3,31 +3,9 @@ import { withDeadline } from "../runtime/withDeadline.js";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import * as schema from "../../indexer/ponder.schema.js";
+import type { WalletJob, WalletJobPage } from "../contract/app.js";
 
-/** A job of the wallet's history as the web app shows it (all amounts in credits, times ISO). */
-export interface WalletJob {
-  id: string;
-  job_key: string;
-  status: string;
-  model: string;
-  tier: string;
-  credits_locked: number;
-  credits_charged: number | null;
-  credits_refunded: number | null;
-  usdg_value: number;
-  worker_address: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  proof_hash: string | null;
-  created_at: string;
-  completed_at: string | null;
-  escrow_tx: string;
-  settlement_tx: string | null;
-  refund_tx: string | null;
-  fail_tx: string | null;
-  dispute_tx: string | null;
-  dispute_outcome: string | null;
-}
+export type { WalletJob } from "../contract/app.js";
 
 /** The API's job states (spec) and the index status each one is found under: the index knows chain outcomes only,
  * so a job still `processing` or `settling` for the gateway is `pending` there. */
@@ -68,10 +46,7 @@ export class WalletJobs {
    * One page of the wallet's jobs, newest first, paged and filtered like `GET /v1/jobs`: `before` walks back,
    * `after` returns the jobs just newer than the cursor; `next_cursor` continues in the same direction.
    */
-  async page(
-    wallet: string,
-    options: WalletJobsQuery,
-  ): Promise<{ data: WalletJob[]; has_more: boolean; next_cursor: string | null }> {
+  async page(wallet: string, options: WalletJobsQuery): Promise<Omit<WalletJobPage, "object">> {
     const conditions = [eq(schema.job.wallet, wallet.toLowerCase() as Hex)];
     if (options.before) conditions.push(lt(schema.job.id, options.before));
     if (options.after) conditions.push(gt(schema.job.id, options.after));

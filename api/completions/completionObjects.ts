@@ -1,35 +1,22 @@
 /** Builders of the chat completion objects the spec describes (response and streamed chunks). */
 
-export type FinishReason = "stop" | "length";
+import type { Usage as TokenUsage } from "../contract/common.js";
+import type { ChatCompletion, CompletionUsage } from "../contract/completions.js";
 
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  /**
-   * Credits charged for the request: the place OpenRouter uses for the cost (`usage.cost`), so tools that read it
-   * there (LiteLLM, LangChain's `response_metadata.usage`) find it; here in credits, not dollars.
-   */
-  cost?: number;
-  /** What the charge was and where it is on chain (api/README.md "The charge in the response"). */
-  service?: ServiceCharge;
-}
+export type FinishReason = ChatCompletion["choices"][number]["finish_reason"];
+
+/**
+ * `usage` of a completion object: the token counts, and the charge once known. `cost` is where OpenRouter puts
+ * the cost, so tools that read it there (LiteLLM, LangChain's `response_metadata.usage`) find it; here in credits.
+ */
+export type Usage = TokenUsage & Partial<Pick<CompletionUsage, "cost" | "service">>;
 
 /**
  * The service's extension of `usage`: the charge, the balance after it and the escrow and settlement
  * transactions. It rides in `usage` because every SDK passes `usage` through whole; a stream carries it only in
  * the `stream_options.include_usage` chunk.
  */
-export interface ServiceCharge {
-  job_id: string;
-  credits_charged: number;
-  usdg_value: number;
-  credits_remaining: number;
-  escrow_tx: string;
-  /** Null when the settlement transaction was not yet sent when the object was written (see the trailer). */
-  settlement_tx: string | null;
-  worker_address: string;
-}
+export type ServiceCharge = CompletionUsage["service"];
 
 export interface CompletionMeta {
   /** `chatcmpl-<job id>` */

@@ -1,6 +1,9 @@
-import { z } from "zod";
+import { chatRequestSchema } from "../contract/completions.js";
 import { ApiError } from "../errors/ApiError.js";
 import { parseOrThrow } from "../http/validate.js";
+
+/** The body's schema is the HTTP contract's (api/contract/completions.ts); this module adds the rules around it. */
+export { chatRequestSchema, type ChatRequest } from "../contract/completions.js";
 
 /**
  * Request parameters the service does not offer (spec, "What the service does" rule 8). Each is refused with
@@ -19,42 +22,6 @@ const UNSUPPORTED_PARAMS = [
   "prediction",
   "web_search_options",
 ] as const;
-
-const messageSchema = z.object({
-  role: z.enum(["system", "user", "assistant"], { message: "role must be one of system, user, assistant" }),
-  content: z.string({ message: "content must be a string (array/image content parts are not supported)" }),
-  name: z.string().max(256).nullish(),
-});
-
-export function chatRequestSchema(maxMessages: number) {
-  return z.object({
-    model: z.string({ message: "model is required" }).min(1, "model is required"),
-    messages: z
-      .array(messageSchema, { message: "messages must be an array of {role, content}" })
-      .min(1, "messages must not be empty")
-      .max(maxMessages, `at most ${maxMessages} messages`),
-    // Every optional field takes `null` as "absent" (as OpenAI's API does), `stream` included.
-    stream: z.boolean().nullish(),
-    stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
-    max_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
-    /** The newer OpenAI name for max_tokens; accepted as an alias. */
-    max_completion_tokens: z.number().int().positive().max(4_294_967_295).nullish(),
-    temperature: z.number().min(0).max(2).nullish(),
-    top_p: z.number().min(0).max(1).nullish(),
-    frequency_penalty: z.number().min(-2).max(2).nullish(),
-    presence_penalty: z.number().min(-2).max(2).nullish(),
-    stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4, "at most 4 stop sequences")]).nullish(),
-    seed: z.number().int().nullish(),
-    user: z.string().max(512).nullish(),
-    n: z.literal(1, { message: "only n = 1 is supported" }).nullish(),
-    logprobs: z.literal(false, { message: "logprobs are not supported" }).nullish(),
-    response_format: z
-      .object({ type: z.literal("text", { message: "only response_format {type: 'text'} is supported" }) })
-      .nullish(),
-  });
-}
-
-export type ChatRequest = z.infer<ReturnType<typeof chatRequestSchema>>;
 
 // Building the zod schema costs more CPU than parsing a request with it (profiled under load): build it once per
 // message limit (the limit is a setting, so in practice once).

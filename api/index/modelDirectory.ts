@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { isTierName, type TierName } from "../../contracts/client/index.js";
+import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN, MODEL_ID_TEXT, isModelFilter } from "../contract/models.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { IndexUnavailableError, type IndexReader, type IndexedModel } from "./indexReader.js";
 
@@ -16,8 +17,7 @@ export interface ModelInfo {
   created: number;
 }
 
-/** `ModelCatalog.MAX_MODEL_ID_LENGTH`: the catalog refuses longer ids (UTF-8 bytes). */
-export const MAX_MODEL_ID_BYTES = 64;
+export { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN, isModelFilter };
 
 /**
  * Whether `value` could be a catalog model id at all: 1–64 UTF-8 bytes, no control characters and no lone
@@ -25,19 +25,6 @@ export const MAX_MODEL_ID_BYTES = 64;
  */
 export function isPossibleModelId(value: string): boolean {
   return Buffer.byteLength(value, "utf8") <= MAX_MODEL_ID_BYTES && MODEL_ID_TEXT.test(value);
-}
-
-/** The characters a model id may hold (no control characters, no lone surrogates), at least one. */
-export const MODEL_ID_PATTERN = "^[^\\p{Cc}\\p{Cs}]+$";
-const MODEL_ID_TEXT = new RegExp(MODEL_ID_PATTERN, "u");
-
-/**
- * Whether `value` is a well-formed `model` filter of `GET /v1/jobs`: 1–MAX_MODEL_ID_BYTES characters (the unit the
- * OpenAPI document's `maxLength` counts) of MODEL_ID_PATTERN. A filter no id can equal (over 64 bytes) matches no
- * job; one with a control character is refused before it could reach the database (Postgres text cannot hold NUL).
- */
-export function isModelFilter(value: string): boolean {
-  return [...value].length <= MAX_MODEL_ID_BYTES && MODEL_ID_TEXT.test(value);
 }
 
 /**

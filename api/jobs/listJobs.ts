@@ -1,3 +1,4 @@
+import type { JobList } from "../contract/jobs.js";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
 import { IndexUnavailableError, type IndexedJob } from "../index/indexReader.js";
@@ -13,12 +14,7 @@ export interface ListJobsQuery {
   model?: string;
 }
 
-export interface JobPage {
-  object: "list";
-  data: JobResource[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+export type JobPage = JobList;
 
 export interface ListedJobs {
   page: JobPage;

@@ -3,37 +3,8 @@ import { creditsToUsdg, toProofHash } from "../../contracts/client/index.js";
 import type { IndexedJob } from "../index/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
-export type JobState = "pending" | "processing" | "settling" | "settled" | "failed" | "refunded" | "disputed";
-export const JOB_STATES: readonly JobState[] = [
-  "pending",
-  "processing",
-  "settling",
-  "settled",
-  "failed",
-  "refunded",
-  "disputed",
-];
-
-export interface JobResource {
-  id: string;
-  object: "job";
-  status: JobState;
-  model: string;
-  tier: string;
-  credits_charged: number;
-  usdg_value: number;
-  worker_address: string | null;
-  created_at: string;
-  completed_at: string | null;
-  on_chain?: {
-    escrow_tx: string;
-    settlement_tx: string;
-    escrow_address: string;
-    block_number: number;
-    proof_hash: string;
-  };
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-}
+import { JOB_STATES, type JobResource, type JobState } from "../contract/jobs.js";
+export { JOB_STATES, type JobResource, type JobState };
 
 /**
  * The job's state as the API reports it. The index is the word on what the chain decided; the gateway's own
@@ -77,7 +48,8 @@ export function toJobResource(
     object: "job",
     status,
     model: indexed?.modelId ?? local!.model,
-    tier: indexed?.tier ?? local!.tier,
+    // Both sources hold the catalog's tier name of the job's model (written from ModelCatalog).
+    tier: (indexed?.tier ?? local!.tier) as JobResource["tier"],
     credits_charged: creditsCharged,
     usdg_value: creditsToUsdg(creditsCharged),
     worker_address: indexed?.worker ?? local?.worker ?? null,

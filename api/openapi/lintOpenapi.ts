@@ -9,7 +9,9 @@ import { renderOpenapi } from "./renderOpenapi.js";
 async function main(): Promise<number> {
   const committed = readCommittedOpenapi();
   if (committed !== (await renderOpenapi())) {
-    console.error(`${OPENAPI_FILE} is out of date with api/openapi/openapiDocument.ts: run \`npm run openapi\`.`);
+    console.error(
+      `${OPENAPI_FILE} is out of date with the HTTP contract (api/contract) and api/openapi/openapiDocument.ts: run \`npm run openapi\`.`,
+    );
     return 1;
   }
   const config = await createConfig({

@@ -1,14 +1,40 @@
+import { z } from "zod";
+import {
+  accountSchema,
+  addressSchema,
+  chatCompletionChunkSchema,
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  chatMessageSchema,
+  completionUsageSchema,
+  components,
+  createWebhookBody,
+  disputeRequestSchema,
+  disputeResultSchema,
+  errorBodySchema,
+  eventNameSchema,
+  jobIdSchema,
+  jobListSchema,
+  jobSchema,
+  listJobsQuerySchema,
+  listWebhooksQuery,
+  modelListSchema,
+  modelSchema,
+  txHashSchema,
+  usageSchema,
+  webhookDeletedSchema,
+  webhookListSchema,
+  webhookSchema,
+} from "../contract/index.js";
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { MAX_JSON_DEPTH } from "../http/jsonDepth.js";
-import { EVENT_NAMES } from "../webhooks/eventNames.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
-import { JOB_STATES } from "../jobs/toJobResource.js";
-import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN } from "../index/modelDirectory.js";
 import { STALE_HEADER } from "../index/staleness.js";
 
 /**
- * The OpenAPI 3.1 document of the `/v1` API. Written here (with the error catalog, job states and event names
- * taken from the code that answers them) and committed as `api/openapi/openapi.json` by `npm run openapi`;
+ * The OpenAPI 3.1 document of the `/v1` API. Its schemas are generated from the HTTP contract (api/contract, zod 4's
+ * `z.toJSONSchema`), the schemas the gateway validates requests with and types its answers by; the operations,
+ * headers, error lists (from the error catalog) and prose are written here. Committed as `api/openapi/openapi.json` by `npm run openapi`;
  * `npm run lint:openapi` fails when the two differ or the document does not lint. The gateway serves the
  * committed file at `GET /v1/openapi.json` (no key), and the e2e suite validates real responses against it.
  */
@@ -16,403 +42,83 @@ import { STALE_HEADER } from "../index/staleness.js";
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
-const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: "null" }] });
 
-const txHash: Schema = { type: "string", pattern: "^0x[0-9a-f]{64}$", description: "Transaction hash." };
-const address: Schema = { type: "string", pattern: "^0x[0-9a-fA-F]{40}$", description: "Chain address." };
-const isoTime: Schema = { type: "string", format: "date-time", description: "ISO 8601 UTC timestamp." };
-const proofHash: Schema = { type: "string", pattern: "^sha256:[0-9a-f]{64}$" };
-const jobId: Schema = { type: "string", pattern: "^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$" };
-const webhookId: Schema = { type: "string", pattern: "^wh_[0-7][0-9A-HJKMNP-TV-Z]{25}$" };
-const tier: Schema = { type: "string", enum: ["lite", "standard", "pro", "max"] };
+/** The components, in the document's order: every schema of the contract that carries an `id`. */
+const COMPONENTS: z.ZodType[] = [
+  errorBodySchema,
+  usageSchema,
+  completionUsageSchema,
+  chatMessageSchema,
+  chatCompletionRequestSchema,
+  chatCompletionSchema,
+  chatCompletionChunkSchema,
+  modelSchema,
+  modelListSchema,
+  jobSchema,
+  jobListSchema,
+  disputeRequestSchema,
+  disputeResultSchema,
+  accountSchema,
+  eventNameSchema,
+  createWebhookBody,
+  webhookSchema,
+  webhookListSchema,
+  webhookDeletedSchema,
+];
 
-const usage: Schema = {
-  type: "object",
-  required: ["prompt_tokens", "completion_tokens", "total_tokens"],
-  properties: {
-    prompt_tokens: { type: "integer", minimum: 0 },
-    completion_tokens: { type: "integer", minimum: 0 },
-    total_tokens: { type: "integer", minimum: 0 },
-  },
-};
+/**
+ * zod's JSON Schema without what the document does not need: the per-schema `$schema`/`$id` header and the `id`
+ * metadata (it names the component). Everything else stays, the safe-integer bounds zod puts on every integer
+ * included: the validators enforce them (an integer beyond ±2^53−1 is refused), so the document states them too.
+ */
+function tidy(value: unknown, root = true): unknown {
+  if (Array.isArray(value)) return value.map((item) => tidy(item, false));
+  if (value === null || typeof value !== "object") return value;
+  const out: Schema = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (root && (key === "$schema" || key === "$id" || key === "id")) continue;
+    // `properties` maps names to schemas: a property called `id` is no metadata.
+    out[key] =
+      key === "properties" && inner !== null && typeof inner === "object"
+        ? Object.fromEntries(Object.entries(inner).map(([name, schema]) => [name, tidy(schema, false)]))
+        : tidy(inner, false);
+  }
+  return out;
+}
 
-/** `usage` of a completion: the token counts plus the charge (api/README.md "The charge in the response"). */
-const completionUsage: Schema = {
-  allOf: [
-    usage,
-    {
-      type: "object",
-      required: ["cost", "service"],
-      properties: {
-        cost: {
-          type: "integer",
-          minimum: 0,
-          description: "Credits charged for this request (where OpenRouter puts the cost; here in credits).",
-        },
-        service: {
-          type: "object",
-          description: "The charge and its transactions.",
-          additionalProperties: false,
-          required: [
-            "job_id",
-            "credits_charged",
-            "usdg_value",
-            "credits_remaining",
-            "escrow_tx",
-            "settlement_tx",
-            "worker_address",
-          ],
-          properties: {
-            job_id: jobId,
-            credits_charged: { type: "integer", minimum: 0, description: "Equal to `cost`." },
-            usdg_value: { type: "number", minimum: 0, description: "`credits_charged` / 100." },
-            credits_remaining: { type: "integer", minimum: 0, description: "The wallet's balance after the charge." },
-            escrow_tx: txHash,
-            settlement_tx: {
-              ...nullable(txHash),
-              description:
-                "The settlement transaction when it was sent before this object was written (always on a whole " +
-                "completion unless the chain is slow; on a stream only when already known, otherwise in the " +
-                "`x-service-settlement-tx` trailer and the job resource).",
-            },
-            worker_address: address,
-          },
-        },
-      },
-    },
-  ],
-};
+/** The components of the document, generated from the contract (request bodies as clients write them). */
+function componentSchemas(): Record<string, Schema> {
+  const generated = z.toJSONSchema(components, {
+    io: "input",
+    uri: (id) => `#/components/schemas/${id}`,
+  }).schemas;
+  const schemas: Record<string, Schema> = {};
+  for (const schema of COMPONENTS) {
+    const id = components.get(schema)?.id;
+    if (!id || !generated[id]) throw new Error(`contract schema without a component id: ${String(id)}`);
+    schemas[id] = tidy(generated[id]) as Schema;
+  }
+  const unlisted = Object.keys(generated).filter((id) => !(id in schemas));
+  if (unlisted.length > 0) throw new Error(`contract components missing from COMPONENTS: ${unlisted.join(", ")}`);
+  return schemas;
+}
 
-const schemas: Record<string, Schema> = {
-  Error: {
-    type: "object",
-    required: ["error"],
-    additionalProperties: false,
-    properties: {
-      error: {
-        type: "object",
-        required: ["code", "message", "type", "param", "docs"],
-        additionalProperties: false,
-        properties: {
-          code: { type: "string", enum: Object.keys(errorCatalog), description: "Machine-readable code." },
-          message: { type: "string", minLength: 1 },
-          type: {
-            type: "string",
-            enum: [...new Set(Object.values(errorCatalog).map((entry) => entry.type))],
-            description: "Category of the error.",
-          },
-          param: { type: ["string", "null"], description: "Offending request parameter." },
-          docs: { type: "string", format: "uri", description: "`{docs_url}/errors#<code>`." },
-          details: { type: "object", description: "Code-specific facts (see the error catalog in the README)." },
-        },
-      },
-    },
-  },
-  Usage: usage,
-  CompletionUsage: completionUsage,
-  ChatMessage: {
-    type: "object",
-    required: ["role", "content"],
-    properties: {
-      role: { type: "string", enum: ["system", "user", "assistant"] },
-      content: { type: "string" },
-      name: nullable({ type: "string", maxLength: 256 }),
-    },
-  },
-  ChatCompletionRequest: {
-    type: "object",
-    required: ["model", "messages"],
-    description:
-      "OpenAI-compatible. Tools, function calls, logit_bias, audio and other unsupported parameters are refused " +
-      "with `invalid_request` naming the parameter.",
-    properties: {
-      model: { type: "string", minLength: 1 },
-      messages: { type: "array", minItems: 1, items: ref("ChatMessage") },
-      stream: { ...nullable({ type: "boolean" }), default: false },
-      stream_options: nullable({ type: "object", properties: { include_usage: nullable({ type: "boolean" }) } }),
-      max_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
-      max_completion_tokens: nullable({ type: "integer", minimum: 1, maximum: 4294967295 }),
-      temperature: nullable({ type: "number", minimum: 0, maximum: 2 }),
-      top_p: nullable({ type: "number", minimum: 0, maximum: 1 }),
-      frequency_penalty: nullable({ type: "number", minimum: -2, maximum: 2 }),
-      presence_penalty: nullable({ type: "number", minimum: -2, maximum: 2 }),
-      stop: nullable({
-        oneOf: [
-          { type: "string", minLength: 1 },
-          { type: "array", maxItems: 4, items: { type: "string", minLength: 1 } },
-        ],
-      }),
-      seed: nullable({ type: "integer" }),
-      user: nullable({ type: "string", maxLength: 512 }),
-      n: nullable({ const: 1 }),
-      logprobs: nullable({ const: false }),
-      response_format: nullable({ type: "object", properties: { type: { const: "text" } }, required: ["type"] }),
-    },
-  },
-  ChatCompletion: {
-    type: "object",
-    required: ["id", "object", "created", "model", "choices", "usage"],
-    properties: {
-      id: { type: "string", pattern: "^chatcmpl-job_" },
-      object: { const: "chat.completion" },
-      created: { type: "integer" },
-      model: { type: "string" },
-      system_fingerprint: { type: "string", description: "The worker's backend kind." },
-      choices: {
-        type: "array",
-        minItems: 1,
-        items: {
-          type: "object",
-          required: ["index", "message", "finish_reason"],
-          properties: {
-            index: { type: "integer" },
-            message: {
-              type: "object",
-              required: ["role", "content"],
-              properties: { role: { const: "assistant" }, content: { type: "string" } },
-            },
-            logprobs: { type: "null" },
-            finish_reason: { type: "string", enum: ["stop", "length"] },
-          },
-        },
-      },
-      usage: ref("CompletionUsage"),
-    },
-  },
-  ChatCompletionChunk: {
-    type: "object",
-    description:
-      "One `data:` event of a stream. The last content chunk has an empty `delta` and a `finish_reason`; with " +
-      "`stream_options.include_usage` a final chunk with no choices carries `usage`. An error after the stream " +
-      "started arrives as one `data:` event holding an Error body.",
-    required: ["id", "object", "created", "model", "choices"],
-    properties: {
-      id: { type: "string", pattern: "^chatcmpl-job_" },
-      object: { const: "chat.completion.chunk" },
-      created: { type: "integer" },
-      model: { type: "string" },
-      system_fingerprint: { type: "string" },
-      choices: {
-        type: "array",
-        items: {
-          type: "object",
-          required: ["index", "delta", "finish_reason"],
-          properties: {
-            index: { type: "integer" },
-            delta: {
-              type: "object",
-              additionalProperties: false,
-              properties: { role: { const: "assistant" }, content: { type: "string" } },
-            },
-            logprobs: { type: "null" },
-            finish_reason: { type: ["string", "null"], enum: ["stop", "length", null] },
-          },
-        },
-      },
-      usage: ref("CompletionUsage"),
-    },
-  },
-  Model: {
-    type: "object",
-    required: ["id", "object", "created", "owned_by", "service"],
-    properties: {
-      id: { type: "string" },
-      object: { const: "model" },
-      created: { type: "integer", description: "Unix seconds." },
-      owned_by: { type: "string" },
-      service: {
-        type: "object",
-        required: [
-          "tier",
-          "credits_per_request",
-          "credits_per_1k_tokens",
-          "active_workers",
-          "median_latency_ms",
-          "parameters",
-          "context_window",
-          "stats_window_hours",
-          "jobs_observed",
-          "p95_time_to_first_token_ms",
-          "success_rate",
-          "disputes_opened",
-          "disputes_upheld",
-        ],
-        properties: {
-          tier,
-          credits_per_request: { type: "integer", minimum: 0 },
-          credits_per_1k_tokens: { type: "integer", minimum: 0 },
-          active_workers: { type: "integer", minimum: 1 },
-          median_latency_ms: {
-            type: "integer",
-            minimum: 0,
-            description: "p50 time to first token across workers; 0 before any job was served.",
-          },
-          parameters: { type: "string" },
-          context_window: { type: "integer", minimum: 1 },
-          stats_window_hours: {
-            type: "integer",
-            minimum: 1,
-            description: "The window the figures below cover: the last this many hours.",
-          },
-          jobs_observed: {
-            type: "integer",
-            minimum: 0,
-            description: "Jobs of the model that ended in the window (the base of `success_rate`).",
-          },
-          p95_time_to_first_token_ms: {
-            type: ["integer", "null"],
-            minimum: 0,
-            description: "p95 time from the request to its first token, over the window; null without jobs.",
-          },
-          success_rate: {
-            type: ["number", "null"],
-            minimum: 0,
-            maximum: 1,
-            description: "Share of the window's jobs that produced an answer; null without jobs.",
-          },
-          disputes_opened: { type: "integer", minimum: 0, description: "Disputes opened in the window." },
-          disputes_upheld: {
-            type: "integer",
-            minimum: 0,
-            description: "Of those, upheld by the arbiter (the worker was slashed).",
-          },
-        },
-      },
-    },
-  },
-  ModelList: {
-    type: "object",
-    required: ["object", "data"],
-    properties: { object: { const: "list" }, data: { type: "array", items: ref("Model") } },
-  },
-  Job: {
-    type: "object",
-    required: [
-      "id",
-      "object",
-      "status",
-      "model",
-      "tier",
-      "credits_charged",
-      "usdg_value",
-      "worker_address",
-      "created_at",
-      "completed_at",
-      "usage",
-    ],
-    properties: {
-      id: jobId,
-      object: { const: "job" },
-      status: { type: "string", enum: [...JOB_STATES] },
-      model: { type: "string" },
-      tier,
-      credits_charged: { type: "integer", minimum: 0 },
-      usdg_value: { type: "number", minimum: 0 },
-      worker_address: nullable(address),
-      created_at: isoTime,
-      completed_at: nullable(isoTime),
-      on_chain: {
-        type: "object",
-        description: "Shown once the job settled (and while a settled job is disputed).",
-        required: ["escrow_tx", "settlement_tx", "escrow_address", "block_number", "proof_hash"],
-        properties: {
-          escrow_tx: txHash,
-          settlement_tx: txHash,
-          escrow_address: address,
-          block_number: { type: "integer", minimum: 0 },
-          proof_hash: proofHash,
-        },
-      },
-      usage: ref("Usage"),
-    },
-  },
-  JobList: {
-    type: "object",
-    required: ["object", "data", "has_more", "next_cursor"],
-    properties: {
-      object: { const: "list" },
-      data: { type: "array", items: ref("Job") },
-      has_more: { type: "boolean" },
-      next_cursor: nullable(jobId),
-    },
-  },
-  DisputeRequest: {
-    type: "object",
-    required: ["received_output_hash"],
-    properties: { received_output_hash: proofHash },
-  },
-  DisputeResult: {
-    type: "object",
-    description: "`dispute_opened` false (with a `message`) when the hashes match; nothing happens on chain then.",
-    required: ["job_id", "dispute_opened", "your_hash", "worker_hash"],
-    properties: {
-      job_id: jobId,
-      dispute_opened: { type: "boolean" },
-      your_hash: proofHash,
-      worker_hash: proofHash,
-      dispute_tx: txHash,
-      arbitration_window_hours: { type: "integer" },
-      message: { type: "string" },
-    },
-  },
-  Account: {
-    type: "object",
-    required: ["wallet", "credits_remaining", "usdg_value", "last_topup_at", "api_key_created_at"],
-    properties: {
-      wallet: address,
-      credits_remaining: { type: "integer", minimum: 0 },
-      usdg_value: { type: "number", minimum: 0 },
-      last_topup_at: nullable(isoTime),
-      api_key_created_at: nullable(isoTime),
-    },
-  },
-  EventName: { type: "string", enum: [...EVENT_NAMES] },
-  WebhookCreateRequest: {
-    type: "object",
-    required: ["url", "events"],
-    properties: {
-      url: { type: "string", format: "uri", description: "HTTPS endpoint." },
-      events: { type: "array", minItems: 1, items: ref("EventName") },
-      secret: {
-        ...nullable({ type: "string", minLength: 16, maxLength: 256, pattern: "^[\\x21-\\x7e]+$" }),
-        description:
-          "Signing secret; generated (`whsec_` + base64 of 24 random bytes, shown once in the answer) when absent " +
-          "or null. Keys both `Service-Signature` and the Standard Webhooks `webhook-signature` (README).",
-      },
-    },
-  },
-  Webhook: {
-    type: "object",
-    required: ["id", "object", "url", "events", "created_at", "status"],
-    properties: {
-      id: webhookId,
-      object: { const: "webhook" },
-      url: { type: "string" },
-      events: { type: "array", items: ref("EventName") },
-      created_at: isoTime,
-      status: { type: "string", enum: ["active", "failed"] },
-      secret: { type: "string", description: "Only in the creation answer, and only when the service generated it." },
-    },
-  },
-  WebhookList: {
-    type: "object",
-    required: ["object", "data", "has_more", "next_cursor"],
-    properties: {
-      object: { const: "list" },
-      data: { type: "array", items: ref("Webhook") },
-      has_more: { type: "boolean" },
-      next_cursor: nullable(webhookId),
-    },
-  },
-  WebhookDeleted: {
-    type: "object",
-    required: ["id", "object", "deleted"],
-    properties: { id: { type: "string" }, object: { const: "webhook" }, deleted: { const: true } },
-  },
-};
+/** One schema outside the components (a header, a parameter), as the server reads or writes it. */
+const inline = (schema: z.ZodType): Schema => tidy(z.toJSONSchema(schema, { io: "output" })) as Schema;
+
+const txHash = inline(txHashSchema);
+const address = inline(addressSchema);
+
+/** The query parameters of a list endpoint, from its query schema (`parseQuery` reads them as strings). */
+function queryParameters(query: z.ZodObject): Schema[] {
+  return Object.entries(query.shape).map(([name, field]) => {
+    const { description, ...schema } = inline(field as z.ZodType);
+    return { name, in: "query", ...(description ? { description } : {}), schema };
+  });
+}
 
 const serviceHeaders = {
-  "x-service-job-id": { description: "Job id of the inference request.", schema: jobId },
+  "x-service-job-id": { description: "Job id of the inference request.", schema: inline(jobIdSchema) },
   "x-service-tx-hash": { description: "Hash of the escrow-lock transaction.", schema: txHash },
   "x-service-settlement-tx": {
     description: "Settlement transaction hash (streams: an HTTP trailer after the last event).",
@@ -556,18 +262,7 @@ const paths: Record<string, Schema> = {
       operationId: "listJobs",
       summary: "The key's jobs, newest first",
       tags: ["Jobs"],
-      parameters: [
-        { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-        { name: "before", in: "query", description: "Jobs created before this job id.", schema: jobId },
-        { name: "after", in: "query", description: "Jobs created after this job id.", schema: jobId },
-        { name: "status", in: "query", schema: { type: "string", enum: [...JOB_STATES] } },
-        {
-          name: "model",
-          in: "query",
-          description: "A model id: 1–64 characters without control characters (an id no job has matches none).",
-          schema: { type: "string", minLength: 1, maxLength: MAX_MODEL_ID_BYTES, pattern: MODEL_ID_PATTERN },
-        },
-      ],
+      parameters: queryParameters(listJobsQuerySchema),
       responses: {
         "200": json(ref("JobList"), "A page of jobs.", pick(STALE_HEADER)),
         ...errorResponses(...AUTH, "invalid_request"),
@@ -656,12 +351,7 @@ const paths: Record<string, Schema> = {
         "Each query parameter is given at most once, as a plain value; anything else (a repeated or bracketed " +
         "parameter, an unknown name) is `invalid_request` naming it.",
       tags: ["Webhooks"],
-      parameters: [
-        { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
-        { name: "before", in: "query", description: "Webhooks created before this webhook id.", schema: webhookId },
-        { name: "after", in: "query", description: "Webhooks created after this webhook id.", schema: webhookId },
-        { name: "status", in: "query", schema: { type: "string", enum: ["active", "failed"] } },
-      ],
+      parameters: queryParameters(listWebhooksQuery),
       responses: {
         "200": json(ref("WebhookList"), "A page of webhooks."),
         ...errorResponses(...AUTH, "invalid_request"),
@@ -730,7 +420,7 @@ export function openapiDocument(): Schema {
           description: "`Authorization: Bearer svc_live_<32 alphanumeric>`.",
         },
       },
-      schemas,
+      schemas: componentSchemas(),
     },
   };
 }

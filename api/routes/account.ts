@@ -1,4 +1,5 @@
 import { Router } from "express";
+import type { Account } from "../contract/account.js";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import type { GatewayDeps } from "../deps.js";
@@ -58,7 +59,7 @@ export function accountRouter(deps: GatewayDeps): Router {
       usdg_value: creditsToUsdg(credits),
       last_topup_at: isoOf(indexed?.lastTopUpAt),
       api_key_created_at: isoOf(keyCreatedAt),
-    });
+    } satisfies Account);
   });
   return router;
 }

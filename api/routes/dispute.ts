@@ -1,8 +1,8 @@
 import { Router } from "express";
-import { z } from "zod";
 import type { Hex } from "viem";
 import { fromProofHash, toProofHash } from "../../contracts/client/index.js";
 import { revertOf } from "../chain/revertOf.js";
+import { disputeRequestSchema } from "../contract/jobs.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
@@ -10,12 +10,6 @@ import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { parseOrThrow } from "../http/validate.js";
 import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { loadJob, type LoadedJob } from "../jobs/loadJob.js";
-
-const disputeBodySchema = z.object({
-  received_output_hash: z
-    .string({ message: "received_output_hash is required" })
-    .regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>"),
-});
 
 /** How long a dispute on a job still settling waits for the settlement to be mined and indexed. */
 const SETTLEMENT_WAIT_MS = 20_000;
@@ -26,7 +20,7 @@ export function disputeRouter(deps: GatewayDeps): Router {
   router.post("/v1/jobs/:job_id/dispute", async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
-    const body = parseOrThrow(disputeBodySchema, req.body ?? {});
+    const body = parseOrThrow(disputeRequestSchema, req.body ?? {});
     let job = await loadJob(deps, auth.keyHash, req.params.job_id);
     if (!job) throw new ApiError("job_not_found");
     job = await waitForSettlement(deps, auth.keyHash, job);

@@ -1,30 +1,13 @@
 import { Router } from "express";
-import { z } from "zod";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
-import { NO_QUERY, pageLimitParam, parseQuery } from "../http/parseQuery.js";
-import { isModelFilter } from "../index/modelDirectory.js";
+import { listJobsQuerySchema } from "../contract/jobs.js";
+import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";
 import { loadJob } from "../jobs/loadJob.js";
-import { JOB_STATES } from "../jobs/toJobResource.js";
 import { withDeadline } from "../runtime/withDeadline.js";
-
-const jobIdSchema = z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be a job id (job_<ULID>)");
-
-const listQuerySchema = z.object({
-  limit: pageLimitParam(),
-  before: jobIdSchema.optional(),
-  after: jobIdSchema.optional(),
-  status: z
-    .enum(JOB_STATES as [string, ...string[]], { message: `status must be one of ${JOB_STATES.join(", ")}` })
-    .optional(),
-  model: z
-    .string()
-    .refine(isModelFilter, "model must be a model id (1–64 characters, no control characters)")
-    .optional(),
-});
 
 /** GET /v1/jobs and GET /v1/jobs/{job_id} (spec): the authenticated key's jobs only. */
 export function jobsRouter(deps: GatewayDeps): Router {
@@ -32,12 +15,12 @@ export function jobsRouter(deps: GatewayDeps): Router {
 
   router.get("/v1/jobs", async (req, res) => {
     const auth = authOf(res);
-    const query = parseQuery(req, listQuerySchema);
+    const query = parseQuery(req, listJobsQuerySchema);
     const { page, staleSeconds } = await listJobs(deps, auth.keyHash, {
       limit: query.limit,
       ...(query.before ? { before: query.before } : {}),
       ...(query.after ? { after: query.after } : {}),
-      ...(query.status ? { status: query.status as (typeof JOB_STATES)[number] } : {}),
+      ...(query.status ? { status: query.status } : {}),
       ...(query.model ? { model: query.model } : {}),
     });
     markStale(res, staleSeconds);

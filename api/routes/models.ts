@@ -1,4 +1,5 @@
 import { Router } from "express";
+import type { Model } from "../contract/models.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
@@ -7,10 +8,10 @@ import { markStale } from "../index/staleness.js";
 import { modelTrustOf, type ModelTrustFigures } from "../jobs/modelTrust.js";
 
 /** The Model resource (spec) with its `service` extension: the spec's fields, then the trust figures. */
-function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: number, trust: ModelTrustFigures) {
+function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: number, trust: ModelTrustFigures): Model {
   return {
     id: model.id,
-    object: "model" as const,
+    object: "model",
     created: model.created,
     owned_by: model.ownedBy,
     service: {
@@ -26,7 +27,7 @@ function toModelResource(deps: GatewayDeps, model: ModelInfo, activeWorkers: num
   };
 }
 
-export type ModelResource = ReturnType<typeof toModelResource>;
+export type ModelResource = Model;
 
 /** Every listed model with at least one healthy worker (spec rule 4), as Model resources. */
 export async function listedModelResources(deps: GatewayDeps): Promise<ModelResource[]> {

@@ -5,18 +5,9 @@ import { ApiError } from "../errors/ApiError.js";
 import type { EventName } from "./eventNames.js";
 import { inTransaction } from "./recordEvent.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "./webhookLimits.js";
+import type { WebhookList, WebhookStatus, WebhookView } from "../contract/webhooks.js";
 
-export type WebhookStatus = "active" | "failed";
-
-/** A webhook as the API shows it (never with its secret). */
-export interface WebhookView {
-  id: string;
-  object: "webhook";
-  url: string;
-  events: EventName[];
-  created_at: string;
-  status: WebhookStatus;
-}
+export type { WebhookStatus, WebhookView } from "../contract/webhooks.js";
 
 interface WebhookRow {
   id: string;
@@ -93,12 +84,7 @@ export interface ListWebhooksQuery {
   status?: WebhookStatus;
 }
 
-export interface WebhookPage {
-  object: "list";
-  data: WebhookView[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+export type WebhookPage = Omit<WebhookList, "data"> & { data: WebhookView[] };
 
 /**
  * `GET /v1/webhooks`, paginated exactly as `GET /v1/jobs` (api/jobs/listJobs.ts): newest first (ids are

@@ -1,4 +1,5 @@
 import { Router } from "express";
+import type { WebhookDeleted } from "../contract/webhooks.js";
 import type pg from "pg";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
@@ -54,7 +55,7 @@ export function webhooksRouter(deps: WebhooksRouterDeps): Router {
     if (!parsed.success || !(await deleteWebhook(deps.pool, authOf(res).wallet, parsed.data.webhook_id))) {
       throw new ApiError("webhook_not_found", { param: "webhook_id" });
     }
-    res.json({ id: parsed.data.webhook_id, object: "webhook", deleted: true });
+    res.json({ id: parsed.data.webhook_id, object: "webhook", deleted: true } satisfies WebhookDeleted);
   });
 
   return router;

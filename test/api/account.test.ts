@@ -1,16 +1,9 @@
+import type { Account } from "../../api/contract/index.js";
 import { describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus } from "../support/api.js";
 import { accountOf, apiKeyRegistryAbi, contracts, publicClient } from "../support/chain.js";
 import { createClientWallet, depositCredits } from "../support/wallets.js";
 import { waitUntil } from "../support/waitUntil.js";
-
-type Account = {
-  wallet: string;
-  credits_remaining: number;
-  usdg_value: number;
-  last_topup_at: string;
-  api_key_created_at: string;
-};
 
 describe("GET /v1/account", () => {
   it("shows the wallet, its credits and their stablecoin value, the last top-up and the key's creation time", async () => {
@@ -28,14 +21,14 @@ describe("GET /v1/account", () => {
     expect(account.credits_remaining).toBe(300);
     expect(account.usdg_value).toBe(3);
     const onChain = await accountOf(client.wallet);
-    expect(Date.parse(account.last_topup_at) / 1000).toBe(Number(onChain.lastTopUpAt));
+    expect(Date.parse(account.last_topup_at ?? "") / 1000).toBe(Number(onChain.lastTopUpAt));
     const [, , createdAt] = await publicClient().readContract({
       address: contracts().apiKeyRegistry,
       abi: apiKeyRegistryAbi,
       functionName: "keyOf",
       args: [client.wallet],
     });
-    expect(Date.parse(account.api_key_created_at) / 1000).toBe(Number(createdAt));
+    expect(Date.parse(account.api_key_created_at ?? "") / 1000).toBe(Number(createdAt));
     expect(account.last_topup_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
   });
 

@@ -1,3 +1,4 @@
+import type { DisputeResult } from "../../api/contract/index.js";
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "../../contracts/client/index.js";
@@ -12,14 +13,7 @@ function sha256Of(text: string): string {
   return `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`;
 }
 
-type DisputeAnswer = {
-  job_id: string;
-  dispute_opened: boolean;
-  your_hash: string;
-  worker_hash: string;
-  dispute_tx?: string;
-  arbitration_window_hours?: number;
-};
+type DisputeAnswer = DisputeResult;
 
 describe("POST /v1/jobs/{job_id}/dispute", () => {
   let client: ClientWallet;

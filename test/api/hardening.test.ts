@@ -530,7 +530,7 @@ describe("item 10: every answer is in the spec's format", () => {
       jobId: job.id,
       escrowTx: job.on_chain!.escrow_tx,
       settlementTx: job.on_chain!.settlement_tx,
-      worker: job.worker_address.toLowerCase(),
+      worker: job.worker_address?.toLowerCase(),
       creditsRemaining: String(account.available),
     });
     expect(response.headers["x-service-tx-hash"]).toBe(answer.headers["x-service-tx-hash"]);

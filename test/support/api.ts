@@ -1,5 +1,6 @@
 import http from "node:http";
 import OpenAI from "openai";
+import type { ErrorBody, JobResource } from "../../api/contract/index.js";
 import { expect } from "vitest";
 import { stackInfo } from "./stackInfo.js";
 import { waitUntil } from "./waitUntil.js";
@@ -57,16 +58,7 @@ export function rawRequest(
   });
 }
 
-export type ErrorBody = {
-  error: {
-    code: string;
-    message: string;
-    type: string;
-    param: string | null;
-    docs: string;
-    details?: Record<string, unknown>;
-  };
-};
+export type { ErrorBody };
 
 /** Asserts the spec's error body: status, code, every field present, `docs` linking `{docs_url}/errors#<code>`. */
 export function expectErrorBody(
@@ -104,26 +96,8 @@ export function sseData(body: string): string[] {
     });
 }
 
-export type Job = {
-  id: string;
-  object: "job";
-  status: string;
-  model: string;
-  tier: string;
-  credits_charged: number;
-  usdg_value: number;
-  worker_address: string;
-  created_at: string;
-  completed_at?: string | null;
-  on_chain?: {
-    escrow_tx: string;
-    settlement_tx: string;
-    escrow_address: string;
-    block_number: number;
-    proof_hash: string;
-  };
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-};
+/** The Job resource as the contract declares it (api/contract/jobs.ts). */
+export type Job = JobResource;
 
 /** Fetches a job of `apiKey`. */
 export async function getJob(apiKey: string, jobId: string): Promise<RawResponse> {

@@ -1,3 +1,4 @@
+import type { Model, WalletActivity } from "../../api/contract/index.js";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus, type Job } from "../support/api.js";
@@ -78,12 +79,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-type Activity = {
-  totals: { jobs: number; credits_charged: number; prompt_tokens: number; completion_tokens: number };
-  by_model: { model: string; jobs: number; credits_charged: number }[];
-  by_outcome: { status: string; jobs: number }[];
-  time_to_first_token: { jobs: number; p50_ms: number; p95_ms: number }[];
-};
+type Activity = WalletActivity;
 
 describe("Activity page", () => {
   it("adds up to what GET /v1/jobs lists: credits spent, jobs, tokens, per model and per outcome", async () => {
@@ -133,17 +129,7 @@ describe("Activity page", () => {
   });
 });
 
-type ServiceModel = {
-  id: string;
-  service: {
-    credits_per_request: number;
-    active_workers: number;
-    success_rate: number | null;
-    jobs_observed: number;
-    disputes_opened: number;
-    disputes_upheld: number;
-  };
-};
+type ServiceModel = Model;
 
 describe("Models page", () => {
   it("shows every served model with its price, live workers, latency and trust figures as the API gives them", async () => {

@@ -1,5 +1,13 @@
-// Shapes of the backend's /app/* answers (api/app, api/webhooks/appWebhooksRouter.ts).
+// Shapes of the backend's /app/* answers (api/app, api/webhooks/appWebhooksRouter.ts). The answers the gateway
+// declares in its HTTP contract (api/contract) are imported from there, types only (nothing of the server is bundled).
 import type { Address, Hex } from "viem";
+export type {
+  Model as ServiceModel,
+  WalletActivity,
+  WalletJob,
+  WalletJobPage,
+  WebhookView as Webhook,
+} from "../../api/contract/index";
 
 export interface AppConfig {
   chain_id: number;
@@ -42,38 +50,6 @@ export interface AppAccount {
   key: { status: KeyStatus; key_hash: Hex | null; created_at: string | null };
 }
 
-export interface WalletJob {
-  id: string;
-  job_key: Hex;
-  status: string;
-  model: string;
-  tier: string;
-  credits_locked: number;
-  credits_charged: number | null;
-  credits_refunded: number | null;
-  usdg_value: number;
-  worker_address: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  proof_hash: Hex | null;
-  created_at: string;
-  completed_at: string | null;
-  escrow_tx: Hex;
-  settlement_tx: Hex | null;
-  refund_tx: Hex | null;
-  fail_tx: Hex | null;
-  dispute_tx: Hex | null;
-  dispute_outcome: string | null;
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  created_at: string;
-  status: "active" | "failed";
-}
-
 export interface DeliveryAttempt {
   attempt_number: number;
   started_at: string;
@@ -95,68 +71,10 @@ export interface FailedDelivery {
   attempts: DeliveryAttempt[];
 }
 
-/** One page of `GET /app/jobs` (paged and filtered like `GET /v1/jobs`). */
-export interface WalletJobPage {
-  object: "list";
-  data: WalletJob[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
 export interface WalletJobFilter {
   limit: number;
   before?: string;
   after?: string;
   status?: string;
   model?: string;
-}
-
-/** `GET /app/activity`: the wallet's charges, tokens, outcomes and waiting times per UTC day. */
-export interface WalletActivity {
-  object: "activity";
-  wallet: string;
-  days: number;
-  from: string;
-  to: string;
-  totals: { jobs: number; credits_charged: number; prompt_tokens: number; completion_tokens: number };
-  by_day: {
-    date: string;
-    jobs: number;
-    credits_charged: number;
-    prompt_tokens: number;
-    completion_tokens: number;
-    credits_by_model: Record<string, number>;
-  }[];
-  by_model: {
-    model: string;
-    jobs: number;
-    credits_charged: number;
-    prompt_tokens: number;
-    completion_tokens: number;
-  }[];
-  by_outcome: { status: string; jobs: number }[];
-  time_to_first_token: { date: string; jobs: number; p50_ms: number; p95_ms: number }[];
-}
-
-/** A Model resource of `GET /v1/models` (served to the app as `GET /app/models`). */
-export interface ServiceModel {
-  id: string;
-  object: "model";
-  created: number;
-  owned_by: string;
-  service: {
-    tier: string;
-    credits_per_request: number;
-    credits_per_1k_tokens: number;
-    active_workers: number;
-    median_latency_ms: number;
-    parameters: string;
-    context_window: number;
-    stats_window_hours: number;
-    jobs_observed: number;
-    p95_time_to_first_token_ms: number | null;
-    success_rate: number | null;
-    disputes_opened: number;
-    disputes_upheld: number;
-  };
 }

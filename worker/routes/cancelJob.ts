@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { issueReceipt } from "../issueReceipt.js";
-import { cancelPayloadSchema } from "../jobPayload.js";
+import { cancelPayloadSchema, type CancelResponse } from "../../shared/workerProtocol/index.js";
 import { WorkerError } from "../workerError.js";
 import type { WorkerContext } from "../workerContext.js";
 import { invalidRequest } from "./invalidRequest.js";
@@ -40,6 +40,6 @@ export function cancelJob(context: WorkerContext) {
       finalTokenAt: delivered > 0 ? (record.tokenAt[delivered - 1] ?? record.acceptedAt) : record.acceptedAt,
     });
     context.logger.info({ job_id: jobId, delivered_tokens: delivered }, "job cancel receipt issued");
-    res.json({ receipt, signature, text });
+    res.json({ receipt, signature, text } satisfies CancelResponse);
   };
 }

@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import type { WorkerHealth } from "../../shared/workerProtocol/index.js";
 import type { WorkerContext } from "../workerContext.js";
 
 /** One label for the whole worker: its backend, or "mixed" when models use different ones. */
@@ -19,7 +20,7 @@ export function getHealth(context: WorkerContext) {
       inflight: context.registry.inflight(),
       max_inflight: context.config.maxInflight,
       fault: context.config.fault,
-    });
+    } satisfies WorkerHealth);
   };
 }
 

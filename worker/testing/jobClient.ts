@@ -1,28 +1,14 @@
 import { ulid } from "ulid";
 import type { Hex } from "viem";
 import { jobIdToBytes32 } from "../../contracts/client/jobId.js";
+import { workerEventSchema, type WorkerEvent } from "../../shared/workerProtocol/index.js";
 import { TEST_GATEWAY_TOKEN } from "./startWorkerProcess.js";
 
 /** The escrow the receipts in tests are signed for (Hardhat's first deployment address on chain 31337). */
 export const TEST_ESCROW = { chain_id: 31337, address: "0x5FbDB2315678afecb367f032d93F642f64180aa3" } as const;
 
-export type JobLine =
-  | { type: "ack"; worker: Hex; backend: string }
-  | { type: "token"; text: string }
-  | {
-      type: "done";
-      finish_reason: "stop" | "length";
-      usage: { prompt_tokens: number; completion_tokens: number };
-      receipt: {
-        jobId: Hex;
-        outputHash: Hex;
-        promptTokens: number;
-        completionTokens: number;
-        finalTokenAt: number;
-      };
-      signature: Hex;
-    }
-  | { type: "error"; code: string; message: string };
+/** A line of the worker's answer, as the gateway reads it (each line is checked against the protocol). */
+export type JobLine = WorkerEvent;
 
 export type TimedLine = { line: JobLine; at: number };
 
@@ -60,7 +46,7 @@ export async function* readJobLines(body: ReadableStream<Uint8Array>): AsyncGene
       while (newline >= 0) {
         const text = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
-        yield { line: JSON.parse(text) as JobLine, at: performance.now() };
+        yield { line: workerEventSchema.parse(JSON.parse(text)), at: performance.now() };
         newline = buffered.indexOf("\n");
       }
     }
