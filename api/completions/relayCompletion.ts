@@ -72,6 +72,7 @@ export async function relayCompletion(
   let servingNotified = false;
 
   for (;;) {
+    if (opened.lockRefused.aborted) return lockRefused(opened, prepared, serving?.address);
     if (sink.clientGone.aborted) return clientGone(deps, prepared, opened, undefined, undefined);
     if (deadlineSignal.aborted) return timedOut(deps, opened, serving);
     const candidate = pickWorker(await deps.workers.candidatesFresh(prepared.model.id), tried);
@@ -90,7 +91,8 @@ export async function relayCompletion(
     tried.add(candidate.address.toLowerCase());
 
     const attempt = new AbortController();
-    const signal = AbortSignal.any([attempt.signal, deadlineSignal]);
+    // A lock the chain refused stops the job at once (ledger: docs/DESIGN.md "A refused lock").
+    const signal = AbortSignal.any([attempt.signal, deadlineSignal, opened.lockRefused]);
     const ackTimer = setTimeout(() => attempt.abort(new WorkerJobError("no acknowledgement in time")), ACK_TIMEOUT_MS);
     // The client leaving: ask the worker for a receipt of what was delivered, then drop the connection.
     let cancel: Promise<CancelResponse | undefined> | undefined;
@@ -154,6 +156,7 @@ export async function relayCompletion(
       }
       throw new WorkerJobError("the worker closed the stream without a result");
     } catch (error) {
+      if (opened.lockRefused.aborted) return lockRefused(opened, prepared, candidate.address);
       if (cancel || sink.clientGone.aborted) {
         if (!cancel) onGone();
         return clientGone(deps, prepared, opened, candidate, { response: await cancel, delivered });
@@ -286,6 +289,8 @@ async function clientGone(
     return { kind: "client_gone", worker: worker.address };
   }
   await opened.lockMined.catch(() => undefined);
+  // Never locked: nothing to settle (and nothing was charged).
+  if (opened.lockRefused.aborted) return { kind: "client_gone", worker: worker.address };
   const { receipt, signature } = cancel.response;
   const check = await verifyReceipt(receipt, signature as Hex, {
     jobKey: opened.jobKey,
@@ -312,6 +317,13 @@ async function clientGone(
     creditsCharged,
     creditsRemaining: opened.balanceAfterLock + opened.creditsLocked - creditsCharged,
   };
+}
+
+/** The chain refused the job's lock: the client gets the refusal; the job is already failed, nothing charged. */
+function lockRefused(opened: OpenedJob, prepared: PreparedCompletion, worker: Hex | undefined): RelayOutcome {
+  const reason: unknown = opened.lockRefused.reason;
+  const error = reason instanceof ApiError ? reason : new ApiError("service_unavailable");
+  return { kind: "error", error: withJobHeaders(error, opened, prepared, worker), worker };
 }
 
 async function timedOut(
