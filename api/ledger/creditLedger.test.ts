@@ -20,7 +20,7 @@ const WALLET = "0x00000000000000000000000000000000000000a1" as Address;
 const OTHER = "0x00000000000000000000000000000000000000b2" as Address;
 
 let postgres: RunningPostgres;
-let pools: pg.Pool[] = [];
+const pools: pg.Pool[] = [];
 let admin: pg.Pool;
 
 function jobKey(n: number): Hex {
@@ -45,10 +45,10 @@ async function indexDeposit(wallet: Address, available: bigint): Promise<void> {
 /** What the indexer does on JobOpened: the job row, and the wallet's balanceAfter. */
 async function indexLock(wallet: Address, key: Hex, credits: bigint): Promise<void> {
   await admin.query(`INSERT INTO ${INDEX_SCHEMA}.job (job_key) VALUES ($1)`, [key]);
-  await admin.query(
-    `UPDATE ${INDEX_SCHEMA}.account SET credits_available = credits_available - $2 WHERE wallet = $1`,
-    [wallet.toLowerCase(), credits.toString()],
-  );
+  await admin.query(`UPDATE ${INDEX_SCHEMA}.account SET credits_available = credits_available - $2 WHERE wallet = $1`, [
+    wallet.toLowerCase(),
+    credits.toString(),
+  ]);
 }
 
 beforeAll(async () => {
@@ -59,7 +59,9 @@ beforeAll(async () => {
   await admin.query(`DROP SCHEMA IF EXISTS ${INDEX_SCHEMA} CASCADE`);
   await admin.query(`DROP SCHEMA IF EXISTS ${API_SCHEMA} CASCADE`);
   await admin.query(`CREATE SCHEMA ${INDEX_SCHEMA}`);
-  await admin.query(`CREATE TABLE ${INDEX_SCHEMA}.account (wallet text PRIMARY KEY, credits_available numeric(78) NOT NULL)`);
+  await admin.query(
+    `CREATE TABLE ${INDEX_SCHEMA}.account (wallet text PRIMARY KEY, credits_available numeric(78) NOT NULL)`,
+  );
   await admin.query(`CREATE TABLE ${INDEX_SCHEMA}.job (job_key text PRIMARY KEY)`);
   await admin.query(
     `CREATE TABLE ${INDEX_SCHEMA}.api_key (key_hash text PRIMARY KEY, wallet text NOT NULL, status text NOT NULL)`,
@@ -104,7 +106,9 @@ describe("CreditLedger", () => {
   it("two gateways racing for the same credits never reserve more than the wallet has", async () => {
     const [first, second] = [gatewayLedger(), gatewayLedger()];
     await indexDeposit(WALLET, 20n);
-    const attempts = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? first : second).reserve(WALLET, jobKey(i), 1n));
+    const attempts = Array.from({ length: 60 }, (_, i) =>
+      (i % 2 === 0 ? first : second).reserve(WALLET, jobKey(i), 1n),
+    );
     const results = await Promise.all(attempts);
     expect(results.filter((result) => result.ok)).toHaveLength(20);
     expect(await first.available(WALLET)).toBe(0n);

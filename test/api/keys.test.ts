@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  accountOf,
-  apiKeyRegistryAbi,
-  contracts,
-  mined,
-  operatorAccount,
-  walletClient,
-} from "../support/chain.js";
+import { accountOf, apiKeyRegistryAbi, contracts, mined, operatorAccount, walletClient } from "../support/chain.js";
 import { chatBody, expectErrorBody, rawRequest } from "../support/api.js";
 import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
