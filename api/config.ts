@@ -35,7 +35,7 @@ export const configSchema = z.object({
    *  (a block time more per request; see api/README.md "Lock modes" for the trade-off). */
   LOCK_MODE: z.enum(["confirmed", "submitted"]).default("submitted"),
   /** Most locks in one openJobBatch transaction (group commit: api/chain/lockBatcher.ts). */
-  LOCK_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(100),
+  LOCK_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(100),
   /** Bound on the credits of jobs this gateway has routed on locks not yet mined (`submitted` mode); a job
    *  beyond it waits for its lock to be mined before it is routed, as in `confirmed` mode. */
   LOCK_UNCONFIRMED_MAX_CREDITS: z.coerce.number().int().min(0).default(100_000),

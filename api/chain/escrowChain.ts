@@ -25,6 +25,13 @@ const disputeWithEscrowErrorsAbi = [
   ...creditEscrowAbi.filter((entry) => entry.type === "error"),
 ] as const;
 
+/**
+ * Gas limit of an openJobBatch: the transaction's base cost plus a bound per lock. A lock costs ~34k warm and
+ * ~75k at worst (snapshots/gas.json: openJob, cold wallet, key and model); only the gas used is paid.
+ */
+const LOCK_BATCH_GAS_BASE = 40_000n;
+const LOCK_GAS_PER_LOCK = 90_000n;
+
 /** Key status of IApiKeyRegistry.KeyStatus. */
 export const CHAIN_KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 export type ChainKeyStatus = (typeof CHAIN_KEY_STATUS)[number];
@@ -74,21 +81,27 @@ export class EscrowChain {
     });
   }
 
-  /** Many locks in one transaction; a lock the escrow cannot take is skipped (JobOpenSkipped), never reverting. */
+  /**
+   * Many locks in one transaction; a lock the escrow cannot take is skipped (JobOpenSkipped), never reverting,
+   * so the gas limit is a bound per lock instead of an estimate (which would cost round trips on the hot path).
+   */
   openJobBatch(requests: readonly LockRequest[]): Promise<Hex> {
-    return this.sender.send({
-      address: this.deployment.contracts.creditEscrow,
-      abi: creditEscrowAbi,
-      functionName: "openJobBatch",
-      args: [
-        requests.map((request) => ({
-          jobId: request.jobKey,
-          keyHash: request.keyHash,
-          modelKey: request.modelKey,
-          maxTokens: request.maxTokens,
-        })),
-      ],
-    });
+    return this.sender.send(
+      {
+        address: this.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "openJobBatch",
+        args: [
+          requests.map((request) => ({
+            jobId: request.jobKey,
+            keyHash: request.keyHash,
+            modelKey: request.modelKey,
+            maxTokens: request.maxTokens,
+          })),
+        ],
+      },
+      { gasLimit: LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length) },
+    );
   }
 
   /**
