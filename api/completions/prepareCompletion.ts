@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { ApiError } from "../errors/ApiError.js";
+import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import type { GatewayDeps } from "../deps.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
 import { countChatTokens, ReservedTokenTextError } from "../../shared/tokens/countChatTokens.js";
@@ -98,6 +99,8 @@ export async function prepareCompletion(
       promptTokens,
       available,
     });
+  // A node known silent (background sample) would hold the lock until the RPC deadlines: refuse at once, 503.
+  if (deps.chain.nodeSilent()) throw new DeadlineExceededError("the chain node is not answering (lock not sent)");
   // The ledger, not the chain: indexed credits minus what is reserved for locks not yet indexed.
   const since = Date.now();
   let creditsAvailable = Number(await deps.ledger.available(auth.wallet));
