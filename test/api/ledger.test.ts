@@ -10,6 +10,7 @@ import {
   type Account,
   type Hex,
 } from "viem";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "../../contracts/client/index.js";
 import { chatBody, expectErrorBody, rawRequest, sseData, type ErrorBody } from "../support/api.js";
@@ -80,7 +81,12 @@ async function countingRpcProxy(target: string) {
       calls.clear();
       lockBatches.clear();
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // The extra gateway may still hold keep-alive connections; they would keep close() waiting.
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -275,6 +281,46 @@ describe("hot path v2: reservation ledger and batched locks", () => {
       status: "failed",
       credits_charged: 0,
     });
+  });
+
+  it.each([
+    ["LOCK_MODE=confirmed", { LOCK_MODE: "confirmed" }],
+    [
+      "submitted mode beyond LOCK_UNCONFIRMED_MAX_CREDITS",
+      { LOCK_MODE: "submitted", LOCK_UNCONFIRMED_MAX_CREDITS: "0" },
+    ],
+  ])("%s: a refused lock is answered before any worker sees the job", async (_name, env) => {
+    const signer = await freshAccount();
+    await grantGatewayRole(signer.account);
+    const schema = env.LOCK_MODE === "confirmed" ? "api_ledger_confirmed" : "api_ledger_bounded";
+    const gateway = await startExtraGateway({ GATEWAY_PRIVATE_KEY: signer.privateKey, ...env }, schema);
+    const client = await createClientWallet({ usdg: 1n });
+    await mined(
+      await walletClient(client.account).writeContract({
+        address: contracts().creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "setSpendingCap",
+        args: [1n],
+        chain: undefined,
+      }),
+    );
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: chatBody(LITE, { max_tokens: 100, stream: true }),
+      baseUrl: gateway.apiUrl,
+    });
+    // Not a stream that started and then failed: the refusal comes before routing.
+    expectErrorBody(response, 402, "spending_cap_exceeded");
+    const db = new pg.Client({ connectionString: stackInfo().databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT status, worker FROM ${schema}.gateway_job WHERE wallet = $1`, [
+        client.wallet.toLowerCase(),
+      ]);
+      expect(rows).toEqual([{ status: "failed", worker: null }]);
+    } finally {
+      await db.end();
+    }
   });
 
   it("the gateway reports its unconfirmed-lock exposure as metrics", async () => {
