@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/ApiError.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { CHAIN_KEY_STATUS } from "./escrowChain.js";
 import type { OpenSkipReason } from "./lockBatcher.js";
 import { revertOf } from "./revertOf.js";
@@ -99,6 +100,6 @@ export function mapSkippedLock(
         message: "max_tokens is outside what a job can price.",
       });
     default:
-      return new ApiError("service_unavailable", { message: "The escrow did not take the lock. Retry shortly." });
+      return serviceUnavailable("The escrow did not take the lock. Retry shortly.");
   }
 }

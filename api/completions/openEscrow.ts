@@ -4,6 +4,7 @@ import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { gatewayMetrics } from "../observability/metrics.js";
 import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
 
@@ -80,7 +81,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     });
     if (mapped) throw mapped;
     deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
-    throw new ApiError("service_unavailable", { message: "The escrow transaction could not be sent. Retry shortly." });
+    throw serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
   }
   await deps.jobs.update(jobId, { escrow_tx: escrowTx });
 
@@ -103,7 +104,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
       (outcome) => outcome,
       async (error: unknown): Promise<never> => {
         deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "lock batch reverted or not mined");
-        throw new ApiError("service_unavailable", { message: "The escrow transaction reverted. Retry shortly." });
+        throw serviceUnavailable("The escrow lock transaction reverted or was not mined. Retry shortly.");
       },
     )
     .then(async (outcome: LockOutcome) => {
@@ -114,10 +115,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
       await deps.jobs.update(jobId, { deadline: opened.deadline });
     })
     .catch(async (error: unknown) => {
-      const apiError =
-        error instanceof ApiError
-          ? error
-          : new ApiError("service_unavailable", { message: "The escrow lock failed. Retry shortly." });
+      const apiError = error instanceof ApiError ? error : serviceUnavailable("The escrow lock failed. Retry shortly.");
       // The job stops before anything is charged: the credits were never locked, the reservation goes back.
       await release();
       await deps.jobs
