@@ -1,12 +1,16 @@
 import type { Hex } from "viem";
 import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
 import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
+import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
-import { ApiError } from "../errors/ApiError.js";
+import { type ApiError } from "../errors/ApiError.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { gatewayMetrics } from "../observability/metrics.js";
 import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
+
+/** How often a job routed on an unmined lock checks whether the chain node went silent. */
+const LOCK_WATCH_MS = 250;
 
 export interface OpenedJob {
   jobId: string;
@@ -99,46 +103,75 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   };
 
   const routedUnmined = deps.config.LOCK_MODE === "submitted" && deps.unconfirmedLocks.tryAdmit(credits);
+  const refuse = (apiError: ApiError, reason: string) => {
+    if (refused.signal.aborted) return;
+    if (routedUnmined) {
+      gatewayMetrics.unconfirmedLockRefused.inc({ reason });
+      gatewayMetrics.unconfirmedLockRefusedCredits.inc(credits);
+    }
+    refused.abort(apiError);
+  };
   const mined = queued.mined
     .then(
-      (outcome) => outcome,
+      async (outcome: LockOutcome) => {
+        if (outcome.kind === "opened") {
+          opened.deadline = outcome.deadline;
+          opened.balanceAfterLock = Number(outcome.balanceAfter);
+          opened.creditsLocked = Number(outcome.creditsLocked);
+          await deps.jobs.update(jobId, { deadline: opened.deadline });
+          return;
+        }
+        // Skipped: nothing was locked, so nothing can be charged; the job stops, the reservation goes back.
+        const apiError = await refusalOf(deps, prepared, request, outcome);
+        await closeUnlocked(apiError.code);
+        refuse(apiError, apiError.code);
+        throw apiError;
+      },
       async (error: unknown): Promise<never> => {
         deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "lock batch reverted or not mined");
-        throw serviceUnavailable("The escrow lock transaction reverted or was not mined. Retry shortly.");
+        const apiError = serviceUnavailable("The escrow lock did not go through. Retry shortly.");
+        // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may exist, so the
+        // reservation stays until the index shows it (or it expires) and recovery refunds the job.
+        if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
+        refuse(apiError, "lock_reverted");
+        throw apiError;
       },
     )
-    .then(async (outcome: LockOutcome) => {
-      if (outcome.kind === "skipped") throw await refusalOf(deps, prepared, request, outcome);
-      opened.deadline = outcome.deadline;
-      opened.balanceAfterLock = Number(outcome.balanceAfter);
-      opened.creditsLocked = Number(outcome.creditsLocked);
-      await deps.jobs.update(jobId, { deadline: opened.deadline });
-    })
-    .catch(async (error: unknown) => {
-      const apiError = error instanceof ApiError ? error : serviceUnavailable("The escrow lock failed. Retry shortly.");
-      // The job stops before anything is charged: the credits were never locked, the reservation goes back.
-      await release();
-      await deps.jobs
-        .update(jobId, { status: "failed", error: `lock refused: ${apiError.code}` })
-        .catch(() => undefined);
-      if (routedUnmined) {
-        gatewayMetrics.unconfirmedLockRefused.inc({ reason: apiError.code });
-        gatewayMetrics.unconfirmedLockRefusedCredits.inc(credits);
-      }
-      refused.abort(apiError);
-      throw apiError;
-    })
     .finally(() => {
       if (routedUnmined) deps.unconfirmedLocks.confirmed(credits);
     });
+  async function closeUnlocked(code: string): Promise<void> {
+    await release();
+    await deps.jobs.update(jobId, { status: "failed", error: `lock refused: ${code}` }).catch(() => undefined);
+  }
 
   if (!routedUnmined) {
     // Confirmed mode, or beyond the exposure bound: the job is routed only once its lock is mined.
     await mined;
-  } else {
-    opened.lockMined = mined;
-    opened.lockMined.catch(() => undefined);
+    return opened;
   }
+  // The chain node stopping before this lock is confirmed would hold the job (and its settlement) until the node
+  // is back: the job stops now with a retryable 503 instead. If the lock was mined, the job stays open on chain
+  // and recovery returns its escrow (the client is never charged for it).
+  const watchdog = setInterval(() => {
+    if (!deps.chain.nodeSilent()) return;
+    clearInterval(watchdog);
+    refuse(
+      serviceUnavailable(
+        "The chain node stopped answering before this job's escrow lock was confirmed. Retry shortly.",
+      ),
+      "node_silent",
+    );
+  }, LOCK_WATCH_MS);
+  watchdog.unref();
+  void mined.finally(() => clearInterval(watchdog)).catch(() => undefined);
+  opened.lockMined = Promise.race([
+    mined,
+    new Promise<never>((_, reject) =>
+      refused.signal.addEventListener("abort", () => reject(refused.signal.reason as Error), { once: true }),
+    ),
+  ]);
+  opened.lockMined.catch(() => undefined);
   return opened;
 }
 
