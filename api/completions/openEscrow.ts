@@ -6,6 +6,7 @@ import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
 import { type ApiError } from "../errors/ApiError.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
+import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import { gatewayMetrics } from "../observability/metrics.js";
 import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
 
@@ -75,8 +76,19 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   const queued = deps.locks.enqueue(request);
   let escrowTx: Hex;
   try {
-    escrowTx = await queued.sent;
+    const sent = await untilSentOrNodeSilent(deps, queued.sent);
+    if (sent === "node_silent") {
+      // The batch may still leave once the node is back: its hash is recorded then, and the reservation stays
+      // until the index shows the lock (or it expires), so recovery can return that escrow.
+      void queued.sent.then(
+        (hash) => deps.jobs.update(jobId, { escrow_tx: hash }),
+        () => undefined,
+      );
+      throw new DeadlineExceededError("the chain node stopped answering while the lock was being sent");
+    }
+    escrowTx = sent;
   } catch (error) {
+    if (error instanceof DeadlineExceededError) throw error;
     await release();
     const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
     await deps.jobs.update(jobId, {
@@ -173,6 +185,21 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   ]);
   opened.lockMined.catch(() => undefined);
   return opened;
+}
+
+/** The batch's hash once the node accepted it, or "node_silent" as soon as the node is known to have stopped. */
+async function untilSentOrNodeSilent(deps: GatewayDeps, sent: Promise<Hex>): Promise<Hex | "node_silent"> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<"node_silent">((resolve) => {
+    timer = setInterval(() => {
+      if (deps.chain.nodeSilent()) resolve("node_silent");
+    }, LOCK_WATCH_MS);
+  });
+  try {
+    return await Promise.race([sent, silent]);
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** Reserves the job's credits; before refusing, lets the index catch up (bounded) and tries once more. */
