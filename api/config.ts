@@ -30,9 +30,29 @@ export const configSchema = z.object({
   WORKER_GATEWAY_TOKEN: z.string().min(16),
   /** Job timeout; the spec's 120 s. Lower only in tests. */
   JOB_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
-  /** `confirmed`: wait for the escrow lock to be mined before routing. `submitted`: route once the lock
-   *  transaction is accepted by the node (faster on slow chains; see README for the trade-off). */
-  LOCK_MODE: z.enum(["confirmed", "submitted"]).default("confirmed"),
+  /** `submitted` (default): route once the lock's batch transaction is signed and accepted by the node; a lock
+   *  the chain then skips stops the job, charging nothing. `confirmed`: route only after the lock is mined
+   *  (a block time more per request; see api/README.md "Lock modes" for the trade-off). */
+  LOCK_MODE: z.enum(["confirmed", "submitted"]).default("submitted"),
+  /** Most locks in one openJobBatch transaction (group commit: api/chain/lockBatcher.ts). */
+  LOCK_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(100),
+  /** Bound on the credits of jobs this gateway has routed on locks not yet mined (`submitted` mode); a job
+   *  beyond it waits for its lock to be mined before it is routed, as in `confirmed` mode. */
+  LOCK_UNCONFIRMED_MAX_CREDITS: z.coerce.number().int().min(0).default(100_000),
+  /** Postgres schema Ponder writes the index into (the indexer's DATABASE_SCHEMA); the reservation ledger and
+   *  the completion path's key check read it with SQL. */
+  INDEX_DB_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default("chain_index"),
+  /** Before answering "insufficient credits" or "unknown key", wait at most this long for the index to catch up
+   *  with the chain head (a deposit or a key registered just before the request). */
+  LEDGER_FRESHNESS_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /** A reservation neither confirmed by the index nor released is dropped after this long (a gateway killed
+   *  between reserving and sending its lock). */
+  LEDGER_RESERVATION_TTL_MS: z.coerce.number().int().positive().default(300_000),
+  /** How often the ledger releases reservations whose lock the index now shows. */
+  LEDGER_SWEEP_MS: z.coerce.number().int().positive().default(100),
   SETTLEMENT_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(50),
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(25),
   /** Per-IP burst limit: requests per window. */

@@ -2,6 +2,10 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import type { Deployment } from "../contracts/client/index.js";
 import type { EscrowChain } from "./chain/escrowChain.js";
+import type { LockBatcher } from "./chain/lockBatcher.js";
+import type { CreditLedger } from "./ledger/creditLedger.js";
+import type { IndexFreshness } from "./ledger/indexFreshness.js";
+import type { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import type { SettlementBatcher } from "./chain/settlementBatcher.js";
 import type { GatewayConfig } from "./config.js";
 import type { KeyDirectory } from "./http/middleware/authenticate.js";
@@ -29,6 +33,14 @@ export interface GatewayDeps {
   deployment: Deployment;
   chain: EscrowChain;
   batcher: SettlementBatcher;
+  /** Escrow locks, group-committed through openJobBatch. */
+  locks: LockBatcher;
+  /** Credits per wallet from the index minus reservations (no RPC on the request path). */
+  ledger: CreditLedger;
+  /** Bounded wait for the index to catch up before refusing a request for credits or an unknown key. */
+  freshness: IndexFreshness;
+  /** Credits routed on locks not yet mined (the `submitted` mode's exposure bound). */
+  unconfirmedLocks: UnconfirmedLocks;
   keys: KeyDirectory;
   index: IndexReader;
   /** Index lag sampled in the background (metrics, /readyz, the staleness header). */

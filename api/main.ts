@@ -12,6 +12,7 @@ import { createChainClients } from "./chain/createChainClients.js";
 import { serializeError } from "./chain/serializeError.js";
 import { EscrowChain } from "./chain/escrowChain.js";
 import { KeyStatusCache } from "./chain/keyStatusCache.js";
+import { LockBatcher } from "./chain/lockBatcher.js";
 import { SettlementBatcher } from "./chain/settlementBatcher.js";
 import { TransactionSender } from "./chain/transactionSender.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
@@ -27,6 +28,10 @@ import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
 import { IndexLagMonitor } from "./index/indexLag.js";
 import { IndexReader } from "./index/indexReader.js";
 import { ModelDirectory } from "./index/modelDirectory.js";
+import { CreditLedger } from "./ledger/creditLedger.js";
+import { IndexFreshness } from "./ledger/indexFreshness.js";
+import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
+import { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
 import { JobStore } from "./jobs/jobStore.js";
@@ -135,6 +140,19 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     maxRecentFailures: 3,
     minStake: BigInt(deployment.params.minStake),
   });
+  const locks = new LockBatcher(
+    {
+      openJobBatch: (requests) => chain.openJobBatch(requests),
+      waitMined: (hash) => sender.waitMined(hash),
+      outcomesOf: (receipt) => chain.lockOutcomesOf(receipt),
+    },
+    { max: config.LOCK_BATCH_MAX, logger },
+  );
+  const ledger = new CreditLedger(pool, {
+    indexSchema: config.INDEX_DB_SCHEMA,
+    reservationTtlMs: config.LEDGER_RESERVATION_TTL_MS,
+  });
+  const freshness = new IndexFreshness(indexLag, config.LEDGER_FRESHNESS_WAIT_MS);
   const deps: GatewayDeps = {
     config,
     logger,
@@ -142,6 +160,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     deployment,
     chain,
     batcher,
+    locks,
+    ledger,
+    freshness,
+    unconfirmedLocks: new UnconfirmedLocks(config.LOCK_UNCONFIRMED_MAX_CREDITS),
     keys: new ChainKeyDirectory(
       new KeyStatusCache(chain, { timeoutMs: config.KEY_STATUS_CHAIN_TIMEOUT_MS, retryMs: config.INDEX_RETRY_MS }),
       index,
@@ -187,7 +209,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     : undefined;
   if (dispatcher) deps.onJobProcessing = () => dispatcher.wake();
 
+  // Reservations whose lock the index now shows are released in the background (every gateway may run it).
+  const ledgerTimer = setInterval(() => {
+    ledger.releaseIndexed().catch((error: unknown) => logger.debug({ err: error }, "ledger sweep failed"));
+  }, config.LEDGER_SWEEP_MS);
+  ledgerTimer.unref();
+
   const v1 = Router();
+  // Completions authenticate from the index (no RPC on the hot path; a revocation not yet indexed is refused by
+  // the escrow's lock); the other routes keep the chain's per-block key check.
+  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness)));
   v1.use("/v1", authenticate(deps.keys));
   const routers = [
     chatCompletionsRouter(deps),
@@ -268,6 +299,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     (closing ??= (async () => {
       logger.info("gateway shutting down");
       clearInterval(sweepTimer);
+      clearInterval(ledgerTimer);
       workers.stop();
       indexLag.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -275,6 +307,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       const until = Date.now() + config.SHUTDOWN_GRACE_MS;
       while (deps.activeJobs.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
       if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
+      await locks.drain();
       await batcher.drain();
       await sweeping;
       // Jobs left to recovery go to a live peer now rather than after the lease would have expired.

@@ -5,6 +5,7 @@ import { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "./abis.js
 import type { ChainClients } from "./createChainClients.js";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
+import { OPEN_SKIP_REASONS, type LockOutcome, type LockRequest } from "./lockBatcher.js";
 
 /** On-chain job status (contracts/types/JobStatus.sol). */
 export const CHAIN_JOB_STATUS = [
@@ -23,6 +24,13 @@ const disputeWithEscrowErrorsAbi = [
   ...disputeManagerAbi,
   ...creditEscrowAbi.filter((entry) => entry.type === "error"),
 ] as const;
+
+/**
+ * Gas limit of an openJobBatch: the transaction's base cost plus a bound per lock. A lock costs ~34k warm and
+ * ~75k at worst (snapshots/gas.json: openJob, cold wallet, key and model); only the gas used is paid.
+ */
+const LOCK_BATCH_GAS_BASE = 40_000n;
+const LOCK_GAS_PER_LOCK = 90_000n;
 
 /** Key status of IApiKeyRegistry.KeyStatus. */
 export const CHAIN_KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
@@ -71,6 +79,50 @@ export class EscrowChain {
       functionName: "openJob",
       args: [jobKey, keyHash, modelKey, maxTokens],
     });
+  }
+
+  /**
+   * Many locks in one transaction; a lock the escrow cannot take is skipped (JobOpenSkipped), never reverting,
+   * so the gas limit is a bound per lock instead of an estimate (which would cost round trips on the hot path).
+   */
+  openJobBatch(requests: readonly LockRequest[]): Promise<Hex> {
+    return this.sender.send(
+      {
+        address: this.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "openJobBatch",
+        args: [
+          requests.map((request) => ({
+            jobId: request.jobKey,
+            keyHash: request.keyHash,
+            modelKey: request.modelKey,
+            maxTokens: request.maxTokens,
+          })),
+        ],
+      },
+      { gasLimit: LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length) },
+    );
+  }
+
+  /**
+   * Why the escrow refused a lock, in the words of `openJob`'s revert: the same call simulated on the state right
+   * after the batch that skipped it (`JobOpenSkipped` carries only a reason code; the revert carries the balance,
+   * the cap and when room frees up). Undefined when the simulation no longer reverts (state moved on).
+   */
+  async openJobRevertAt(request: LockRequest, blockNumber: bigint): Promise<unknown> {
+    try {
+      await this.clients.publicClient.simulateContract({
+        address: this.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "openJob",
+        args: [request.jobKey, request.keyHash, request.modelKey, request.maxTokens],
+        account: this.sender.address,
+        blockNumber,
+      });
+      return undefined;
+    } catch (error) {
+      return error;
+    }
   }
 
   failJob(jobKey: Hex): Promise<Hex> {
@@ -192,6 +244,34 @@ export class EscrowChain {
       }
     }
     return undefined;
+  }
+
+  /** Each lock of a mined openJobBatch: its JobOpened facts or its JobOpenSkipped reason, by job id (lower-case). */
+  lockOutcomesOf(receipt: TransactionReceipt): Map<string, LockOutcome> {
+    const outcomes = new Map<string, LockOutcome>();
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
+      try {
+        const event = decodeEventLog({ abi: creditEscrowAbi, data: log.data, topics: log.topics });
+        if (event.eventName === "JobOpened") {
+          outcomes.set(event.args.jobId.toLowerCase(), {
+            kind: "opened",
+            balanceAfter: event.args.balanceAfter,
+            creditsLocked: event.args.creditsLocked,
+            deadline: event.args.deadline,
+          });
+        } else if (event.eventName === "JobOpenSkipped") {
+          outcomes.set(event.args.jobId.toLowerCase(), {
+            kind: "skipped",
+            reason: OPEN_SKIP_REASONS[event.args.reason] ?? "none",
+            blockNumber: receipt.blockNumber,
+          });
+        }
+      } catch {
+        // Another event.
+      }
+    }
+    return outcomes;
   }
 
   /** Job ids (lower-case) a mined settleBatch skipped (`SettlementSkipped`); those jobs are still open. */

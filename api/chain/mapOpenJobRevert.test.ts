@@ -1,7 +1,7 @@
 import { ContractFunctionRevertedError, encodeErrorResult, zeroAddress } from "viem";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { creditEscrowAbi } from "./abis.js";
-import { mapOpenJobRevert } from "./mapOpenJobRevert.js";
+import { mapOpenJobRevert, mapSkippedLock } from "./mapOpenJobRevert.js";
 
 function revert(errorName: "SpendingCapExceeded" | "InsufficientCredits", args: readonly bigint[]) {
   const data = encodeErrorResult({
@@ -39,5 +39,26 @@ describe("mapOpenJobRevert", () => {
     const error = mapOpenJobRevert(revert("SpendingCapExceeded", [100n, 0n, 500n, 0n]), { model: "m", tier: "max" });
     expect(error?.details).toMatchObject({ room_at: null, retry_after: null });
     expect(error?.headers["retry-after"]).toBeUndefined();
+  });
+});
+
+describe("mapSkippedLock (a JobOpenSkipped reason without the revert's figures)", () => {
+  const context = { model: "qwen3-1.7b", tier: "lite", creditsRequired: 7 };
+  it.each([
+    ["key_not_active", "invalid_api_key"],
+    ["insufficient_credits", "insufficient_credits"],
+    ["spending_cap_exceeded", "spending_cap_exceeded"],
+    ["model_not_listed", "model_not_found"],
+    ["max_tokens_invalid", "invalid_request"],
+    ["job_exists", "service_unavailable"],
+  ] as const)("%s answers %s", (reason, code) => {
+    expect(mapSkippedLock(reason, context).code).toBe(code);
+  });
+
+  it("insufficient_credits names the credits the lock needed and the tier", () => {
+    expect(mapSkippedLock("insufficient_credits", context).details).toMatchObject({
+      credits_required: 7,
+      tier: "lite",
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { ApiError } from "../errors/ApiError.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { CHAIN_KEY_STATUS } from "./escrowChain.js";
+import type { OpenSkipReason } from "./lockBatcher.js";
 import { revertOf } from "./revertOf.js";
 
 /**
@@ -59,5 +61,45 @@ export function mapOpenJobRevert(error: unknown, context: { model: string; tier:
       return new ApiError("service_unavailable", { message: "Settlement is paused on chain. Retry later." });
     default:
       return undefined;
+  }
+}
+
+/**
+ * The answer for a lock `openJobBatch` skipped, from its reason code alone: used when the refusal can no longer
+ * be replayed as an `openJob` revert (which carries the figures; see EscrowChain.openJobRevertAt).
+ */
+export function mapSkippedLock(
+  reason: OpenSkipReason,
+  context: { model: string; tier: string; creditsRequired: number },
+): ApiError {
+  switch (reason) {
+    case "key_not_active":
+      return new ApiError("invalid_api_key");
+    case "insufficient_credits":
+      return new ApiError("insufficient_credits", {
+        details: { credits_remaining: 0, credits_required: context.creditsRequired, tier: context.tier },
+      });
+    case "spending_cap_exceeded":
+      return new ApiError("spending_cap_exceeded", {
+        details: {
+          hourly_cap: null,
+          credits_locked_last_hour: null,
+          credits_required: context.creditsRequired,
+          room_at: null,
+          retry_after: null,
+        },
+      });
+    case "model_not_listed":
+      return new ApiError("model_not_found", {
+        param: "model",
+        message: `The model '${context.model}' does not exist.`,
+      });
+    case "max_tokens_invalid":
+      return new ApiError("invalid_request", {
+        param: "max_tokens",
+        message: "max_tokens is outside what a job can price.",
+      });
+    default:
+      return serviceUnavailable("The escrow did not take the lock. Retry shortly.");
   }
 }

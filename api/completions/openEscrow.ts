@@ -1,97 +1,237 @@
 import type { Hex } from "viem";
 import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
-import { mapOpenJobRevert } from "../chain/mapOpenJobRevert.js";
+import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
+import { TransactionRevertedError } from "../chain/transactionSender.js";
+import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
+import { type ApiError } from "../errors/ApiError.js";
 import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
-import { ApiError } from "../errors/ApiError.js";
-import type { PreparedCompletion } from "./prepareCompletion.js";
+import { serviceUnavailable } from "../errors/dependencyOutage.js";
+import { DeadlineExceededError } from "../runtime/withDeadline.js";
+import { gatewayMetrics } from "../observability/metrics.js";
+import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
+
+/** How often a job routed on an unmined lock checks whether the chain node went silent. */
+const LOCK_WATCH_MS = 250;
 
 export interface OpenedJob {
   jobId: string;
   jobKey: Hex;
+  /** The hash of the openJobBatch transaction carrying this job's lock (its own JobOpened is in it). */
   escrowTx: Hex;
   creditsLocked: number;
-  /** Available credits right after the lock (JobOpened.balanceAfter, or estimated in `submitted` lock mode). */
+  /** Available credits right after the lock (JobOpened.balanceAfter once mined; the ledger's figure before). */
   balanceAfterLock: number;
   /** Chain deadline, unix seconds: after it anyone may refund. */
   deadline: bigint;
   /** When the gateway started the job (its own timeout counts from here). */
   startedAt: number;
-  /** In `submitted` lock mode: settles when the lock is mined; rejects if it reverted. */
+  /** Settles when the lock is mined; rejects with the client's error (an ApiError) if the chain refused it. */
   lockMined: Promise<void>;
+  /** Aborted, with the client's ApiError as reason, when the chain refused the lock: the job must stop. */
+  lockRefused: AbortSignal;
 }
 
 /**
- * Locks the escrow before any worker sees the job (ARCHITECTURE "Lock"). The gateway_job row is written first,
- * so a crash between sending and recording leaves a row recovery can find.
+ * Reserves the credits in the ledger, then queues the lock (group commit) and returns once its batch transaction
+ * is signed and accepted by the node, so the escrow transaction exists before any worker sees the job
+ * (ARCHITECTURE "Lock"; spec rule 3). In `confirmed` mode, or beyond the unconfirmed-exposure bound, it returns
+ * only once the lock is mined. The gateway_job row is written before sending, so a crash between sending and
+ * recording leaves a row recovery can find.
  */
 export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
   const startedAt = Date.now();
   const jobId = newJobId(startedAt);
   const jobKey = jobIdToBytes32(jobId);
-  await deps.jobs.insert({
-    jobId,
-    jobKey,
-    wallet: prepared.wallet,
-    keyHash: prepared.keyHash,
-    model: prepared.model.id,
-    tier: prepared.model.tier,
-    stream: prepared.request.stream,
-    maxTokens: prepared.maxTokens,
-    creditsLocked: prepared.creditsToLock,
-    promptTokens: prepared.promptTokens,
-  });
+  const credits = prepared.creditsToLock;
+  const availableAfter = await reserve(deps, prepared, jobKey, startedAt);
+  const release = () =>
+    deps.ledger
+      .release([jobKey])
+      .catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "reservation not released"));
 
+  try {
+    await deps.jobs.insert({
+      jobId,
+      jobKey,
+      wallet: prepared.wallet,
+      keyHash: prepared.keyHash,
+      model: prepared.model.id,
+      tier: prepared.model.tier,
+      stream: prepared.request.stream,
+      maxTokens: prepared.maxTokens,
+      creditsLocked: credits,
+      promptTokens: prepared.promptTokens,
+    });
+  } catch (error) {
+    await release();
+    throw error;
+  }
+
+  const request: LockRequest = {
+    jobKey,
+    keyHash: prepared.keyHash,
+    modelKey: prepared.model.modelKey,
+    maxTokens: prepared.maxTokens,
+  };
+  const queued = deps.locks.enqueue(request);
   let escrowTx: Hex;
   try {
-    escrowTx = await deps.chain.openJob(jobKey, prepared.keyHash, prepared.model.modelKey, prepared.maxTokens);
+    const sent = await untilSentOrNodeSilent(deps, queued.sent);
+    if (sent === "node_silent") {
+      // The batch may still leave once the node is back: its hash is recorded then, and the reservation stays
+      // until the index shows the lock (or it expires), so recovery can return that escrow.
+      void queued.sent.then(
+        (hash) => deps.jobs.update(jobId, { escrow_tx: hash }),
+        () => undefined,
+      );
+      throw new DeadlineExceededError("the chain node stopped answering while the lock was being sent");
+    }
+    escrowTx = sent;
   } catch (error) {
+    if (error instanceof DeadlineExceededError) throw error;
+    await release();
     const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
-    await jobLifecycleOf(deps).lockRefused(jobId, mapped ? `openJob refused: ${mapped.code}` : "openJob failed");
+    await jobLifecycleOf(deps).lockRefused(
+      jobId,
+      mapped ? `openJobBatch refused: ${mapped.code}` : "openJobBatch not sent",
+    );
     if (mapped) throw mapped;
-    deps.logger.error({ err: error, job_id: jobId }, "openJob failed");
-    throw new ApiError("service_unavailable", { message: "The escrow transaction could not be sent. Retry shortly." });
+    deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
+    throw serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
   }
   await deps.jobs.update(jobId, { escrow_tx: escrowTx });
 
-  const estimatedDeadline = BigInt(Math.floor(startedAt / 1000) + deps.deployment.params.jobTimeout);
+  const refused = new AbortController();
   const opened: OpenedJob = {
     jobId,
     jobKey,
     escrowTx,
-    creditsLocked: prepared.creditsToLock,
-    balanceAfterLock: prepared.creditsAvailable - prepared.creditsToLock,
-    deadline: estimatedDeadline,
+    creditsLocked: credits,
+    balanceAfterLock: Number(availableAfter),
+    deadline: BigInt(Math.floor(startedAt / 1000) + deps.deployment.params.jobTimeout),
     startedAt,
     lockMined: Promise.resolve(),
+    lockRefused: refused.signal,
   };
 
-  const mined = deps.chain.sender.waitMined(escrowTx).then(async (receipt) => {
-    const facts = deps.chain.openedJobOf(receipt);
-    if (facts) {
-      opened.deadline = facts.deadline;
-      opened.balanceAfterLock = Number(facts.balanceAfter);
-      opened.creditsLocked = Number(facts.creditsLocked);
+  const routedUnmined = deps.config.LOCK_MODE === "submitted" && deps.unconfirmedLocks.tryAdmit(credits);
+  const refuse = (apiError: ApiError, reason: string) => {
+    if (refused.signal.aborted) return;
+    if (routedUnmined) {
+      gatewayMetrics.unconfirmedLockRefused.inc({ reason });
+      gatewayMetrics.unconfirmedLockRefusedCredits.inc(credits);
     }
-    await deps.jobs.update(jobId, { deadline: opened.deadline });
-  });
-
-  if (deps.config.LOCK_MODE === "confirmed") {
-    try {
-      await mined;
-    } catch (error) {
-      await jobLifecycleOf(deps).lockRefused(jobId, "openJob reverted");
-      deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "openJob reverted");
-      throw new ApiError("service_unavailable", { message: "The escrow transaction reverted. Retry shortly." });
-    }
-  } else {
-    opened.lockMined = mined.catch(async (error: unknown) => {
-      await jobLifecycleOf(deps)
-        .lockRefused(jobId, "openJob reverted")
-        .catch(() => undefined);
-      throw error;
+    refused.abort(apiError);
+  };
+  const mined = queued.mined
+    .then(
+      async (outcome: LockOutcome) => {
+        if (outcome.kind === "opened") {
+          opened.deadline = outcome.deadline;
+          opened.balanceAfterLock = Number(outcome.balanceAfter);
+          opened.creditsLocked = Number(outcome.creditsLocked);
+          await deps.jobs.update(jobId, { deadline: opened.deadline });
+          return;
+        }
+        // Skipped: nothing was locked, so nothing can be charged; the job stops, the reservation goes back.
+        const apiError = await refusalOf(deps, prepared, request, outcome);
+        await closeUnlocked(apiError.code);
+        refuse(apiError, apiError.code);
+        throw apiError;
+      },
+      async (error: unknown): Promise<never> => {
+        deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "lock batch reverted or not mined");
+        const apiError = serviceUnavailable("The escrow lock did not go through. Retry shortly.");
+        // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may exist, so the
+        // reservation stays until the index shows it (or it expires) and recovery refunds the job.
+        if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
+        refuse(apiError, "lock_reverted");
+        throw apiError;
+      },
+    )
+    .finally(() => {
+      if (routedUnmined) deps.unconfirmedLocks.confirmed(credits);
     });
-    opened.lockMined.catch(() => undefined);
+  async function closeUnlocked(code: string): Promise<void> {
+    await release();
+    await jobLifecycleOf(deps)
+      .lockRefused(jobId, `lock refused: ${code}`)
+      .catch(() => undefined);
   }
+
+  if (!routedUnmined) {
+    // Confirmed mode, or beyond the exposure bound: the job is routed only once its lock is mined.
+    await mined;
+    return opened;
+  }
+  // The chain node stopping before this lock is confirmed would hold the job (and its settlement) until the node
+  // is back: the job stops now with a retryable 503 instead. If the lock was mined, the job stays open on chain
+  // and recovery returns its escrow (the client is never charged for it).
+  const watchdog = setInterval(() => {
+    if (!deps.chain.nodeSilent()) return;
+    clearInterval(watchdog);
+    refuse(
+      serviceUnavailable(
+        "The chain node stopped answering before this job's escrow lock was confirmed. Retry shortly.",
+      ),
+      "node_silent",
+    );
+  }, LOCK_WATCH_MS);
+  watchdog.unref();
+  void mined.finally(() => clearInterval(watchdog)).catch(() => undefined);
+  opened.lockMined = Promise.race([
+    mined,
+    new Promise<never>((_, reject) =>
+      refused.signal.addEventListener("abort", () => reject(refused.signal.reason as Error), { once: true }),
+    ),
+  ]);
+  opened.lockMined.catch(() => undefined);
   return opened;
+}
+
+/** The batch's hash once the node accepted it, or "node_silent" as soon as the node is known to have stopped. */
+async function untilSentOrNodeSilent(deps: GatewayDeps, sent: Promise<Hex>): Promise<Hex | "node_silent"> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<"node_silent">((resolve) => {
+    timer = setInterval(() => {
+      if (deps.chain.nodeSilent()) resolve("node_silent");
+    }, LOCK_WATCH_MS);
+  });
+  try {
+    return await Promise.race([sent, silent]);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Reserves the job's credits; before refusing, lets the index catch up (bounded) and tries once more. */
+async function reserve(deps: GatewayDeps, prepared: PreparedCompletion, jobKey: Hex, since: number): Promise<bigint> {
+  const credits = BigInt(prepared.creditsToLock);
+  const first = await deps.ledger.reserve(prepared.wallet, jobKey, credits);
+  if (first.ok) return first.availableAfter;
+  await freshAvailable(deps, prepared.wallet, since);
+  const second = await deps.ledger.reserve(prepared.wallet, jobKey, credits);
+  if (second.ok) return second.availableAfter;
+  throw insufficientCredits(
+    prepared.model,
+    { creditsRequired: prepared.creditsToLock, maxTokens: prepared.maxTokens },
+    Number(second.available),
+  );
+}
+
+/** The client's error for a lock the batch skipped, with the figures `openJob`'s revert gives. */
+async function refusalOf(
+  deps: GatewayDeps,
+  prepared: PreparedCompletion,
+  request: LockRequest,
+  skipped: Extract<LockOutcome, { kind: "skipped" }>,
+): Promise<ApiError> {
+  const context = { model: prepared.model.id, tier: prepared.model.tier };
+  deps.logger.warn({ job_key: request.jobKey, reason: skipped.reason }, "lock skipped by the escrow");
+  const revert = await deps.chain.openJobRevertAt(request, skipped.blockNumber).catch(() => undefined);
+  return (
+    mapOpenJobRevert(revert, context) ??
+    mapSkippedLock(skipped.reason, { ...context, creditsRequired: prepared.creditsToLock })
+  );
 }

@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
 import { ApiError } from "../errors/ApiError.js";
+import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import type { GatewayDeps } from "../deps.js";
 import type { ModelInfo } from "../index/modelDirectory.js";
 import { countChatTokens, ReservedTokenTextError } from "../../shared/tokens/countChatTokens.js";
@@ -17,7 +18,7 @@ export interface PreparedCompletion {
   promptTokens: number;
   maxTokens: number;
   creditsToLock: number;
-  /** Available credits read from the chain before the lock. */
+  /** Available credits as the reservation ledger said them before this request's reservation. */
   creditsAvailable: number;
 }
 
@@ -40,6 +41,28 @@ async function countPromptTokens(request: ChatCompletionRequest, contextWindow: 
     if (!(error instanceof ReservedTokenTextError)) throw error;
     throw new ApiError("invalid_request", { param: `messages.${error.messageIndex}.content`, message: error.message });
   }
+}
+
+export function insufficientCredits(
+  model: ModelInfo,
+  needed: { creditsRequired: number; maxTokens: number },
+  creditsAvailable: number,
+): ApiError {
+  return new ApiError("insufficient_credits", {
+    message: `This request needs ${needed.creditsRequired} credits in escrow (model '${model.id}', up to ${needed.maxTokens} output tokens); ${creditsAvailable} are available.`,
+    details: { credits_remaining: creditsAvailable, credits_required: needed.creditsRequired, tier: model.tier },
+    headers: { "x-service-credits-remaining": String(creditsAvailable) },
+  });
+}
+
+/**
+ * The wallet's available credits once the index has caught up with the chain as of `since` (bounded wait) and
+ * reservations of locks it now shows are released: what a refusal must be based on.
+ */
+export async function freshAvailable(deps: GatewayDeps, wallet: Hex, since: number): Promise<bigint> {
+  await deps.freshness.caughtUpSince(since);
+  await deps.ledger.releaseIndexed(wallet);
+  return deps.ledger.available(wallet);
 }
 
 /**
@@ -67,22 +90,27 @@ export async function prepareCompletion(
     });
   }
   const promptTokens = count.tokens;
-  const creditsAvailable = Number(await deps.chain.availableCredits(auth.wallet));
-  const sizing = sizeEscrow({
-    prices: model,
-    requested: request.maxTokens,
-    defaultMaxTokens: deps.config.DEFAULT_MAX_TOKENS,
-    contextWindow: model.contextWindow,
-    promptTokens,
-    available: creditsAvailable,
-  });
-  if (!sizing.ok) {
-    throw new ApiError("insufficient_credits", {
-      message: `This request needs ${sizing.creditsRequired} credits in escrow (model '${model.id}', up to ${sizing.maxTokens} output tokens); ${creditsAvailable} are available.`,
-      details: { credits_remaining: creditsAvailable, credits_required: sizing.creditsRequired, tier: model.tier },
-      headers: { "x-service-credits-remaining": String(creditsAvailable) },
+  const size = (available: number) =>
+    sizeEscrow({
+      prices: model,
+      requested: request.maxTokens,
+      defaultMaxTokens: deps.config.DEFAULT_MAX_TOKENS,
+      contextWindow: model.contextWindow,
+      promptTokens,
+      available,
     });
+  // A node known silent (background sample) would hold the lock until the RPC deadlines: refuse at once, 503.
+  if (deps.chain.nodeSilent()) throw new DeadlineExceededError("the chain node is not answering (lock not sent)");
+  // The ledger, not the chain: indexed credits minus what is reserved for locks not yet indexed.
+  const since = Date.now();
+  let creditsAvailable = Number(await deps.ledger.available(auth.wallet));
+  let sizing = size(creditsAvailable);
+  if (!sizing.ok) {
+    // Before refusing: a deposit may be a block ahead of the index, or a lock just indexed still reserved.
+    creditsAvailable = Number(await freshAvailable(deps, auth.wallet, since));
+    sizing = size(creditsAvailable);
   }
+  if (!sizing.ok) throw insufficientCredits(model, sizing, creditsAvailable);
   const { maxTokens, creditsToLock } = sizing;
   return {
     request,

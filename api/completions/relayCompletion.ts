@@ -76,6 +76,7 @@ export async function relayCompletion(
   let servingNotified = false;
 
   for (;;) {
+    if (opened.lockRefused.aborted) return lockRefused(opened, prepared, serving?.address);
     if (sink.clientGone.aborted) return clientGone(deps, prepared, opened, undefined, undefined);
     if (deadlineSignal.aborted) return timedOut(serving);
     const candidate = pickWorker(await deps.workers.candidatesFresh(prepared.model.id), tried);
@@ -93,7 +94,8 @@ export async function relayCompletion(
     tried.add(candidate.address.toLowerCase());
 
     const attempt = new AbortController();
-    const signal = AbortSignal.any([attempt.signal, deadlineSignal]);
+    // A lock the chain refused stops the job at once (ledger: docs/DESIGN.md "A refused lock").
+    const signal = AbortSignal.any([attempt.signal, deadlineSignal, opened.lockRefused]);
     const ackTimer = setTimeout(() => attempt.abort(new WorkerJobError("no acknowledgement in time")), ACK_TIMEOUT_MS);
     // The client leaving: ask the worker for a receipt of what was delivered, then drop the connection.
     let cancel: Promise<CancelResponse | undefined> | undefined;
@@ -154,6 +156,7 @@ export async function relayCompletion(
       }
       throw new WorkerJobError("the worker closed the stream without a result");
     } catch (error) {
+      if (opened.lockRefused.aborted) return lockRefused(opened, prepared, candidate.address);
       if (cancel || sink.clientGone.aborted) {
         if (!cancel) onGone();
         return clientGone(deps, prepared, opened, candidate, { response: await cancel, delivered });
@@ -291,6 +294,9 @@ async function clientGone(
     };
   }
   await opened.lockMined.catch(() => undefined);
+  // Never locked: nothing to settle (and nothing was charged).
+  if (opened.lockRefused.aborted)
+    return { kind: "client_gone", worker: worker.address, close: { kind: "failed", reason: "escrow lock refused" } };
   const { receipt, signature } = cancel.response;
   const check = await verifyReceipt(receipt, signature as Hex, {
     jobKey: opened.jobKey,
@@ -315,6 +321,21 @@ async function clientGone(
     kind: "client_gone",
     worker: worker.address,
     close: { kind: "receipt", receipt, signature: signature as Hex, worker: worker.address },
+  };
+}
+
+/**
+ * The chain refused the job's lock: the client gets the refusal. The job is already failed (openEscrow moved it
+ * through the lifecycle) and nothing was locked, so the lifecycle's `fail` finds it moved and sends nothing.
+ */
+function lockRefused(opened: OpenedJob, prepared: PreparedCompletion, worker: Hex | undefined): RelayOutcome {
+  const reason: unknown = opened.lockRefused.reason;
+  const error = reason instanceof ApiError ? reason : new ApiError("service_unavailable");
+  return {
+    kind: "worker_failed",
+    error: withJobHeaders(error, opened, prepared, worker),
+    worker,
+    close: { kind: "failed", reason: "escrow lock refused" },
   };
 }
 

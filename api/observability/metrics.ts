@@ -78,6 +78,38 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly lockBatchSize = new Histogram({
+    name: "gateway_lock_batch_size",
+    help: "Escrow locks per openJobBatch transaction sent (group commit).",
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200],
+    registers: [this.registry],
+  });
+
+  readonly unconfirmedLockCredits = new Gauge({
+    name: "gateway_unconfirmed_lock_credits",
+    help: "Credits of jobs routed to a worker on a lock not yet mined (this process); bounded by LOCK_UNCONFIRMED_MAX_CREDITS.",
+    registers: [this.registry],
+  });
+
+  readonly unconfirmedLocks = new Gauge({
+    name: "gateway_unconfirmed_lock_jobs",
+    help: "Jobs routed to a worker on a lock not yet mined (this process).",
+    registers: [this.registry],
+  });
+
+  readonly unconfirmedLockRefused = new Counter({
+    name: "gateway_unconfirmed_lock_refused_total",
+    help: "Locks the chain refused after the job was routed (JobOpenSkipped, or the batch reverted), by reason; the job stopped and nothing was charged.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+
+  readonly unconfirmedLockRefusedCredits = new Counter({
+    name: "gateway_unconfirmed_lock_refused_credits_total",
+    help: "Credits of work routed on locks the chain then refused: the gateway's loss bound (the worker is never paid for it).",
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // `collect` runs with the metric as `this`; these reach the gateway's sources.

@@ -45,7 +45,8 @@ describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", (
     );
     const escrowTxs = answers.map(({ response }) => response.headers.get("x-service-tx-hash"));
     const settlementTxs = answers.map(({ response }) => response.headers.get("x-service-settlement-tx"));
-    expect(new Set(escrowTxs).size).toBe(3);
+    // Locks are group-committed (openJobBatch): concurrent jobs may share one escrow transaction.
+    expect(escrowTxs.every((tx) => /^0x[0-9a-f]{64}$/.test(tx ?? ""))).toBe(true);
     expect(settlementTxs.every((tx) => /^0x[0-9a-f]{64}$/.test(tx ?? ""))).toBe(true);
     expect(new Set(settlementTxs).size).toBe(1);
     for (const { data } of answers) expect(data.choices[0]?.message.content).not.toBe("");

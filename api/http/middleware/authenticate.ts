@@ -32,6 +32,8 @@ export function authOf(res: Response): AuthContext {
 
 export function authenticate(keys: KeyDirectory): RequestHandler {
   return async (req, res, next) => {
+    // Already authenticated by a more specific mount (the completion path's index-backed check).
+    if (res.locals["auth"]) return next();
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === "") throw new ApiError("missing_api_key");
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -1,0 +1,131 @@
+import { pino } from "pino";
+import type { Hex, TransactionReceipt } from "viem";
+import { describe, expect, it } from "vitest";
+import { LockBatcher, type LockOutcome, type LockPort, type LockRequest } from "./lockBatcher.js";
+
+// The group-commit queue on its own. The node is a test double that holds each send until the test lets it
+// through, so "the next batch leaves when the previous one was accepted" can be observed step by step; the
+// batcher against the real escrow (openJobBatch, JobOpened/JobOpenSkipped) is covered in test/api/ledger.test.ts.
+
+function lock(n: number): LockRequest {
+  return {
+    jobKey: `0x${n.toString(16).padStart(64, "0")}`,
+    keyHash: `0x${"11".repeat(32)}`,
+    modelKey: `0x${"22".repeat(32)}`,
+    maxTokens: 100,
+  };
+}
+
+class HeldNode implements LockPort {
+  readonly batches: LockRequest[][] = [];
+  private releases: (() => void)[] = [];
+  skip = new Set<string>();
+  failSend = false;
+
+  openJobBatch(requests: readonly LockRequest[]): Promise<Hex> {
+    this.batches.push([...requests]);
+    const index = this.batches.length;
+    return new Promise((resolve, reject) =>
+      this.releases.push(() =>
+        this.failSend ? reject(new Error("node refused")) : resolve(`0x${index.toString(16).padStart(64, "0")}`),
+      ),
+    );
+  }
+
+  /** Lets the oldest held send be accepted. */
+  accept(): void {
+    this.releases.shift()?.();
+  }
+
+  async waitMined(hash: Hex): Promise<TransactionReceipt> {
+    return { transactionHash: hash, blockNumber: 7n } as TransactionReceipt;
+  }
+
+  outcomesOf(receipt: TransactionReceipt): Map<string, LockOutcome> {
+    const batch = this.batches[Number(BigInt(receipt.transactionHash)) - 1] ?? [];
+    return new Map(
+      batch.map((request): [string, LockOutcome] => [
+        request.jobKey.toLowerCase(),
+        this.skip.has(request.jobKey)
+          ? { kind: "skipped", reason: "key_not_active", blockNumber: 7n }
+          : { kind: "opened", balanceAfter: 1n, creditsLocked: 2n, deadline: 3n },
+      ]),
+    );
+  }
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+const logger = pino({ level: "silent" });
+
+describe("LockBatcher (group commit)", () => {
+  it("a lock alone leaves at once, in a batch of one", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, logger });
+    const queued = batcher.enqueue(lock(1));
+    expect(node.batches).toEqual([[lock(1)]]);
+    node.accept();
+    expect(await queued.sent).toMatch(/^0x0+1$/);
+  });
+
+  it("locks queued while a batch is being sent leave together as soon as the node accepted it", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, logger });
+    const first = batcher.enqueue(lock(1));
+    const waiting = [2, 3, 4].map((n) => batcher.enqueue(lock(n)));
+    expect(node.batches).toHaveLength(1);
+    node.accept();
+    await first.sent;
+    await tick();
+    expect(node.batches[1]).toEqual([lock(2), lock(3), lock(4)]);
+    node.accept();
+    const hashes = await Promise.all(waiting.map((queued) => queued.sent));
+    expect(new Set(hashes).size).toBe(1);
+  });
+
+  it("a batch carries at most `max` locks; the rest leave with the next", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 2, logger });
+    batcher.enqueue(lock(1));
+    for (const n of [2, 3, 4, 5, 6]) batcher.enqueue(lock(n));
+    node.accept();
+    await tick();
+    await tick();
+    expect(node.batches.map((batch) => batch.length)).toEqual([1, 2]);
+    node.accept();
+    await tick();
+    await tick();
+    node.accept();
+    await tick();
+    await tick();
+    node.accept();
+    expect(node.batches.map((batch) => batch.length)).toEqual([1, 2, 2, 1]);
+  });
+
+  it("each lock learns what the mined batch did with it: opened, or skipped with the reason", async () => {
+    const node = new HeldNode();
+    node.skip.add(lock(2).jobKey);
+    const batcher = new LockBatcher(node, { max: 10, logger });
+    batcher.enqueue(lock(0));
+    const [opened, skipped] = [batcher.enqueue(lock(1)), batcher.enqueue(lock(2))];
+    node.accept();
+    await tick();
+    node.accept();
+    expect(await opened.mined).toEqual({ kind: "opened", balanceAfter: 1n, creditsLocked: 2n, deadline: 3n });
+    expect(await skipped.mined).toEqual({ kind: "skipped", reason: "key_not_active", blockNumber: 7n });
+  });
+
+  it("a batch the node refuses fails each of its locks, and the queue goes on", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, logger });
+    node.failSend = true;
+    const refused = batcher.enqueue(lock(1));
+    node.accept();
+    await expect(refused.sent).rejects.toThrow("node refused");
+    await expect(refused.mined).rejects.toThrow("node refused");
+    node.failSend = false;
+    const next = batcher.enqueue(lock(2));
+    node.accept();
+    await expect(next.sent).resolves.toMatch(/^0x/);
+    await batcher.drain();
+  });
+});

@@ -1,0 +1,144 @@
+import type { Logger } from "pino";
+import type { Hex, TransactionReceipt } from "viem";
+import { gatewayMetrics } from "../observability/metrics.js";
+
+/** One lock of `openJobBatch` (ICreditEscrow.OpenRequest). */
+export interface LockRequest {
+  jobKey: Hex;
+  keyHash: Hex;
+  modelKey: Hex;
+  maxTokens: number;
+}
+
+/** Why `openJobBatch` skipped a lock: ICreditEscrow.OpenSkipReason, in enum order (`none` is never emitted). */
+export const OPEN_SKIP_REASONS = [
+  "none",
+  "job_exists",
+  "key_not_active",
+  "model_not_listed",
+  "max_tokens_invalid",
+  "insufficient_credits",
+  "spending_cap_exceeded",
+] as const;
+export type OpenSkipReason = (typeof OPEN_SKIP_REASONS)[number];
+
+/** What a mined batch did with one lock. */
+export type LockOutcome =
+  | { kind: "opened"; balanceAfter: bigint; creditsLocked: bigint; deadline: bigint }
+  | { kind: "skipped"; reason: OpenSkipReason; blockNumber: bigint };
+
+export interface LockPort {
+  /** Signs and sends `openJobBatch`; resolves with the hash once the node accepted the transaction. */
+  openJobBatch(requests: readonly LockRequest[]): Promise<Hex>;
+  /** Resolves with the mined receipt; rejects when the transaction reverted. */
+  waitMined(hash: Hex): Promise<TransactionReceipt>;
+  /** The JobOpened / JobOpenSkipped of each lock in a mined batch, by job key (lower-case). */
+  outcomesOf(receipt: TransactionReceipt): Map<string, LockOutcome>;
+}
+
+export interface QueuedLock {
+  /** The batch transaction's hash, once signed and accepted by the node (not mined). */
+  sent: Promise<Hex>;
+  /** What the mined batch did with this lock; rejects when the batch reverted or was never mined. */
+  mined: Promise<LockOutcome>;
+}
+
+interface Pending {
+  request: LockRequest;
+  sent: Deferred<Hex>;
+  mined: Deferred<LockOutcome>;
+}
+
+/**
+ * Group commit for escrow locks (docs/DESIGN.md "Locks"). A lock is queued at once; when no batch is being
+ * sent, the queue leaves at once as one `openJobBatch`; while one is being signed and sent, new locks wait and
+ * leave together with the next one as soon as the node has accepted the previous. One lock alone therefore waits
+ * for nothing, and under load many locks share a transaction (up to `max` each).
+ */
+export class LockBatcher {
+  private queue: Pending[] = [];
+  private sending = false;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly port: LockPort,
+    private readonly options: { max: number; logger: Logger },
+  ) {}
+
+  enqueue(request: LockRequest): QueuedLock {
+    const item: Pending = { request, sent: deferred(), mined: deferred() };
+    // A caller may stop listening (client gone); never an unhandled rejection.
+    item.sent.promise.catch(() => undefined);
+    item.mined.promise.catch(() => undefined);
+    this.queue.push(item);
+    this.pump();
+    return { sent: item.sent.promise, mined: item.mined.promise };
+  }
+
+  /** Resolves once everything queued has been sent and mined (or failed). */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.sending || this.inFlight.size > 0) {
+      await Promise.allSettled([...this.inFlight]);
+      if (this.queue.length > 0 && !this.sending) this.pump();
+      if (this.sending) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  private pump(): void {
+    if (this.sending || this.queue.length === 0) return;
+    this.sending = true;
+    const batch = this.queue.splice(0, this.options.max);
+    void this.send(batch).finally(() => {
+      this.sending = false;
+      this.pump();
+    });
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    let hash: Hex;
+    try {
+      hash = await this.port.openJobBatch(batch.map((item) => item.request));
+    } catch (error) {
+      this.options.logger.error({ err: error, locks: batch.length }, "lock batch could not be sent");
+      for (const item of batch) {
+        item.sent.reject(error);
+        item.mined.reject(error);
+      }
+      return;
+    }
+    gatewayMetrics.lockBatchSize.observe(batch.length);
+    for (const item of batch) item.sent.resolve(hash);
+    const mined = this.port.waitMined(hash).then(
+      (receipt) => {
+        const outcomes = this.port.outcomesOf(receipt);
+        for (const item of batch) {
+          const outcome = outcomes.get(item.request.jobKey.toLowerCase());
+          if (outcome) item.mined.resolve(outcome);
+          else item.mined.reject(new Error(`lock batch ${hash} has no event for job ${item.request.jobKey}`));
+        }
+      },
+      (error: unknown) => {
+        this.options.logger.error({ err: error, tx: hash, locks: batch.length }, "lock batch not mined");
+        for (const item of batch) item.mined.reject(error);
+      },
+    );
+    this.inFlight.add(mined);
+    void mined.finally(() => this.inFlight.delete(mined));
+  }
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
