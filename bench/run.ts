@@ -400,7 +400,7 @@ async function measureMode(stack: BenchStack) {
         latencyModel: LATENCY_MODEL,
         latencySeconds: LATENCY_SECONDS,
         throughputSeconds: THROUGHPUT_SECONDS,
-        lockMode: process.env.BENCH_LOCK_MODE ?? "(gateway default)",
+        lockMode: process.env.BENCH_LOCK_MODE ?? "submitted (gateway default)",
         gatewayNodeOptions: stack.started ? GATEWAY_NODE_OPTIONS || "(Node defaults)" : "(the running stack's)",
       },
       latency,
