@@ -25,8 +25,9 @@ import {SpendWindow} from "./libraries/SpendWindow.sol";
 /// @title CreditEscrow
 /// @notice Prepaid credits per wallet, locked per job and settled against workers' EIP-712 receipts.
 /// @dev Gas shape: one storage word per job (`JobRecord`), one per wallet (`Account`), one per capped wallet
-/// (`SpendWindow`), and one hot configuration word (fee schedule, pause, accrued fees, credits outstanding) that
-/// settlement reads and writes once. A batch pays each worker once; fees accrue and are swept to the treasury.
+/// (`SpendWindow`), and one hot configuration word (fee schedule, pause, credits outstanding) that settlement
+/// reads and writes once. Settlement pushes the worker's share and the fee to the treasury in its own transaction;
+/// a batch pays each worker once and the treasury once.
 contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
@@ -89,14 +90,13 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool paused;
         uint32 pausedAt;
         uint32 unpausedAt;
-        uint56 feesAccrued;
         uint56 creditsOutstanding;
     }
 
-    /// @dev The treasury in effect and a scheduled successor.
+    /// @dev The treasury in effect and when a scheduled successor takes over (zero: none), in one word, so
+    /// settlement reads one slot; the successor lives in its own slot, read only once its time has come.
     struct TreasuryState {
         address current;
-        address next;
         uint64 switchAt;
     }
 
@@ -113,6 +113,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     mapping(address recipient => uint256 units) private _claimable;
     Config private _config;
     TreasuryState private _treasury;
+    address private _nextTreasury;
     uint256 private _reserve;
     uint256 private _claimableTotal;
     OwedRestitution[] private _owedQueue;
@@ -171,7 +172,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @param apiKeyRegistry_ The API key registry.
     /// @param modelCatalog_ The model catalog (the worker registry must check models against the same one).
     /// @param workerRegistry_ The worker registry; the dispute window is read from it.
-    /// @param treasury_ Receives the protocol fees (`sweepFees`).
+    /// @param treasury_ Receives the protocol fees, in each settlement transaction.
     /// @param feeBps_ Protocol fee, basis points of each charge (at most `MAX_FEE_BPS`).
     /// @param jobTimeout_ Seconds after opening before the gateway may refund a job (anyone after the grace).
     constructor(
@@ -216,7 +217,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             paused: false,
             pausedAt: 0,
             unpausedAt: 0,
-            feesAccrued: 0,
             creditsOutstanding: 0
         });
         _treasury.current = treasury_;
@@ -318,8 +318,9 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Lookups memory lookups;
         (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
-        _accrue(config, feeAmount, job.charged);
+        _debitOutstanding(config, job.charged);
         _pay(job.worker, workerAmount);
+        _pay(_treasuryInEffect(), feeAmount);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -345,10 +346,13 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             if (_settleBatchItem(receipts[i], signatures[i], config, lookups, totals)) ++settled;
         }
 
-        if (settled != 0) _accrue(config, totals.feeTotal, totals.chargedTotal);
+        if (settled == 0) return 0;
+        _debitOutstanding(config, totals.chargedTotal);
         for (uint256 i; i < totals.workerCount; ++i) {
             _pay(totals.workers[i], totals.amounts[i]);
         }
+        // One transfer for the batch's fees: each job's share is in its JobSettled.feeAmount.
+        _pay(_treasuryInEffect(), totals.feeTotal);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -384,17 +388,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         emit PayoutClaimed(msg.sender, to, amount);
 
         stablecoin.safeTransfer(to, amount);
-    }
-
-    /// @inheritdoc ICreditEscrow
-    function sweepFees() external {
-        address treasury_ = _treasuryInEffect();
-        uint256 amount = _config.feesAccrued;
-        if (amount == 0) revert NothingToClaim(treasury_);
-        _config.feesAccrued = 0;
-        emit FeesSwept(treasury_, amount);
-
-        stablecoin.safeTransfer(treasury_, amount);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -459,7 +452,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         if (treasury_ == address(0)) revert ZeroAddress();
         _treasuryInEffect();
         uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
-        _treasury.next = treasury_;
+        _nextTreasury = treasury_;
         _treasury.switchAt = switchAt;
         emit TreasuryScheduled(treasury_, switchAt);
     }
@@ -532,10 +525,10 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return _reserve;
     }
 
-    /// @notice Where swept protocol fees go now.
+    /// @notice Where protocol fees go now.
     function treasury() external view returns (address) {
         TreasuryState memory state = _treasury;
-        return state.next != address(0) && block.timestamp >= state.switchAt ? state.next : state.current;
+        return state.switchAt != 0 && block.timestamp >= state.switchAt ? _nextTreasury : state.current;
     }
 
     /// @notice The protocol fee a job opened now pays, basis points.
@@ -550,7 +543,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             Ledger({
                 creditsOutstanding: config.creditsOutstanding,
                 reserve: _reserve,
-                feesAccrued: config.feesAccrued,
                 claimableTotal: _claimableTotal,
                 owedCredits: _owedCredits,
                 owedEntries: _owedQueue.length - _owedHead,
@@ -848,13 +840,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return true;
     }
 
-    /// @dev Adds a settlement's fees to the treasury's accrual and takes its charge out of the credits held.
-    function _accrue(Config memory config, uint256 feeAmount, uint256 charged) private {
-        Config storage stored = _config;
-        stored.feesAccrued = SafeCast.toUint56(uint256(config.feesAccrued) + feeAmount);
+    /// @dev Takes settled charges out of the credits held (they leave as the worker's and treasury's shares).
+    function _debitOutstanding(Config memory config, uint256 charged) private {
         // The charges were locked credits, part of the outstanding total.
         unchecked {
-            stored.creditsOutstanding = config.creditsOutstanding - uint56(charged);
+            _config.creditsOutstanding = config.creditsOutstanding - uint56(charged);
         }
     }
 
@@ -1034,21 +1024,19 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @dev The treasury in effect, making a scheduled one current once its time has come.
     function _treasuryInEffect() private returns (address) {
         TreasuryState memory state = _treasury;
-        if (state.next != address(0) && block.timestamp >= state.switchAt) {
-            _treasury = TreasuryState({current: state.next, next: address(0), switchAt: 0});
-            emit TreasuryUpdated(state.next);
-            return state.next;
+        if (state.switchAt != 0 && block.timestamp >= state.switchAt) {
+            address next = _nextTreasury;
+            _treasury = TreasuryState({current: next, switchAt: 0});
+            _nextTreasury = address(0);
+            emit TreasuryUpdated(next);
+            return next;
         }
         return state.current;
     }
 
-    /// @dev Stablecoin held beyond credits, reserve, accrued fees and deferred payouts.
+    /// @dev Stablecoin held beyond credits, reserve and deferred payouts.
     function _surplus() private view returns (uint256) {
-        Config memory config = _config;
-        uint256 owed = uint256(config.creditsOutstanding) * UNIT_PER_CREDIT +
-            _reserve +
-            config.feesAccrued +
-            _claimableTotal;
+        uint256 owed = uint256(_config.creditsOutstanding) * UNIT_PER_CREDIT + _reserve + _claimableTotal;
         uint256 held = stablecoin.balanceOf(address(this));
         return held > owed ? held - owed : 0;
     }

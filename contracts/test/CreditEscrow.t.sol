@@ -240,7 +240,7 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(_locked(wallet), 0, "nothing stays locked");
         vm.assertEq(workerGot + feeGot, charged * UNIT_PER_CREDIT, "worker + fee == charged units");
         vm.assertEq(feeGot, (charged * UNIT_PER_CREDIT * feeBps) / 10_000, "fee share");
-        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out (or accrues) exactly the charge");
+        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out exactly the charge, in this transaction");
         (JobStatus status, , , ) = escrow.jobOf(JOB);
         vm.assertEq(uint8(status), uint8(JobStatus.Settled), "settled");
     }
@@ -380,7 +380,7 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 lockedBefore = _locked(wallet);
         uint256 availableBefore = _available(wallet);
         uint256 workerBefore = usd.balanceOf(worker);
-        uint256 feesBefore = escrow.ledger().feesAccrued;
+        uint256 feesBefore = usd.balanceOf(treasury);
         uint256 escrowBefore = usd.balanceOf(address(escrow));
 
         Receipt memory receipt = _receipt(jobId, completionTokens);
@@ -389,8 +389,8 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 refunded = _available(wallet) - availableBefore;
         charged = lockedBefore - _locked(wallet) - refunded;
         workerGot = usd.balanceOf(worker) - workerBefore;
-        // Fees accrue in the escrow for the treasury (sweepFees), so they count as paid out of the credits.
-        feeGot = escrow.ledger().feesAccrued - feesBefore;
-        escrowPaid = escrowBefore - usd.balanceOf(address(escrow)) + feeGot;
+        // The fee goes to the treasury in the settlement transaction itself (spec: settlement rule 6).
+        feeGot = usd.balanceOf(treasury) - feesBefore;
+        escrowPaid = escrowBefore - usd.balanceOf(address(escrow));
     }
 }
