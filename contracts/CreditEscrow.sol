@@ -78,6 +78,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @dev The EIP-712 domain separator at deployment, and the chain it was computed for (a fork recomputes it).
     bytes32 private immutable _cachedDomainSeparator;
     uint256 private immutable _cachedChainId;
+    /// @dev The treasury at deployment (in effect until `scheduleTreasury` moves it).
+    address private immutable _firstTreasury;
 
     /// @dev The hot word: settlement reads it once and writes it once. A job pays `feeBps` when opened before
     /// `feeSwitchAt`, else `nextFeeBps`; both stay until no job opened under the older one can still settle.
@@ -91,13 +93,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 pausedAt;
         uint32 unpausedAt;
         uint56 creditsOutstanding;
-    }
-
-    /// @dev The treasury in effect and when a scheduled successor takes over (zero: none), in one word, so
-    /// settlement reads one slot; the successor lives in its own slot, read only once its time has come.
-    struct TreasuryState {
-        address current;
-        uint64 switchAt;
+        uint32 treasurySwitchAt;
+        bool treasuryMoved;
     }
 
     /// @dev Restitution the reserve could not pay when the dispute was upheld.
@@ -112,8 +109,16 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     mapping(address wallet => uint256 word) private _spend;
     mapping(address recipient => uint256 units) private _claimable;
     Config private _config;
-    TreasuryState private _treasury;
+    /// @dev The treasury once it moved from the deployment's (`treasuryMoved` in `_config`), and a scheduled
+    /// successor (taking over at `treasurySwitchAt`). Settlement reads neither until the treasury first moves: the
+    /// deployment's treasury is an immutable and the switch time sits in the hot word it reads anyway.
+    address private _movedTreasury;
     address private _nextTreasury;
+    /// @dev Cache of the catalog's price versions, which never change once handed out (a repricing gets a new
+    /// index): the model key (never zero: filled) and `creditsPerRequest | creditsPer1kTokens << 32`.
+    /// Filled by the first settlement of each version, so later ones skip the catalog call.
+    mapping(uint16 index => bytes32 modelKey) private _versionKey;
+    mapping(uint16 index => uint256 prices) private _versionPrices;
     uint256 private _reserve;
     uint256 private _claimableTotal;
     OwedRestitution[] private _owedQueue;
@@ -217,9 +222,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             paused: false,
             pausedAt: 0,
             unpausedAt: 0,
-            creditsOutstanding: 0
+            creditsOutstanding: 0,
+            treasurySwitchAt: 0,
+            treasuryMoved: false
         });
-        _treasury.current = treasury_;
+        _firstTreasury = treasury_;
     }
 
     // ---------------------------------------------------------------- credits
@@ -453,7 +460,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         _treasuryInEffect();
         uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
         _nextTreasury = treasury_;
-        _treasury.switchAt = switchAt;
+        _config.treasurySwitchAt = uint32(switchAt);
         emit TreasuryScheduled(treasury_, switchAt);
     }
 
@@ -527,8 +534,9 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @notice Where protocol fees go now.
     function treasury() external view returns (address) {
-        TreasuryState memory state = _treasury;
-        return state.switchAt != 0 && block.timestamp >= state.switchAt ? _nextTreasury : state.current;
+        Config memory config = _config;
+        if (config.treasurySwitchAt != 0 && block.timestamp >= config.treasurySwitchAt) return _nextTreasury;
+        return config.treasuryMoved ? _movedTreasury : _firstTreasury;
     }
 
     /// @notice The protocol fee a job opened now pays, basis points.
@@ -866,7 +874,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Config memory config,
         Lookups memory lookups,
         bool strict
-    ) private view returns (SettleSkipReason, SettledJob memory job) {
+    ) private returns (SettleSkipReason, SettledJob memory job) {
         JobStatus status;
         (job.wallet, job.creditsLocked, job.deadline, job.modelIndex, status) = _jobs[receipt.jobId].unpack();
         if (status != JobStatus.Open) {
@@ -897,13 +905,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         SettledJob memory job,
         Lookups memory lookups,
         bool strict
-    ) private view returns (bool) {
-        if (lookups.modelIndex != job.modelIndex) {
-            (lookups.modelKey, , lookups.creditsPerRequest, lookups.creditsPer1kTokens) = modelCatalog.pricingAt(
-                job.modelIndex
-            );
-            lookups.modelIndex = job.modelIndex;
-        }
+    ) private returns (bool) {
+        if (lookups.modelIndex != job.modelIndex) _loadVersion(job.modelIndex, lookups);
         bytes32 modelKey = lookups.modelKey;
         if (lookups.eligibleWorker == job.worker && lookups.eligibleModelKey == modelKey) return true;
         if (!workerRegistry.canServe(job.worker, modelKey)) {
@@ -913,6 +916,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         lookups.eligibleWorker = job.worker;
         lookups.eligibleModelKey = modelKey;
         return true;
+    }
+
+    /// @dev Loads a price version into `lookups`: from the escrow's cache, else from the catalog (then cached; a
+    /// version never changes once handed out).
+    function _loadVersion(uint16 index, Lookups memory lookups) private {
+        bytes32 modelKey = _versionKey[index];
+        uint256 prices;
+        if (modelKey != 0) {
+            prices = _versionPrices[index];
+        } else {
+            uint32 perRequest;
+            uint32 per1k;
+            (modelKey, , perRequest, per1k) = modelCatalog.pricingAt(index);
+            prices = uint256(perRequest) | (uint256(per1k) << 32);
+            _versionKey[index] = modelKey;
+            _versionPrices[index] = prices;
+        }
+        lookups.modelIndex = index;
+        lookups.modelKey = modelKey;
+        lookups.creditsPerRequest = uint32(prices);
+        lookups.creditsPer1kTokens = uint32(prices >> 32);
     }
 
     /// @dev The receipt's signer; a malformed signature reverts when `strict`, else reports `false`.
@@ -1023,15 +1047,18 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @dev The treasury in effect, making a scheduled one current once its time has come.
     function _treasuryInEffect() private returns (address) {
-        TreasuryState memory state = _treasury;
-        if (state.switchAt != 0 && block.timestamp >= state.switchAt) {
+        Config storage config = _config;
+        uint32 switchAt = config.treasurySwitchAt;
+        if (switchAt != 0 && block.timestamp >= switchAt) {
             address next = _nextTreasury;
-            _treasury = TreasuryState({current: next, switchAt: 0});
+            _movedTreasury = next;
             _nextTreasury = address(0);
+            config.treasurySwitchAt = 0;
+            config.treasuryMoved = true;
             emit TreasuryUpdated(next);
             return next;
         }
-        return state.current;
+        return config.treasuryMoved ? _movedTreasury : _firstTreasury;
     }
 
     /// @dev Stablecoin held beyond credits, reserve and deferred payouts.
