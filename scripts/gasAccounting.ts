@@ -1,6 +1,11 @@
 // Line-item accounting of one transaction's gas from the node's opcode trace (`debug_traceTransaction`), for
 // `GAS_TRACE=1 npm run gas` and README "Gas": where a hot path's gas goes, per contract and per kind of cost.
-import type { JsonRpcApiProvider } from "ethers";
+/** What the accounting needs of a provider (Hardhat's ethers provider has it). */
+interface TraceProvider {
+  send(method: string, params: unknown[]): Promise<unknown>;
+  getTransactionReceipt(hash: string): Promise<{ gasUsed: bigint } | null>;
+  getTransaction(hash: string): Promise<{ gasLimit: bigint } | null>;
+}
 
 interface StructLog {
   op: string;
@@ -37,7 +42,7 @@ function kindOf(op: string): string {
 
 /** Traces `hash` and adds up its opcodes' gas per contract (named by `names`, lowercase address → name). */
 export async function accountGas(
-  provider: JsonRpcApiProvider,
+  provider: TraceProvider,
   hash: string,
   to: string,
   names: Map<string, string>,
@@ -69,7 +74,10 @@ export async function accountGas(
       const target = `0x${(stack[stack.length - 2] ?? "0").replace(/^0x/, "").padStart(40, "0").slice(-40)}`;
       const callee = nameOf(target);
       const isPrecompile = BigInt(target) < 0x100n;
-      add(`${contract} ${isPrecompile ? `precompile ${BigInt(target)}` : `call overhead → ${callee}`}`, step.gas - after - inner);
+      add(
+        `${contract} ${isPrecompile ? `precompile ${BigInt(target)}` : `call overhead → ${callee}`}`,
+        step.gas - after - inner,
+      );
       if (!isPrecompile && step.op !== "DELEGATECALL") frames[step.depth] = callee;
       else frames[step.depth] = contract;
       continue;
@@ -81,7 +89,9 @@ export async function accountGas(
 
 /** The account as aligned text lines, largest items first. */
 export function formatAccount(name: string, account: GasAccount): string {
-  const lines = [`${name}: gasUsed ${account.gasUsed} = intrinsic ${account.intrinsic} + execution ${account.execution}`];
+  const lines = [
+    `${name}: gasUsed ${account.gasUsed} = intrinsic ${account.intrinsic} + execution ${account.execution}`,
+  ];
   const sorted = [...account.items.entries()].sort((a, b) => b[1] - a[1]);
   for (const [item, gas] of sorted) lines.push(`  ${String(gas).padStart(7)}  ${item}`);
   const listed = sorted.reduce((sum, [, gas]) => sum + gas, 0);
