@@ -115,6 +115,36 @@ const MUTANTS: Mutant[] = [
     find: "if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {",
     replace: "if (_reserve >= credits * UNIT_PER_CREDIT) {",
   },
+  {
+    id: "skip the treasury transfer",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _pay(_treasuryInEffect(), feeAmount);\n",
+    replace: "\n",
+  },
+  {
+    id: "skip the treasury transfer in a batch",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _pay(_treasuryInEffect(), totals.feeTotal);\n",
+    replace: "\n",
+  },
+  {
+    id: "lose a payout the stablecoin refused",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _claimable[recipient] += amount;\n",
+    replace: "\n",
+  },
+  {
+    id: "keep paying the deployment's treasury after it moved",
+    file: "contracts/CreditEscrow.sol",
+    find: "            return next;\n        }\n        return config.treasuryMoved ? _movedTreasury : _firstTreasury;",
+    replace: "            return next;\n        }\n        return _firstTreasury;",
+  },
+  {
+    id: "cache a price version without its prices",
+    file: "contracts/CreditEscrow.sol",
+    find: "            _versionPrices[index] = prices;\n",
+    replace: "\n",
+  },
 ];
 
 const SOLIDITY_SUITES = [

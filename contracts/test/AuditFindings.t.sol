@@ -254,6 +254,13 @@ contract AuditFindingsTest is EscrowFixture {
         _settle(later, _sign(WORKER_PK, later));
         vm.assertEq(usd.balanceOf(newTreasury), 40_000, "the fee of a settlement after it: the treasury in effect");
         vm.assertEq(usd.balanceOf(treasury), 40_000, "nothing more to the old one");
+
+        bytes32 laterStill = bytes32(uint256(JOB) + 2);
+        _openJob(laterStill, maxModel, 1_000);
+        Receipt memory third = _receipt(laterStill, 100);
+        _settle(third, _sign(WORKER_PK, third));
+        vm.assertEq(usd.balanceOf(newTreasury), 80_000, "and every later fee: the move is kept");
+        vm.assertEq(usd.balanceOf(treasury), 40_000, "never the old one again");
     }
 
     // ================================================================ M1: every settlement disputable
