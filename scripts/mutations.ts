@@ -145,6 +145,12 @@ const MUTANTS: Mutant[] = [
     find: "            _versionPrices[index] = prices;\n",
     replace: "\n",
   },
+  {
+    id: "serve every price version from one cache entry",
+    file: "contracts/CreditEscrow.sol",
+    find: "            prices = _versionPrices[index];\n",
+    replace: "            prices = _versionPrices[1];\n",
+  },
 ];
 
 const SOLIDITY_SUITES = [

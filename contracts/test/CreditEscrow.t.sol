@@ -7,6 +7,7 @@ import {ICreditEscrow} from "../interfaces/ICreditEscrow.sol";
 import {IApiKeyRegistry} from "../interfaces/IApiKeyRegistry.sol";
 import {IModelCatalog} from "../interfaces/IModelCatalog.sol";
 import {JobStatus} from "../types/JobStatus.sol";
+import {Tier} from "../types/Tier.sol";
 import {Receipt} from "../types/Receipt.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
 import {vm, bound} from "./utils/Vm.sol";
@@ -200,6 +201,41 @@ contract CreditEscrowTest is EscrowFixture {
         catalog.retireModel(MAX_MODEL_ID);
         vm.expectRevert(abi.encodeWithSelector(IModelCatalog.ModelIsRetired.selector, maxModel));
         _openJob(JOB, maxModel, 100);
+    }
+
+    /// @dev The escrow caches each price version the first time one of its jobs settles (gas); a repricing hands
+    /// out a new version, so a job settles at the prices it was opened at whether or not its version is cached.
+    function test_settle_chargesEachJobItsOpeningPricesThroughTheVersionCache() public {
+        bytes32 cachedFirst = bytes32(uint256(JOB) + 10);
+        _openJob(cachedFirst, maxModel, 1_000);
+        Receipt memory warmUp = _receipt(cachedFirst, 600);
+        _settle(warmUp, _sign(WORKER_PK, warmUp)); // fills the cache for the max model's first version
+        _openJob(JOB, maxModel, 1_000);
+        catalog.updateModel(
+            MAX_MODEL_ID,
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: MAX_CPR * 2,
+                creditsPer1kTokens: MAX_CP1K * 3,
+                contextWindow: CONTEXT_WINDOW,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        bytes32 repriced = bytes32(uint256(JOB) + 11);
+        _openJob(repriced, maxModel, 1_000);
+
+        uint256 before = _available(wallet) + _locked(wallet);
+        Receipt memory old = _receipt(JOB, 600);
+        _settle(old, _sign(WORKER_PK, old));
+        uint256 oldPrice = MAX_CPR + (100 * uint256(MAX_CP1K) + 999) / 1_000;
+        vm.assertEq(before - (_available(wallet) + _locked(wallet)), oldPrice, "cached version: opening prices");
+
+        before = _available(wallet) + _locked(wallet);
+        Receipt memory fresh = _receipt(repriced, 600);
+        _settle(fresh, _sign(WORKER_PK, fresh));
+        uint256 newPrice = 2 * MAX_CPR + (100 * 3 * uint256(MAX_CP1K) + 999) / 1_000;
+        vm.assertEq(before - (_available(wallet) + _locked(wallet)), newPrice, "new version: its own prices");
     }
 
     function test_settle_succeedsIfModelRetiredWhileOpen() public {
