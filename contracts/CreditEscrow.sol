@@ -326,8 +326,10 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
         _debitOutstanding(config, job.charged);
+        // Every state change (a due treasury move included) before the transfers.
+        address treasury_ = _treasuryInEffect();
         _pay(job.worker, workerAmount);
-        _pay(_treasuryInEffect(), feeAmount);
+        _pay(treasury_, feeAmount);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -355,11 +357,13 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
         if (settled == 0) return 0;
         _debitOutstanding(config, totals.chargedTotal);
+        // Every state change (a due treasury move included) before the transfers.
+        address treasury_ = _treasuryInEffect();
         for (uint256 i; i < totals.workerCount; ++i) {
             _pay(totals.workers[i], totals.amounts[i]);
         }
         // One transfer for the batch's fees: each job's share is in its JobSettled.feeAmount.
-        _pay(_treasuryInEffect(), totals.feeTotal);
+        _pay(treasury_, totals.feeTotal);
     }
 
     /// @inheritdoc ICreditEscrow

@@ -118,13 +118,13 @@ const MUTANTS: Mutant[] = [
   {
     id: "skip the treasury transfer",
     file: "contracts/CreditEscrow.sol",
-    find: "        _pay(_treasuryInEffect(), feeAmount);\n",
+    find: "        _pay(treasury_, feeAmount);\n",
     replace: "\n",
   },
   {
     id: "skip the treasury transfer in a batch",
     file: "contracts/CreditEscrow.sol",
-    find: "        _pay(_treasuryInEffect(), totals.feeTotal);\n",
+    find: "        _pay(treasury_, totals.feeTotal);\n",
     replace: "\n",
   },
   {
