@@ -25,8 +25,9 @@ import {SpendWindow} from "./libraries/SpendWindow.sol";
 /// @title CreditEscrow
 /// @notice Prepaid credits per wallet, locked per job and settled against workers' EIP-712 receipts.
 /// @dev Gas shape: one storage word per job (`JobRecord`), one per wallet (`Account`), one per capped wallet
-/// (`SpendWindow`), and one hot configuration word (fee schedule, pause, accrued fees, credits outstanding) that
-/// settlement reads and writes once. A batch pays each worker once; fees accrue and are swept to the treasury.
+/// (`SpendWindow`), and one hot configuration word (fee schedule, pause, credits outstanding) that settlement
+/// reads and writes once. Settlement pushes the worker's share and the fee to the treasury in its own transaction;
+/// a batch pays each worker once and the treasury once.
 contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
@@ -77,6 +78,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @dev The EIP-712 domain separator at deployment, and the chain it was computed for (a fork recomputes it).
     bytes32 private immutable _cachedDomainSeparator;
     uint256 private immutable _cachedChainId;
+    /// @dev The treasury at deployment (in effect until `scheduleTreasury` moves it).
+    address private immutable _firstTreasury;
 
     /// @dev The hot word: settlement reads it once and writes it once. A job pays `feeBps` when opened before
     /// `feeSwitchAt`, else `nextFeeBps`; both stay until no job opened under the older one can still settle.
@@ -89,15 +92,9 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool paused;
         uint32 pausedAt;
         uint32 unpausedAt;
-        uint56 feesAccrued;
         uint56 creditsOutstanding;
-    }
-
-    /// @dev The treasury in effect and a scheduled successor.
-    struct TreasuryState {
-        address current;
-        address next;
-        uint64 switchAt;
+        uint32 treasurySwitchAt;
+        bool treasuryMoved;
     }
 
     /// @dev Restitution the reserve could not pay when the dispute was upheld.
@@ -112,7 +109,16 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     mapping(address wallet => uint256 word) private _spend;
     mapping(address recipient => uint256 units) private _claimable;
     Config private _config;
-    TreasuryState private _treasury;
+    /// @dev The treasury once it moved from the deployment's (`treasuryMoved` in `_config`), and a scheduled
+    /// successor (taking over at `treasurySwitchAt`). Settlement reads neither until the treasury first moves: the
+    /// deployment's treasury is an immutable and the switch time sits in the hot word it reads anyway.
+    address private _movedTreasury;
+    address private _nextTreasury;
+    /// @dev Cache of the catalog's price versions, which never change once handed out (a repricing gets a new
+    /// index): the model key (never zero: filled) and `creditsPerRequest | creditsPer1kTokens << 32`.
+    /// Filled by the first settlement of each version, so later ones skip the catalog call.
+    mapping(uint16 index => bytes32 modelKey) private _versionKey;
+    mapping(uint16 index => uint256 prices) private _versionPrices;
     uint256 private _reserve;
     uint256 private _claimableTotal;
     OwedRestitution[] private _owedQueue;
@@ -171,7 +177,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @param apiKeyRegistry_ The API key registry.
     /// @param modelCatalog_ The model catalog (the worker registry must check models against the same one).
     /// @param workerRegistry_ The worker registry; the dispute window is read from it.
-    /// @param treasury_ Receives the protocol fees (`sweepFees`).
+    /// @param treasury_ Receives the protocol fees, in each settlement transaction.
     /// @param feeBps_ Protocol fee, basis points of each charge (at most `MAX_FEE_BPS`).
     /// @param jobTimeout_ Seconds after opening before the gateway may refund a job (anyone after the grace).
     constructor(
@@ -216,10 +222,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             paused: false,
             pausedAt: 0,
             unpausedAt: 0,
-            feesAccrued: 0,
-            creditsOutstanding: 0
+            creditsOutstanding: 0,
+            treasurySwitchAt: 0,
+            treasuryMoved: false
         });
-        _treasury.current = treasury_;
+        _firstTreasury = treasury_;
     }
 
     // ---------------------------------------------------------------- credits
@@ -318,8 +325,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Lookups memory lookups;
         (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
-        _accrue(config, feeAmount, job.charged);
+        _debitOutstanding(config, job.charged);
+        // Every state change (a due treasury move included) before the transfers.
+        address treasury_ = _treasuryInEffect();
         _pay(job.worker, workerAmount);
+        _pay(treasury_, feeAmount);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -345,10 +355,15 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             if (_settleBatchItem(receipts[i], signatures[i], config, lookups, totals)) ++settled;
         }
 
-        if (settled != 0) _accrue(config, totals.feeTotal, totals.chargedTotal);
+        if (settled == 0) return 0;
+        _debitOutstanding(config, totals.chargedTotal);
+        // Every state change (a due treasury move included) before the transfers.
+        address treasury_ = _treasuryInEffect();
         for (uint256 i; i < totals.workerCount; ++i) {
             _pay(totals.workers[i], totals.amounts[i]);
         }
+        // One transfer for the batch's fees: each job's share is in its JobSettled.feeAmount.
+        _pay(treasury_, totals.feeTotal);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -384,17 +399,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         emit PayoutClaimed(msg.sender, to, amount);
 
         stablecoin.safeTransfer(to, amount);
-    }
-
-    /// @inheritdoc ICreditEscrow
-    function sweepFees() external {
-        address treasury_ = _treasuryInEffect();
-        uint256 amount = _config.feesAccrued;
-        if (amount == 0) revert NothingToClaim(treasury_);
-        _config.feesAccrued = 0;
-        emit FeesSwept(treasury_, amount);
-
-        stablecoin.safeTransfer(treasury_, amount);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -459,8 +463,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         if (treasury_ == address(0)) revert ZeroAddress();
         _treasuryInEffect();
         uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
-        _treasury.next = treasury_;
-        _treasury.switchAt = switchAt;
+        _nextTreasury = treasury_;
+        _config.treasurySwitchAt = uint32(switchAt);
         emit TreasuryScheduled(treasury_, switchAt);
     }
 
@@ -532,10 +536,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return _reserve;
     }
 
-    /// @notice Where swept protocol fees go now.
+    /// @notice Where protocol fees go now.
     function treasury() external view returns (address) {
-        TreasuryState memory state = _treasury;
-        return state.next != address(0) && block.timestamp >= state.switchAt ? state.next : state.current;
+        Config memory config = _config;
+        if (config.treasurySwitchAt != 0 && block.timestamp >= config.treasurySwitchAt) return _nextTreasury;
+        return config.treasuryMoved ? _movedTreasury : _firstTreasury;
     }
 
     /// @notice The protocol fee a job opened now pays, basis points.
@@ -550,7 +555,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             Ledger({
                 creditsOutstanding: config.creditsOutstanding,
                 reserve: _reserve,
-                feesAccrued: config.feesAccrued,
                 claimableTotal: _claimableTotal,
                 owedCredits: _owedCredits,
                 owedEntries: _owedQueue.length - _owedHead,
@@ -848,13 +852,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return true;
     }
 
-    /// @dev Adds a settlement's fees to the treasury's accrual and takes its charge out of the credits held.
-    function _accrue(Config memory config, uint256 feeAmount, uint256 charged) private {
-        Config storage stored = _config;
-        stored.feesAccrued = SafeCast.toUint56(uint256(config.feesAccrued) + feeAmount);
+    /// @dev Takes settled charges out of the credits held (they leave as the worker's and treasury's shares).
+    function _debitOutstanding(Config memory config, uint256 charged) private {
         // The charges were locked credits, part of the outstanding total.
         unchecked {
-            stored.creditsOutstanding = config.creditsOutstanding - uint56(charged);
+            _config.creditsOutstanding = config.creditsOutstanding - uint56(charged);
         }
     }
 
@@ -876,7 +878,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Config memory config,
         Lookups memory lookups,
         bool strict
-    ) private view returns (SettleSkipReason, SettledJob memory job) {
+    ) private returns (SettleSkipReason, SettledJob memory job) {
         JobStatus status;
         (job.wallet, job.creditsLocked, job.deadline, job.modelIndex, status) = _jobs[receipt.jobId].unpack();
         if (status != JobStatus.Open) {
@@ -907,13 +909,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         SettledJob memory job,
         Lookups memory lookups,
         bool strict
-    ) private view returns (bool) {
-        if (lookups.modelIndex != job.modelIndex) {
-            (lookups.modelKey, , lookups.creditsPerRequest, lookups.creditsPer1kTokens) = modelCatalog.pricingAt(
-                job.modelIndex
-            );
-            lookups.modelIndex = job.modelIndex;
-        }
+    ) private returns (bool) {
+        if (lookups.modelIndex != job.modelIndex) _loadVersion(job.modelIndex, lookups);
         bytes32 modelKey = lookups.modelKey;
         if (lookups.eligibleWorker == job.worker && lookups.eligibleModelKey == modelKey) return true;
         if (!workerRegistry.canServe(job.worker, modelKey)) {
@@ -923,6 +920,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         lookups.eligibleWorker = job.worker;
         lookups.eligibleModelKey = modelKey;
         return true;
+    }
+
+    /// @dev Loads a price version into `lookups`: from the escrow's cache, else from the catalog (then cached; a
+    /// version never changes once handed out).
+    function _loadVersion(uint16 index, Lookups memory lookups) private {
+        bytes32 modelKey = _versionKey[index];
+        uint256 prices;
+        if (modelKey != 0) {
+            prices = _versionPrices[index];
+        } else {
+            uint32 perRequest;
+            uint32 per1k;
+            (modelKey, , perRequest, per1k) = modelCatalog.pricingAt(index);
+            prices = uint256(perRequest) | (uint256(per1k) << 32);
+            _versionKey[index] = modelKey;
+            _versionPrices[index] = prices;
+        }
+        lookups.modelIndex = index;
+        lookups.modelKey = modelKey;
+        lookups.creditsPerRequest = uint32(prices);
+        lookups.creditsPer1kTokens = uint32(prices >> 32);
     }
 
     /// @dev The receipt's signer; a malformed signature reverts when `strict`, else reports `false`.
@@ -1033,22 +1051,23 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @dev The treasury in effect, making a scheduled one current once its time has come.
     function _treasuryInEffect() private returns (address) {
-        TreasuryState memory state = _treasury;
-        if (state.next != address(0) && block.timestamp >= state.switchAt) {
-            _treasury = TreasuryState({current: state.next, next: address(0), switchAt: 0});
-            emit TreasuryUpdated(state.next);
-            return state.next;
+        Config storage config = _config;
+        uint32 switchAt = config.treasurySwitchAt;
+        if (switchAt != 0 && block.timestamp >= switchAt) {
+            address next = _nextTreasury;
+            _movedTreasury = next;
+            _nextTreasury = address(0);
+            config.treasurySwitchAt = 0;
+            config.treasuryMoved = true;
+            emit TreasuryUpdated(next);
+            return next;
         }
-        return state.current;
+        return config.treasuryMoved ? _movedTreasury : _firstTreasury;
     }
 
-    /// @dev Stablecoin held beyond credits, reserve, accrued fees and deferred payouts.
+    /// @dev Stablecoin held beyond credits, reserve and deferred payouts.
     function _surplus() private view returns (uint256) {
-        Config memory config = _config;
-        uint256 owed = uint256(config.creditsOutstanding) * UNIT_PER_CREDIT +
-            _reserve +
-            config.feesAccrued +
-            _claimableTotal;
+        uint256 owed = uint256(_config.creditsOutstanding) * UNIT_PER_CREDIT + _reserve + _claimableTotal;
         uint256 held = stablecoin.balanceOf(address(this));
         return held > owed ? held - owed : 0;
     }

@@ -3,10 +3,14 @@
 // Measured on Hardhat's in-process chain in steady state: the wallet, worker and treasury already hold balances,
 // so no figure includes a first-time zero-to-nonzero balance write that real traffic rarely pays.
 // `GAS_CHECK=1` (npm run gas:check, part of npm run test:contracts) fails when any figure grows more than 1% over
-// snapshots/gas.json; `GAS_UPDATE=1` (npm run gas:update) rewrites that snapshot.
+// snapshots/gas.json; `GAS_UPDATE=1` (npm run gas:update) rewrites that snapshot. The figures are each
+// transaction's whole gasUsed (what an operator pays; the targets are judged on it); the execution gas
+// (gasUsed − intrinsic: 21,000 + calldata) is printed beside it. `GAS_TRACE=1` also prints a line-item account of
+// the hot paths from the opcode trace (scripts/gasAccounting.ts; README "Gas").
 import { readFileSync, writeFileSync } from "node:fs";
 import { network } from "hardhat";
 import type { ContractTransactionResponse, Signer } from "ethers";
+import { accountGas, formatAccount } from "./gasAccounting.js";
 import {
   keyHashOf,
   modelKeyOf,
@@ -48,10 +52,32 @@ const worker = signerAt(4);
 const wallet = signerAt(12);
 const permitWallet = signerAt(13);
 
+/** Intrinsic gas of a call (EIP-2028 calldata; EIP-7623's floor applies only when execution is tiny). */
+function intrinsicOf(data: string): number {
+  const bytes = Buffer.from(data.replace(/^0x/, ""), "hex");
+  let gas = 21_000;
+  for (const byte of bytes) gas += byte === 0 ? 4 : 16;
+  return gas;
+}
+
+const execution: Record<string, number> = {};
+const hashes: Record<string, string> = {};
+let lastExecution = 0;
+let lastHash = "";
+
 async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<number> {
-  const receipt = await (await tx).wait();
+  const sent = await tx;
+  const receipt = await sent.wait();
   if (!receipt) throw new Error("no receipt");
+  lastExecution = Number(receipt.gasUsed) - intrinsicOf(sent.data);
+  lastHash = sent.hash;
   return Number(receipt.gasUsed);
+}
+
+/** Records the execution gas and transaction of the figure just measured. */
+function noteLast(name: string) {
+  execution[name] = lastExecution;
+  hashes[name] = lastHash;
 }
 
 // Deploy and wire as scripts/deploy/deployContracts.ts does.
@@ -179,13 +205,16 @@ await escrow.connect(gateway).settle(prime.receipt, prime.signature);
 
 const singleJob = nextJobId();
 gas.openJob = await gasOf(openJob(singleJob));
+noteLast("openJob");
 const single = await signedReceipt(singleJob, worker);
 gas.settle = await gasOf(escrow.connect(gateway).settle(single.receipt, single.signature));
+noteLast("settle");
 
 const batchIds = Array.from({ length: BATCH_SIZE }, nextJobId);
 const openBatchGas = await gasOf(
   escrow.connect(gateway).openJobBatch(batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS }))),
 );
+noteLast("openJobBatch10");
 gas.openJobBatch10 = openBatchGas;
 gas.openJobBatchPerJob = Math.round(openBatchGas / BATCH_SIZE);
 const batch = await Promise.all(batchIds.map((jobId) => signedReceipt(jobId, worker)));
@@ -195,6 +224,7 @@ const batchGas = await gasOf(
     batch.map((b) => b.signature),
   ),
 );
+noteLast("settleBatch10");
 gas.settleBatch10 = batchGas;
 gas.settleBatchPerJob = Math.round(batchGas / BATCH_SIZE);
 
@@ -225,6 +255,24 @@ gas.openDispute = await gasOf(
 gas.resolveDispute = await gasOf(disputes.connect(arbiter).resolveDispute(disputedJob, true));
 
 console.log(JSON.stringify(gas));
+console.log(
+  `execution gas (gasUsed − intrinsic), not the targets' measure: ${Object.entries(execution)
+    .map(([name, used]) => `${name} ${used}`)
+    .join(", ")}`,
+);
+
+if (process.env.GAS_TRACE === "1") {
+  const names = new Map<string, string>([
+    [escrowAddress.toLowerCase(), "CreditEscrow"],
+    [(await stablecoin.getAddress()).toLowerCase(), "Stablecoin"],
+    [(await keys.getAddress()).toLowerCase(), "ApiKeyRegistry"],
+    [(await catalog.getAddress()).toLowerCase(), "ModelCatalog"],
+    [(await workers.getAddress()).toLowerCase(), "WorkerRegistry"],
+  ]);
+  for (const [name, hash] of Object.entries(hashes)) {
+    console.log(formatAccount(name, await accountGas(ethers.provider, hash, escrowAddress, names)));
+  }
+}
 
 if (process.env.GAS_UPDATE === "1") {
   writeFileSync(SNAPSHOT, `${JSON.stringify(gas, null, 2)}\n`);

@@ -115,6 +115,42 @@ const MUTANTS: Mutant[] = [
     find: "if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {",
     replace: "if (_reserve >= credits * UNIT_PER_CREDIT) {",
   },
+  {
+    id: "skip the treasury transfer",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _pay(treasury_, feeAmount);\n",
+    replace: "\n",
+  },
+  {
+    id: "skip the treasury transfer in a batch",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _pay(treasury_, totals.feeTotal);\n",
+    replace: "\n",
+  },
+  {
+    id: "lose a payout the stablecoin refused",
+    file: "contracts/CreditEscrow.sol",
+    find: "        _claimable[recipient] += amount;\n",
+    replace: "\n",
+  },
+  {
+    id: "keep paying the deployment's treasury after it moved",
+    file: "contracts/CreditEscrow.sol",
+    find: "            return next;\n        }\n        return config.treasuryMoved ? _movedTreasury : _firstTreasury;",
+    replace: "            return next;\n        }\n        return _firstTreasury;",
+  },
+  {
+    id: "cache a price version without its prices",
+    file: "contracts/CreditEscrow.sol",
+    find: "            _versionPrices[index] = prices;\n",
+    replace: "\n",
+  },
+  {
+    id: "serve every price version from one cache entry",
+    file: "contracts/CreditEscrow.sol",
+    find: "            prices = _versionPrices[index];\n",
+    replace: "            prices = _versionPrices[1];\n",
+  },
 ];
 
 const SOLIDITY_SUITES = [

@@ -1962,15 +1962,6 @@ export const creditEscrowAbi = [
   {
     anonymous: false,
     inputs: [
-      { indexed: true, internalType: "address", name: "treasury", type: "address" },
-      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
-    ],
-    name: "FeesSwept",
-    type: "event",
-  },
-  {
-    anonymous: false,
-    inputs: [
       { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
       { indexed: true, internalType: "address", name: "wallet", type: "address" },
       { indexed: false, internalType: "bool", name: "upheld", type: "bool" },
@@ -2525,7 +2516,6 @@ export const creditEscrowAbi = [
         components: [
           { internalType: "uint256", name: "creditsOutstanding", type: "uint256" },
           { internalType: "uint256", name: "reserve", type: "uint256" },
-          { internalType: "uint256", name: "feesAccrued", type: "uint256" },
           { internalType: "uint256", name: "claimableTotal", type: "uint256" },
           { internalType: "uint256", name: "owedCredits", type: "uint256" },
           { internalType: "uint256", name: "owedEntries", type: "uint256" },
@@ -2783,7 +2773,6 @@ export const creditEscrowAbi = [
     stateMutability: "view",
     type: "function",
   },
-  { inputs: [], name: "sweepFees", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "address", name: "to", type: "address" }],
     name: "sweepSurplus",

@@ -22,7 +22,6 @@ interface ICreditEscrow {
     struct Ledger {
         uint256 creditsOutstanding;
         uint256 reserve;
-        uint256 feesAccrued;
         uint256 claimableTotal;
         uint256 owedCredits;
         uint256 owedEntries;
@@ -111,7 +110,7 @@ interface ICreditEscrow {
     error CatalogMismatch(address escrowCatalog, address registryCatalog);
     /// @notice A fee change cannot be scheduled before jobs opened under the previous change can no longer settle.
     error FeeChangeTooSoon(uint64 earliest);
-    /// @notice Nothing is owed to the caller (or to the treasury).
+    /// @notice No deferred payout is owed to the caller.
     error NothingToClaim(address account);
 
     /// @notice The escrow was paused (same signature as OpenZeppelin's Pausable).
@@ -152,7 +151,9 @@ interface ICreditEscrow {
     /// @param creditsCharged Credits paid for the job, per the pricing rule.
     /// @param creditsRefunded Unused escrow returned to the wallet.
     /// @param workerAmount Stablecoin units paid to the worker (pushed, or kept claimable when refused).
-    /// @param feeAmount Stablecoin units accrued to the treasury (at the fee in effect when the job opened).
+    /// @param feeAmount Stablecoin units paid to the treasury in the same transaction (at the fee in effect when
+    /// the job opened; kept claimable by the treasury when the stablecoin refuses the transfer). `settleBatch`
+    /// sends the batch's summed fee in one transfer.
     /// @param balanceAfter Available credits of the wallet afterwards.
     event JobSettled(
         bytes32 indexed jobId,
@@ -210,8 +211,6 @@ interface ICreditEscrow {
     event PayoutDeferred(address indexed recipient, uint256 amount);
     /// @notice A recipient claimed its deferred payouts.
     event PayoutClaimed(address indexed recipient, address to, uint256 amount);
-    /// @notice Accrued protocol fees went to the treasury.
-    event FeesSwept(address indexed treasury, uint256 amount);
     /// @notice Stablecoin beyond everything the escrow owes was swept (first into the reserve while restitution
     /// is owed).
     event SurplusSwept(address indexed to, uint256 toReserve, uint256 amount);
@@ -259,13 +258,15 @@ interface ICreditEscrow {
     /// @return opened How many jobs were opened.
     function openJobBatch(OpenRequest[] calldata requests) external returns (uint256 opened);
 
-    /// @notice Settles one job against its worker's signed receipt. The worker's share is pushed (or kept
-    /// claimable when the stablecoin refuses it), the fee accrues to the treasury. Gateway only.
+    /// @notice Settles one job against its worker's signed receipt. The worker's share and the protocol fee are
+    /// pushed to the worker and the treasury in this transaction; a share the stablecoin refuses stays claimable
+    /// by its recipient (`PayoutDeferred`, `claim`), so neither can block settlement. Gateway only.
     /// @param receipt The worker's receipt.
     /// @param signature The worker's EIP-712 signature of it.
     function settle(Receipt calldata receipt, bytes calldata signature) external;
 
-    /// @notice Settles many jobs in one transaction; payments are summed per worker. A receipt that cannot be
+    /// @notice Settles many jobs in one transaction; payments are summed per worker, and the batch's fees go to
+    /// the treasury in one transfer (each job's share is in its `JobSettled.feeAmount`). A receipt that cannot be
     /// settled is skipped with `SettlementSkipped` (its job stays open), never reverting the batch. Gateway only.
     /// @param receipts The receipts.
     /// @param signatures Their signatures, same order.
@@ -285,10 +286,7 @@ interface ICreditEscrow {
     /// @param to Recipient (another address when the stablecoin blocks the caller's own).
     function claim(address to) external;
 
-    /// @notice Sends the accrued protocol fees to the treasury in effect. Anyone.
-    function sweepFees() external;
-
-    /// @notice Sends stablecoin held beyond everything owed (credits, reserve, fees, deferred payouts) to `to`,
+    /// @notice Sends stablecoin held beyond everything owed (credits, reserve, deferred payouts) to `to`,
     /// first topping the reserve up by any owed restitution. Admin only.
     /// @param to Recipient of the surplus.
     function sweepSurplus(address to) external;
@@ -358,6 +356,6 @@ interface ICreditEscrow {
     function claimable(address account) external view returns (uint256);
 
     /// @notice What the escrow owes, for reconciliation: stablecoin held = credits outstanding × 10,000 + reserve
-    /// + fees accrued + claimable payouts + surplus.
+    /// + claimable payouts (deferred worker and treasury shares) + surplus.
     function ledger() external view returns (Ledger memory);
 }

@@ -222,13 +222,13 @@ contract AuditFindingsTest is EscrowFixture {
         bytes32 afterSwitch = bytes32(uint256(JOB) + 2);
         _openJob(afterSwitch, maxModel, 1_000); // 20%
 
-        uint256 feesBefore = escrow.ledger().feesAccrued;
+        uint256 feesBefore = usd.balanceOf(treasury);
         Receipt memory r1 = _receipt(beforeSwitch, 100);
         _settle(r1, _sign(WORKER_PK, r1));
-        vm.assertEq(escrow.ledger().feesAccrued - feesBefore, 40_000, "10% of 40 credits: fixed at opening");
+        vm.assertEq(usd.balanceOf(treasury) - feesBefore, 40_000, "10% of 40 credits: fixed at opening");
         Receipt memory r2 = _receipt(afterSwitch, 100);
         _settle(r2, _sign(WORKER_PK, r2));
-        vm.assertEq(escrow.ledger().feesAccrued - feesBefore, 120_000, "then 20% for the job opened after");
+        vm.assertEq(usd.balanceOf(treasury) - feesBefore, 120_000, "then 20% for the job opened after");
 
         // The 10% jobs may still settle, so the old fee cannot be retired yet.
         vm.expectRevert();
@@ -236,17 +236,31 @@ contract AuditFindingsTest is EscrowFixture {
     }
 
     function test_H1c_treasuryChangesOnlyAfterTheDelay() public {
-        _openJob(JOB, maxModel, 1_000);
-        Receipt memory receipt = _receipt(JOB, 100);
-        _settle(receipt, _sign(WORKER_PK, receipt));
         address newTreasury = address(0x7EA6);
         escrow.scheduleTreasury(newTreasury);
         vm.assertEq(escrow.treasury(), treasury, "old treasury until the delay");
+        _openJob(JOB, maxModel, 1_000);
+        Receipt memory before = _receipt(JOB, 100);
+        _settle(before, _sign(WORKER_PK, before));
+        vm.assertEq(usd.balanceOf(treasury), 40_000, "the fee of a settlement before the switch: old treasury");
+
         vm.warp(block.timestamp + escrow.CONFIG_CHANGE_DELAY());
         vm.assertEq(escrow.treasury(), newTreasury, "new treasury after it");
-        escrow.sweepFees();
-        vm.assertEq(usd.balanceOf(newTreasury), 40_000, "fees to the treasury in effect");
-        vm.assertEq(usd.balanceOf(treasury), 0, "nothing to the old one");
+        bytes32 laterJob = bytes32(uint256(JOB) + 1);
+        _openJob(laterJob, maxModel, 1_000);
+        Receipt memory later = _receipt(laterJob, 100);
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.TreasuryUpdated(newTreasury);
+        _settle(later, _sign(WORKER_PK, later));
+        vm.assertEq(usd.balanceOf(newTreasury), 40_000, "the fee of a settlement after it: the treasury in effect");
+        vm.assertEq(usd.balanceOf(treasury), 40_000, "nothing more to the old one");
+
+        bytes32 laterStill = bytes32(uint256(JOB) + 2);
+        _openJob(laterStill, maxModel, 1_000);
+        Receipt memory third = _receipt(laterStill, 100);
+        _settle(third, _sign(WORKER_PK, third));
+        vm.assertEq(usd.balanceOf(newTreasury), 80_000, "and every later fee: the move is kept");
+        vm.assertEq(usd.balanceOf(treasury), 40_000, "never the old one again");
     }
 
     // ================================================================ M1: every settlement disputable
@@ -592,17 +606,37 @@ contract AuditFindingsTest is EscrowFixture {
         vm.assertEq(quirky.claimable(worker), 0, "nothing left");
     }
 
-    function test_L3_aBlockedTreasuryNeverBlocksSettlement() public {
+    function test_L3_aBlockedTreasuryNeverBlocksSettlementAndClaimsItsFeeElsewhere() public {
         (BlocklistStablecoin token, CreditEscrow quirky) = _blocklistEscrowWithOpenJob();
         token.setBlocked(treasury, true);
         Receipt memory receipt = _receipt(JOB, 100);
         (uint8 v, bytes32 r, bytes32 s) = vm.sign(WORKER_PK, quirky.receiptDigest(receipt));
+        vm.expectEmit(address(quirky));
+        emit ICreditEscrow.PayoutDeferred(treasury, 40_000);
         vm.prank(gateway);
         quirky.settle(receipt, abi.encodePacked(r, s, v));
-        vm.assertEq(quirky.ledger().feesAccrued, 40_000, "fee accrued");
-        vm.expectRevert();
-        quirky.sweepFees();
-        vm.assertEq(quirky.ledger().feesAccrued, 40_000, "still owed to the treasury");
+        vm.assertEq(token.balanceOf(worker), 360_000, "the worker is paid in the settlement all the same");
+        vm.assertEq(quirky.claimable(treasury), 40_000, "the fee stays claimable by the treasury");
+        vm.assertEq(quirky.ledger().claimableTotal, 40_000, "and counts as owed");
+
+        vm.prank(treasury);
+        quirky.claim(address(0xFEE));
+        vm.assertEq(token.balanceOf(address(0xFEE)), 40_000, "claimed to another address");
+        vm.assertEq(quirky.claimable(treasury), 0, "nothing left");
+    }
+
+    function test_L3_aBlockedTreasuryNeverBlocksABatch() public {
+        (BlocklistStablecoin token, CreditEscrow quirky) = _blocklistEscrowWithOpenJob();
+        token.setBlocked(treasury, true);
+        Receipt[] memory receipts = new Receipt[](1);
+        receipts[0] = _receipt(JOB, 100);
+        bytes[] memory signatures = new bytes[](1);
+        (uint8 v, bytes32 r, bytes32 s) = vm.sign(WORKER_PK, quirky.receiptDigest(receipts[0]));
+        signatures[0] = abi.encodePacked(r, s, v);
+        vm.prank(gateway);
+        vm.assertEq(quirky.settleBatch(receipts, signatures), 1, "settled");
+        vm.assertEq(token.balanceOf(worker), 360_000, "worker paid");
+        vm.assertEq(quirky.claimable(treasury), 40_000, "the batch's fee stays claimable by the treasury");
     }
 
     // ================================================================ L4: parameters checked at deployment

@@ -7,6 +7,7 @@ import {ICreditEscrow} from "../interfaces/ICreditEscrow.sol";
 import {IApiKeyRegistry} from "../interfaces/IApiKeyRegistry.sol";
 import {IModelCatalog} from "../interfaces/IModelCatalog.sol";
 import {JobStatus} from "../types/JobStatus.sol";
+import {Tier} from "../types/Tier.sol";
 import {Receipt} from "../types/Receipt.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
 import {vm, bound} from "./utils/Vm.sol";
@@ -202,6 +203,41 @@ contract CreditEscrowTest is EscrowFixture {
         _openJob(JOB, maxModel, 100);
     }
 
+    /// @dev The escrow caches each price version the first time one of its jobs settles (gas); a repricing hands
+    /// out a new version, so a job settles at the prices it was opened at whether or not its version is cached.
+    function test_settle_chargesEachJobItsOpeningPricesThroughTheVersionCache() public {
+        bytes32 cachedFirst = bytes32(uint256(JOB) + 10);
+        _openJob(cachedFirst, maxModel, 1_000);
+        Receipt memory warmUp = _receipt(cachedFirst, 600);
+        _settle(warmUp, _sign(WORKER_PK, warmUp)); // fills the cache for the max model's first version
+        _openJob(JOB, maxModel, 1_000);
+        catalog.updateModel(
+            MAX_MODEL_ID,
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: MAX_CPR * 2,
+                creditsPer1kTokens: MAX_CP1K * 3,
+                contextWindow: CONTEXT_WINDOW,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        bytes32 repriced = bytes32(uint256(JOB) + 11);
+        _openJob(repriced, maxModel, 1_000);
+
+        uint256 before = _available(wallet) + _locked(wallet);
+        Receipt memory old = _receipt(JOB, 600);
+        _settle(old, _sign(WORKER_PK, old));
+        uint256 oldPrice = MAX_CPR + (100 * uint256(MAX_CP1K) + 999) / 1_000;
+        vm.assertEq(before - (_available(wallet) + _locked(wallet)), oldPrice, "cached version: opening prices");
+
+        before = _available(wallet) + _locked(wallet);
+        Receipt memory fresh = _receipt(repriced, 600);
+        _settle(fresh, _sign(WORKER_PK, fresh));
+        uint256 newPrice = 2 * MAX_CPR + (100 * 3 * uint256(MAX_CP1K) + 999) / 1_000;
+        vm.assertEq(before - (_available(wallet) + _locked(wallet)), newPrice, "new version: its own prices");
+    }
+
     function test_settle_succeedsIfModelRetiredWhileOpen() public {
         _openJob(JOB, maxModel, 2_000);
         catalog.retireModel(MAX_MODEL_ID);
@@ -240,7 +276,7 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(_locked(wallet), 0, "nothing stays locked");
         vm.assertEq(workerGot + feeGot, charged * UNIT_PER_CREDIT, "worker + fee == charged units");
         vm.assertEq(feeGot, (charged * UNIT_PER_CREDIT * feeBps) / 10_000, "fee share");
-        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out (or accrues) exactly the charge");
+        vm.assertEq(escrowPaid, charged * UNIT_PER_CREDIT, "escrow pays out exactly the charge, in this transaction");
         (JobStatus status, , , ) = escrow.jobOf(JOB);
         vm.assertEq(uint8(status), uint8(JobStatus.Settled), "settled");
     }
@@ -380,7 +416,7 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 lockedBefore = _locked(wallet);
         uint256 availableBefore = _available(wallet);
         uint256 workerBefore = usd.balanceOf(worker);
-        uint256 feesBefore = escrow.ledger().feesAccrued;
+        uint256 feesBefore = usd.balanceOf(treasury);
         uint256 escrowBefore = usd.balanceOf(address(escrow));
 
         Receipt memory receipt = _receipt(jobId, completionTokens);
@@ -389,8 +425,8 @@ contract CreditEscrowTest is EscrowFixture {
         uint256 refunded = _available(wallet) - availableBefore;
         charged = lockedBefore - _locked(wallet) - refunded;
         workerGot = usd.balanceOf(worker) - workerBefore;
-        // Fees accrue in the escrow for the treasury (sweepFees), so they count as paid out of the credits.
-        feeGot = escrow.ledger().feesAccrued - feesBefore;
-        escrowPaid = escrowBefore - usd.balanceOf(address(escrow)) + feeGot;
+        // The fee goes to the treasury in the settlement transaction itself (spec: settlement rule 6).
+        feeGot = usd.balanceOf(treasury) - feesBefore;
+        escrowPaid = escrowBefore - usd.balanceOf(address(escrow));
     }
 }

@@ -8,8 +8,8 @@ import { reconcileWallet, type WalletReport } from "./reconcileWallet.js";
 
 export interface EscrowAudit {
   wallets: { wallet: Address; report: WalletReport; available: bigint; locked: bigint }[];
-  /** Stablecoin units the escrow holds, and what it owes: (Σ available + locked) × UNIT_PER_CREDIT + reserve + fees
-   *  accrued + unclaimed payouts. */
+  /** Stablecoin units the escrow holds, and what it owes: (Σ available + locked) × UNIT_PER_CREDIT + reserve +
+   *  unclaimed payouts. */
   held: bigint;
   owed: bigint;
   reserve: bigint;
@@ -19,7 +19,7 @@ export interface EscrowAudit {
 /**
  * Audits the whole escrow from the chain alone: every wallet that ever deposited or had a job replays to its state
  * (reconcileWallet), and the escrow's stablecoin balance equals every wallet's credits in stablecoin plus the
- * dispute reserve, the fees accrued for the treasury and unclaimed payouts. With `requireUnlocked`, a wallet still holding locked credits is a problem too (use it once
+ * dispute reserve and the payouts (worker or treasury shares) a blocked recipient has not claimed. With `requireUnlocked`, a wallet still holding locked credits is a problem too (use it once
  * every job has ended).
  */
 export async function auditEscrow(
@@ -65,11 +65,11 @@ export async function auditEscrow(
   if (BigInt(ledger.creditsOutstanding) !== credits) {
     problems.push(`the escrow counts ${ledger.creditsOutstanding} credits outstanding, the wallets hold ${credits}`);
   }
-  // Fees accrue in the escrow until swept to the treasury; a payout a blocked recipient could not take stays claimable.
-  const owed = credits * UNIT_PER_CREDIT + reserve + BigInt(ledger.feesAccrued) + BigInt(ledger.claimableTotal);
+  // Fees leave in each settlement transaction; a share a blocked recipient could not take stays claimable.
+  const owed = credits * UNIT_PER_CREDIT + reserve + BigInt(ledger.claimableTotal);
   if (held !== owed) {
     problems.push(
-      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve} + fees accrued ${ledger.feesAccrued} + claimable ${ledger.claimableTotal})`,
+      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve} + claimable ${ledger.claimableTotal})`,
     );
   }
   return { wallets: audited, held, owed, reserve, problems };

@@ -93,7 +93,7 @@ export async function checkJob(reader: ChainReader, job: JobEvents, text?: strin
     lines.push(`  charged        ${credits(charged)}`);
     lines.push(`  refunded       ${credits(refund)}`);
     lines.push(`  to worker      ${formatUsdg(workerAmount)} USDG`);
-    lines.push(`  to treasury    ${formatUsdg(feeAmount)} USDG (accrued; sweepFees sends it)`);
+    lines.push(`  to treasury    ${formatUsdg(feeAmount)} USDG`);
     lines.push(`  proof hash     ${proof(outputHash)}`);
     const expectedCharge = chargeFor(prices, completionTokens, locked);
     expect(
@@ -117,7 +117,14 @@ export async function checkJob(reader: ChainReader, job: JobEvents, text?: strin
       split.feeAmount === feeAmount,
       `fee = ${feeBps} bps of the charge, the rate at the lock (${split.feeAmount})`,
     );
-    checkTransfers(reader, job.txEvents.get(settled.transactionHash) ?? [], worker, expect);
+    // The treasury in effect when the settlement was mined (a scheduled successor takes over by block time).
+    const treasury = await reader.client.readContract({
+      address: contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "treasury",
+      blockNumber: settled.blockNumber,
+    });
+    checkTransfers(reader, job.txEvents.get(settled.transactionHash) ?? [], { worker, treasury }, expect);
     if (text !== undefined) {
       const textHash = outputHashOfText(text);
       lines.push(`  text hash      ${proof(textHash)}`);
@@ -175,14 +182,14 @@ export async function checkJob(reader: ChainReader, job: JobEvents, text?: strin
 }
 
 /**
- * The settlement transaction's stablecoin transfers out of the escrow must pay each worker the sum of its
- * `workerAmount`s (a batch pays once per worker), or keep it claimable (`PayoutDeferred`) when the stablecoin
- * refused the transfer. Fees are not transferred at settlement: they accrue for the treasury (`sweepFees`).
+ * The settlement transaction's stablecoin transfers out of the escrow must pay the worker the sum of its
+ * `workerAmount`s (a batch pays once per worker) and the treasury the sum of the `feeAmount`s (a batch pays it
+ * once), each kept claimable instead (`PayoutDeferred`) when the stablecoin refused the transfer.
  */
 function checkTransfers(
   reader: ChainReader,
   txEvents: ProductEvent[],
-  worker: Address,
+  { worker, treasury }: { worker: Address; treasury: Address },
   expect: (ok: boolean, what: string) => void,
 ): void {
   const escrow = reader.deployment.contracts.creditEscrow.toLowerCase();
@@ -194,21 +201,31 @@ function checkTransfers(
     transfersOut
       .filter((e) => hexArg(e, "to").toLowerCase() === address.toLowerCase())
       .reduce((sum, e) => sum + bigArg(e, "value"), 0n);
+  const deferredTo = (address: string) =>
+    txEvents
+      .filter(
+        (e) =>
+          e.contract === "creditEscrow" &&
+          e.eventName === "PayoutDeferred" &&
+          hexArg(e, "recipient").toLowerCase() === address.toLowerCase(),
+      )
+      .reduce((sum, e) => sum + bigArg(e, "amount"), 0n);
   const owedWorker = settlements
     .filter((e) => hexArg(e, "worker").toLowerCase() === worker.toLowerCase())
     .reduce((sum, e) => sum + bigArg(e, "workerAmount"), 0n);
-  const deferred = txEvents
-    .filter(
-      (e) =>
-        e.contract === "creditEscrow" &&
-        e.eventName === "PayoutDeferred" &&
-        hexArg(e, "recipient").toLowerCase() === worker.toLowerCase(),
-    )
-    .reduce((sum, e) => sum + bigArg(e, "amount"), 0n);
-  const workerPaid = paidTo(worker) + deferred;
+  const workerDeferred = deferredTo(worker);
+  const workerPaid = paidTo(worker) + workerDeferred;
   expect(
     workerPaid === owedWorker,
     `stablecoin to the worker ${formatUsdg(workerPaid)} USDG matches the event` +
-      (deferred > 0n ? ` (${formatUsdg(deferred)} kept claimable)` : ""),
+      (workerDeferred > 0n ? ` (${formatUsdg(workerDeferred)} kept claimable)` : ""),
+  );
+  const owedTreasury = settlements.reduce((sum, e) => sum + bigArg(e, "feeAmount"), 0n);
+  const treasuryDeferred = deferredTo(treasury);
+  const treasuryPaid = paidTo(treasury) + treasuryDeferred;
+  expect(
+    treasuryPaid === owedTreasury,
+    `stablecoin to the treasury ${formatUsdg(treasuryPaid)} USDG matches the fees of the transaction's settlements` +
+      (treasuryDeferred > 0n ? ` (${formatUsdg(treasuryDeferred)} kept claimable)` : ""),
   );
 }

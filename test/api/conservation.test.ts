@@ -36,7 +36,7 @@ describe("credits are conserved (after the whole suite)", () => {
     await waitUntil("every opened job ended", async () => (await openJobsOnChain()).length === 0);
   });
 
-  it("the escrow holds exactly every wallet's credits plus the dispute reserve, the fees accrued for the treasury and unclaimed payouts", async () => {
+  it("the escrow holds exactly every wallet's credits plus the dispute reserve and unclaimed payouts (fees leave in each settlement)", async () => {
     const sheet = await escrowBalanceSheet();
     expect(sheet.creditsOutstanding).toBe(sheet.credits);
     expect(sheet.held).toBe(sheet.owed);

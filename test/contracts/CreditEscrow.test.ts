@@ -483,20 +483,22 @@ describe("CreditEscrow", function () {
         );
     });
 
-    it("pays the worker the charge minus the fee and the treasury the fee", async function () {
+    it("pays the worker the charge minus the fee and the treasury the fee, both in the settlement transaction", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = await receiptFor(d, 700);
       const sig = await signReceipt(d.worker1, d.domain, receipt);
       const charge = SETTLED_CHARGE * UNIT_PER_CREDIT;
       const fee = feeOf(SETTLED_CHARGE);
-      await expect(d.escrow.connect(d.gateway).settle(receipt, sig)).to.changeTokenBalances(
+      const settle = d.escrow.connect(d.gateway).settle(receipt, sig);
+      await expect(settle).to.changeTokenBalances(
         ethers,
         d.stablecoin,
-        [d.worker1, d.escrow],
-        [charge - fee, -(charge - fee)],
+        [d.worker1, d.treasury, d.escrow],
+        [charge - fee, fee, -charge],
       );
-      expect((await d.escrow.ledger()).feesAccrued).to.equal(fee);
-      await expect(d.escrow.sweepFees()).to.changeTokenBalance(ethers, d.stablecoin, d.treasury, fee);
+      await expect(settle)
+        .to.emit(d.stablecoin, "Transfer")
+        .withArgs(await d.escrow.getAddress(), d.treasury.address, fee);
     });
 
     it("releases the lock and leaves the unused escrow available", async function () {
@@ -823,8 +825,12 @@ describe("CreditEscrow", function () {
       const charge = OPEN_JOB_LOCKED * UNIT_PER_CREDIT;
       await expect(
         d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)),
-      ).to.changeTokenBalance(ethers, d.stablecoin, d.worker1, (charge * 8n) / 10n);
-      expect((await d.escrow.ledger()).feesAccrued).to.equal((charge * 2n) / 10n);
+      ).to.changeTokenBalances(
+        ethers,
+        d.stablecoin,
+        [d.worker1, d.treasury],
+        [(charge * 8n) / 10n, (charge * 2n) / 10n],
+      );
     });
 
     it("reverts with EnforcedPause while paused", async function () {
@@ -948,16 +954,26 @@ describe("CreditEscrow", function () {
         );
     });
 
-    it("pays each worker the sum of its jobs and the treasury the total fee", async function () {
+    it("pays each worker the sum of its jobs and the treasury the batch's total fee in one transfer", async function () {
       const d = await loadFixture(batchFixture);
       const net = (credits: bigint) => credits * UNIT_PER_CREDIT - feeOf(credits);
-      await expect(d.escrow.connect(d.gateway).settleBatch(d.receipts, d.signatures)).to.changeTokenBalances(
+      const fees = feeOf(44n) + feeOf(3n) + feeOf(42n) + feeOf(18n);
+      const batch = d.escrow.connect(d.gateway).settleBatch(d.receipts, d.signatures);
+      await expect(batch).to.changeTokenBalances(
         ethers,
         d.stablecoin,
-        [d.worker1, d.worker2, d.worker3, d.escrow],
-        [net(44n) + net(3n), net(42n), net(18n), -(net(44n) + net(3n) + net(42n) + net(18n))],
+        [d.worker1, d.worker2, d.worker3, d.treasury, d.escrow],
+        [net(44n) + net(3n), net(42n), net(18n), fees, -(net(44n) + net(3n) + net(42n) + net(18n) + fees)],
       );
-      expect((await d.escrow.ledger()).feesAccrued).to.equal(feeOf(44n) + feeOf(3n) + feeOf(42n) + feeOf(18n));
+      const transfers = (await (await batch).wait())!.logs.filter(
+        (log) => d.stablecoin.interface.parseLog(log)?.name === "Transfer",
+      );
+      expect(transfers.map((log) => d.stablecoin.interface.parseLog(log)!.args.to)).to.deep.equal([
+        d.worker1.address,
+        d.worker2.address,
+        d.worker3.address,
+        d.treasury.address,
+      ]);
     });
 
     it("leaves each wallet with its balance minus its charges and nothing locked", async function () {
@@ -1239,22 +1255,21 @@ describe("CreditEscrow", function () {
       expect(await escrow.treasury()).to.equal(outsider.address);
     });
 
-    it("sweeps accrued fees to the treasury in effect and emits TreasuryUpdated when it takes over", async function () {
+    it("pays the fee to the treasury in effect and emits TreasuryUpdated when it takes over", async function () {
       const d = await loadFixture(deployWithOpenJob);
-      const receipt = await receiptFor(d, 700);
-      await d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt));
       await d.escrow.connect(d.admin).scheduleTreasury(d.outsider.address);
       await time.increase(PARAMS.configChangeDelay);
-      const sweep = d.escrow.sweepFees();
-      await expect(sweep).to.changeTokenBalance(ethers, d.stablecoin, d.outsider, feeOf(SETTLED_CHARGE));
-      await expect(sweep).to.emit(d.escrow, "TreasuryUpdated").withArgs(d.outsider.address);
-    });
-
-    it("sweepFees reverts with NothingToClaim when no fee accrued", async function () {
-      const { escrow, treasury } = await loadFixture(deployProtocol);
-      await expect(escrow.sweepFees())
-        .to.be.revertedWithCustomError(escrow, "NothingToClaim")
-        .withArgs(treasury.address);
+      const later = jobId(78);
+      await d.escrow.connect(d.gateway).openJob(later, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000);
+      const receipt = { ...(await receiptFor(d, 1_000)), jobId: later };
+      const settle = d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt));
+      await expect(settle).to.changeTokenBalances(
+        ethers,
+        d.stablecoin,
+        [d.outsider, d.treasury],
+        [feeOf(OPEN_JOB_LOCKED), 0n],
+      );
+      await expect(settle).to.emit(d.escrow, "TreasuryUpdated").withArgs(d.outsider.address);
     });
 
     it("scheduleTreasury reverts with ZeroAddress for the zero address", async function () {
@@ -1355,7 +1370,7 @@ describe("CreditEscrow", function () {
       const credits = a.available + a.locked + b.available + b.locked;
       const ledger = await d.escrow.ledger();
       expect(ledger.creditsOutstanding).to.equal(credits);
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal);
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal);
     });
   });
 

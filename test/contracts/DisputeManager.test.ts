@@ -279,7 +279,7 @@ describe("DisputeManager", function () {
       expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING - SETTLED_CHARGE * UNIT_PER_CREDIT);
     });
 
-    it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve + accrued fees", async function () {
+    it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve + deferred payouts", async function () {
       const d = await loadFixture(deployWithDispute);
       await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
       const held = await d.stablecoin.balanceOf(await d.escrow.getAddress());
@@ -289,7 +289,7 @@ describe("DisputeManager", function () {
         credits += a.available + a.locked;
       }
       const ledger = await d.escrow.ledger();
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal);
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal);
     });
 
     it("leaves the job DisputeUpheld and the dispute Upheld", async function () {

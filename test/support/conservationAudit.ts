@@ -28,8 +28,8 @@ export async function escrowEvents<const E extends EscrowEventName>(eventName: E
 
 /**
  * What the escrow holds in stablecoin against what it owes: every wallet's credits (replayed from the wallets that
- * ever deposited, and checked against the escrow's own `creditsOutstanding`), the dispute reserve, the fees accrued
- * for the treasury and the payouts a blocked recipient has not claimed yet (docs/DESIGN.md, "Value conservation").
+ * ever deposited, and checked against the escrow's own `creditsOutstanding`), the dispute reserve and the payouts
+ * (worker or treasury shares) a blocked recipient has not claimed yet (docs/DESIGN.md, "Value conservation").
  */
 export async function escrowBalanceSheet(): Promise<{
   held: bigint;
@@ -55,7 +55,7 @@ export async function escrowBalanceSheet(): Promise<{
   ]);
   return {
     held,
-    owed: credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal,
+    owed: credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal,
     credits,
     creditsOutstanding: ledger.creditsOutstanding,
     reserve: ledger.reserve,

@@ -47,8 +47,10 @@ describe("npm run verify", () => {
     expect(run.stdout).toMatch(/to treasury\s+0\.\d+ USDG/);
     expect(run.stdout).toContain("✓ charged + refunded = locked");
     expect(run.stdout).toMatch(/✓ stablecoin to the worker 0\.\d+ USDG matches the event/);
-    // Contracts v2: the fee accrues in the escrow and `sweepFees` sends it, so it is checked against the event.
-    expect(run.stdout).toContain("(accrued; sweepFees sends it)");
+    // Spec, settlement rule 6: the treasury transfer is part of the settlement transaction.
+    expect(run.stdout).toMatch(
+      /✓ stablecoin to the treasury 0\.\d+ USDG matches the fees of the transaction's settlements/,
+    );
     expect(run.stdout).toMatch(/✓ fee = \d+ bps of the charge, the rate at the lock/);
     expect(run.stdout).toContain("✓ the given text hashes to the proof hash");
     expect(run.stdout).toContain("CONSISTENT (settled)");

@@ -170,7 +170,7 @@ describe("web application", () => {
     await screenshot(page, "08-jobs");
   });
 
-  it("decodes the settlement on the explorer page: release, worker transfer, fee accrued to the treasury, proof hash", async () => {
+  it("decodes the settlement on the explorer page: release, worker and treasury transfers, proof hash", async () => {
     await page.locator(`[data-job-id="${state.jobId}"]`).locator(`a[data-tx="${state.settlementTx}"]`).click();
     await page.getByTestId("tx-headline").waitFor();
     expect(page.url()).toContain(`/tx/${state.settlementTx}`);
@@ -179,14 +179,13 @@ describe("web application", () => {
     expect(await fact("Escrow release")).toMatch(/credits/);
     expect(await fact("Charged")).toBe("8 credits (0.08 USDG)");
     expect(await fact("Transfer to worker")).toBe("0.072 USDG");
-    expect(await fact("Fee to treasury (accrued)")).toBe("0.008 USDG");
+    expect(await fact("Transfer to treasury")).toBe("0.008 USDG");
     expect(await fact("Verified proof hash")).toBe(state.proofHash);
     const transfers = await page.getByText("Stablecoin transfers").locator("..").innerText();
     expect(transfers).toContain("escrow");
     expect(transfers).toContain("worker");
-    // Contracts v2: the fee accrues in the escrow (a treasury the stablecoin blocks never blocks settlement) and
-    // `sweepFees` transfers it later, so the settlement's only stablecoin transfer is the worker's.
-    expect(transfers).not.toContain("treasury");
+    // Spec, settlement rule 6: the settlement transaction shows the transfer to the protocol treasury.
+    expect(transfers).toContain("treasury");
     await screenshot(page, "09-explorer-settlement");
   });
 

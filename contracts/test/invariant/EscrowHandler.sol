@@ -141,7 +141,6 @@ contract EscrowHandler {
     uint256 public ghostStraightUnits;
     uint256 public ghostChargedCredits;
     uint256 public ghostFeeUnits;
-    uint256 public ghostFeesAccruedUnits;
     uint256 public ghostWorkerPaidUnits;
     uint256 public ghostTreasuryReceivedUnits;
     uint256 public ghostRestoredCredits;
@@ -157,6 +156,7 @@ contract EscrowHandler {
     uint16 private _nextFee;
     uint64 private _feeSwitchAt;
     address private _treasury;
+    uint256 private _treasuryBalanceBefore;
     address private _nextTreasury;
     uint64 private _treasurySwitchAt;
     uint64 private _pausedAt;
@@ -442,27 +442,6 @@ contract EscrowHandler {
         ++calls["scheduleTreasury"];
     }
 
-    function sweepFees() external {
-        address to = _treasuryInEffect();
-        uint256 owed = ghostFeesAccruedUnits;
-        uint256 before = usd.balanceOf(to);
-        try escrow.sweepFees() {
-            if (owed == 0) return _violation("sweepFees with nothing accrued succeeded");
-            ++calls["sweepFees"];
-            uint256 received = usd.balanceOf(to) - before;
-            if (received != owed) _violation("treasury received != fees accrued");
-            ghostTreasuryReceivedUnits += received;
-            ghostFeesAccruedUnits = 0;
-        } catch (bytes memory reason) {
-            _requireReason(
-                owed == 0,
-                reason,
-                abi.encodeWithSelector(ICreditEscrow.NothingToClaim.selector, to),
-                "sweepFees"
-            );
-        }
-    }
-
     // ================================================================ workers
 
     /// @dev Unbond, withdraw after the delay (then re-register), or change hosted models.
@@ -576,6 +555,8 @@ contract EscrowHandler {
         address signer = vm.addr(_workerKeys[slot]);
         bytes memory expected = _expectedSettleError(jobId, signer);
         uint256 workerBefore = usd.balanceOf(signer);
+        // Kept in storage (stack depth); the ghost's `_treasury` is the treasury in effect from here on.
+        _treasuryBalanceBefore = usd.balanceOf(_treasuryInEffect());
         uint256 walletBefore = escrow.accountOf(_wallets[job.wallet]).available;
         vm.prank(gateway);
         try escrow.settle(receipt, signature) {
@@ -587,6 +568,7 @@ contract EscrowHandler {
             settled = true;
             (uint256 workerUnits, ) = _bookSettlement(jobId, receipt, signer);
             if (usd.balanceOf(signer) - workerBefore != workerUnits) _violation("worker paid != charge - fee");
+            _expectTreasuryPaid(job.charged * UNIT_PER_CREDIT - workerUnits);
             if (escrow.accountOf(_wallets[job.wallet]).available - walletBefore != job.locked - job.charged) {
                 _violation("refund to the wallet");
             }
@@ -625,20 +607,28 @@ contract EscrowHandler {
             valid[i] = _expectedSettleError(picked[i], signers[i]).length == 0;
         }
         bool paused = escrow.paused();
-        uint256[] memory before = new uint256[](n);
+        // The last entry is the treasury in effect (the ghost's `_treasury` from here on).
+        uint256[] memory before = new uint256[](n + 1);
         for (uint256 i; i < n; ++i) before[i] = usd.balanceOf(signers[i]);
+        before[n] = usd.balanceOf(_treasuryInEffect());
         vm.prank(gateway);
         try escrow.settleBatch(receipts, signatures) returns (uint256 settled) {
             if (paused) return _violation("settleBatch succeeded while paused");
             ++calls["settleBatch"];
             uint256 expectedCount;
             uint256 workerUnitsTotal;
+            uint256 feesBefore = ghostFeeUnits;
             for (uint256 i; i < n; ++i) {
                 if (!valid[i]) continue;
                 ++expectedCount;
                 (uint256 workerUnits, ) = _bookSettlement(picked[i], receipts[i], signers[i]);
                 workerUnitsTotal += workerUnits;
             }
+            // One transfer for the batch's fees, in the same transaction.
+            if (usd.balanceOf(_treasury) - before[n] != ghostFeeUnits - feesBefore) {
+                _violation("batch paid treasury != fees");
+            }
+            ghostTreasuryReceivedUnits += ghostFeeUnits - feesBefore;
             if (settled != expectedCount) _violation("settleBatch settled the wrong receipts");
             uint256 received;
             for (uint256 i; i < n; ++i) {
@@ -1091,6 +1081,12 @@ contract EscrowHandler {
         return _treasury;
     }
 
+    /// @dev Spec, settlement rule 6: the fee reaches the treasury in the settlement transaction itself.
+    function _expectTreasuryPaid(uint256 feeUnits) private {
+        if (usd.balanceOf(_treasury) - _treasuryBalanceBefore != feeUnits) _violation("treasury paid != fee");
+        ghostTreasuryReceivedUnits += feeUnits;
+    }
+
     /// @dev A worker's receipt for `jobId`, valid by the rules: final token between the opening and both the
     /// deadline and now + 30 s.
     function _signedReceipt(
@@ -1129,7 +1125,6 @@ contract EscrowHandler {
         feeUnits = (charged * UNIT_PER_CREDIT * job.feeBps) / BPS;
         workerUnits = charged * UNIT_PER_CREDIT - feeUnits;
         ghostFeeUnits += feeUnits;
-        ghostFeesAccruedUnits += feeUnits;
         ghostWorkerPaidUnits += workerUnits;
         job.charged = charged;
         job.status = JobStatus.Settled;

@@ -86,7 +86,7 @@ contract EscrowInvariants is EscrowFixture {
         vm.assertEq(handler.ghostViolations(), 0, handler.lastViolation());
     }
 
-    /// @notice Stablecoin held == credits × 10,000 + reserve + fees accrued + claimable payouts + surplus, every
+    /// @notice Stablecoin held == credits × 10,000 + reserve + claimable payouts + surplus, every
     /// unit accounted for by the independent ledger.
     function invariant_valueIsConserved() public view {
         address[3] memory accounts = handler.wallets();
@@ -100,8 +100,8 @@ contract EscrowInvariants is EscrowFixture {
         vm.assertEq(ledger.creditsOutstanding, credits, "credits outstanding");
         vm.assertEq(
             held,
-            credits * UNIT_PER_CREDIT + ledger.reserve + ledger.feesAccrued + ledger.claimableTotal + ledger.surplus,
-            "held == credits + reserve + fees + claimable + surplus"
+            credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.surplus,
+            "held == credits + reserve + claimable + surplus"
         );
         vm.assertEq(
             held,
@@ -114,13 +114,14 @@ contract EscrowInvariants is EscrowFixture {
             "held == money in - money out"
         );
         vm.assertEq(ledger.reserve, handler.ghostReserveUnits(), "reserve == funded - restored");
-        vm.assertEq(ledger.feesAccrued, handler.ghostFeesAccruedUnits(), "fees accrued");
         vm.assertEq(ledger.surplus, handler.ghostStraightUnits(), "surplus == stablecoin sent straight");
         vm.assertEq(ledger.owedCredits, handler.owedCredits(), "owed restitution");
     }
 
-    /// @notice Workers got exactly charge − fee, the treasuries exactly the fees swept, and charge = worker + fee.
+    /// @notice Workers got exactly charge − fee, the treasuries exactly the fees (each in its settlement
+    /// transaction: nothing accrues), and charge = worker + fee.
     function invariant_perRecipientPayoutsAreExact() public view {
+        vm.assertEq(handler.ghostTreasuryReceivedUnits(), handler.ghostFeeUnits(), "every fee reached the treasury");
         vm.assertEq(
             handler.ghostWorkerPaidUnits() + handler.ghostFeeUnits(),
             handler.ghostChargedCredits() * UNIT_PER_CREDIT,

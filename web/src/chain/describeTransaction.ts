@@ -130,7 +130,7 @@ export async function describeTransaction(
             { label: "Charged", value: credits(charged), kind: "amount" },
             { label: "Refunded to wallet", value: credits(refunded), kind: "amount" },
             { label: "Transfer to worker", value: usdg(bigArg(e, "workerAmount")), kind: "amount" },
-            { label: "Fee to treasury (accrued)", value: usdg(bigArg(e, "feeAmount")), kind: "amount" },
+            { label: "Transfer to treasury", value: usdg(bigArg(e, "feeAmount")), kind: "amount" },
             { label: "Worker", value: hexArg(e, "worker"), kind: "address" },
             { label: "Wallet", value: hexArg(e, "wallet"), kind: "address" },
             { label: "Verified proof hash", value: proof(hexArg(e, "outputHash")), kind: "hash" },
