@@ -379,6 +379,9 @@ export class Oracles {
 function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid" | "ambiguous" {
   // A `{{job:N}}` placeholder is filled with one of the key's job ids when sent: a valid cursor.
   if (/^\{\{job:[a-z0-9-]+\}\}$/.test(raw)) return "valid";
+  // A literal space or tab ends the request target in the HTTP request line, so Node's parser hands the gateway the
+  // query cut there (`limit=5 ` arrives as `limit=5`): what the gateway sees is not this value.
+  if (/[ \t]/.test(raw)) return "ambiguous";
   let value: string;
   try {
     value = decodeURIComponent(raw.replaceAll("+", " "));

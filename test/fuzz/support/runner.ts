@@ -251,6 +251,7 @@ export function formatFailure(failure: Failure, live: LiveValues): string {
     `✗ ${failure.signature}   [${fuzzCase.label}; property ${failure.property}, seed ${failure.seed}]`,
     ...evaluation.violations.map((violation) => `  - ${violation.kind}: ${violation.detail}`),
     `  request:\n    ${redact(head)}${redact(body)}`,
+    `  intent: ${excerpt(JSON.stringify(fuzzCase.intent), 600)}`,
     `  answer: ${answer}`,
   ].join("\n");
 }
