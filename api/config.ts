@@ -2,7 +2,11 @@ import { z } from "zod";
 
 const boolean = z.enum(["true", "false", "1", "0"]).transform((value) => value === "true" || value === "1");
 
-/** Every setting of the gateway, read once at start-up and validated; a bad value stops the start with a clear list. */
+/**
+ * Every setting of the gateway (the `/v1` API, the web app's backend, the in-process webhook dispatcher), read
+ * once at start-up by `api/main.ts` and passed down; a bad value stops the start with a clear list. The only module
+ * that knows the environment's variable names (the dispatcher's own process reads a subset, below).
+ */
 export const configSchema = z.object({
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -118,6 +122,20 @@ export const configSchema = z.object({
   /** Run the webhook dispatcher inside the gateway process (off when it runs as its own process). */
   WEBHOOK_DISPATCHER_ENABLED: boolean.default(true),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // The web application's backend (/app/*).
+  /**
+   * Development mode: on a local chain (31337) the app offers the demo wallet and a test-stablecoin faucet.
+   * Never set in production.
+   */
+  APP_DEV_MODE: boolean.default(false),
+  /** Folder of the built web app (`web/dist`); when set the gateway serves it at `/`. */
+  WEB_DIST_DIR: z.string().min(1).optional(),
+  /** Public RPC URL the browser uses; without it the gateway proxies its own RPC_URL at /app/rpc. */
+  APP_RPC_URL: z.url().optional(),
+  /** Session lifetime, seconds (default 24 h). */
+  APP_SESSION_TTL_S: z.coerce.number().int().positive().default(86_400),
+  /** SIWE nonce lifetime, seconds (default 10 min). */
+  APP_NONCE_TTL_S: z.coerce.number().int().positive().default(600),
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
 
@@ -127,14 +145,48 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** Parses the environment once; throws a ConfigError naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const parsed = configSchema.safeParse(env);
+function parseOrConfigError<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv, what: string): T {
+  const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
-    throw new ConfigError(`Invalid gateway configuration:\n${lines.join("\n")}`);
+    throw new ConfigError(`Invalid ${what} configuration:\n${lines.join("\n")}`);
   }
-  const config = parsed.data;
+  return parsed.data;
+}
+
+/** Parses the environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const config = parseOrConfigError(configSchema, env, "gateway");
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://${config.API_HOST}:${config.API_PORT}`;
   return { ...config, PUBLIC_BASE_URL: publicBaseUrl, DOCS_URL: config.DOCS_URL ?? `${publicBaseUrl}/docs` };
+}
+
+/**
+ * The settings of a webhook dispatcher run as a process of its own (`api/webhooks/runDispatcher.ts`): the
+ * gateway's database, index and WEBHOOK_* settings, and the dispatcher's own name, lease and batch size.
+ */
+export const dispatcherConfigSchema = configSchema
+  .pick({
+    DATABASE_URL: true,
+    API_DB_SCHEMA: true,
+    INDEXER_URL: true,
+    WEBHOOK_ALLOW_HTTP_LOOPBACK: true,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: true,
+    WEBHOOK_RETRY_SCHEDULE_MS: true,
+    WEBHOOK_TIMEOUT_MS: true,
+    WEBHOOK_CA_FILE: true,
+  })
+  .extend({
+    WEBHOOK_DISPATCHER_NAME: z.string().min(1).optional(),
+    /** Lease of a claimed delivery (ms); default WEBHOOK_TIMEOUT_MS + 30 s. Tests shorten it. */
+    WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
+    /** Deliveries claimed per round; default 32. */
+    WEBHOOK_DISPATCH_BATCH: z.coerce.number().int().min(1).max(500).optional(),
+  });
+
+export type DispatcherConfig = z.infer<typeof dispatcherConfigSchema>;
+
+/** Parses the dispatcher process's environment; throws a ConfigError naming every bad variable. */
+export function loadDispatcherConfig(env: NodeJS.ProcessEnv): DispatcherConfig {
+  return parseOrConfigError(dispatcherConfigSchema, env, "dispatcher");
 }

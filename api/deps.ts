@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type pg from "pg";
+import type { PublicClient } from "viem";
 import type { Deployment } from "../contracts/client/index.js";
 import type { EscrowChain } from "./chain/escrowChain.js";
 import type { LockBatcher } from "./chain/lockBatcher.js";
@@ -7,17 +8,22 @@ import type { CreditLedger } from "./ledger/creditLedger.js";
 import type { IndexFreshness } from "./ledger/indexFreshness.js";
 import type { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import type { SettlementBatcher } from "./chain/settlementBatcher.js";
+import type { ResolveWallet } from "./app/sessionWallet.js";
+import type { WalletActivity } from "./app/walletActivity.js";
+import type { WalletJobs } from "./app/walletJobs.js";
+import type { GatewayMetrics } from "./observability/metrics.js";
+import type { TargetPolicy } from "./webhooks/targetPolicy.js";
 import type { GatewayConfig } from "./config.js";
 import type { KeyDirectory } from "./http/middleware/authenticate.js";
-import type { IndexLagMonitor } from "./index/indexLag.js";
-import type { IndexReader } from "./index/indexReader.js";
-import type { ModelDirectory } from "./index/modelDirectory.js";
+import type { IndexLagMonitor } from "./readModel/indexLag.js";
+import type { IndexReader } from "./readModel/indexReader.js";
+import type { ModelDirectory } from "./readModel/modelDirectory.js";
 import type { GatewayLeases } from "./jobs/gatewayLeases.js";
 import type { IdempotencyStore } from "./jobs/idempotencyStore.js";
 import type { JobStore } from "./jobs/jobStore.js";
-import type { LatencyStats } from "./routing/latencyStats.js";
-import type { WorkerClient } from "./routing/workerClient.js";
-import type { WorkerPool } from "./routing/workerPool.js";
+import type { LatencyStats } from "./workerPool/latencyStats.js";
+import type { WorkerClient } from "./workerPool/workerClient.js";
+import type { WorkerPool } from "./workerPool/workerPool.js";
 
 /**
  * Waits until the chain will accept `refund` for a job whose deadline is `deadline` (unix seconds). Production
@@ -25,10 +31,12 @@ import type { WorkerPool } from "./routing/workerPool.js";
  */
 export type WaitForChainDeadline = (deadline: bigint) => Promise<void>;
 
-/** Everything the routes and background tasks use, built once in main.ts. */
+/** Everything the endpoints and background tasks use, built once in main.ts (the only place that wires). */
 export interface GatewayDeps {
   config: GatewayConfig;
   logger: Logger;
+  /** The process's Prometheus metrics; whoever records gets them from here. */
+  metrics: GatewayMetrics;
   pool: pg.Pool;
   deployment: Deployment;
   chain: EscrowChain;
@@ -58,4 +66,11 @@ export interface GatewayDeps {
   leases?: GatewayLeases;
   /** Called after a job is marked processing (wakes the webhook dispatcher so job.processing goes out at once). */
   onJobProcessing?: () => void;
+  /** Which webhook receiver URLs `POST /v1/webhooks` accepts (WEBHOOK_ALLOW_*). */
+  webhookPolicy: TargetPolicy;
+  /** The web app's backend: chain reads and sign-in checks, the wallet's jobs and activity, the session lookup. */
+  appPublicClient: PublicClient;
+  walletJobs: WalletJobs;
+  walletActivity: WalletActivity;
+  resolveWallet: ResolveWallet;
 }

@@ -7,7 +7,11 @@ import { pinoHttp } from "pino-http";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { loadDeployment } from "../contracts/client/index.js";
-import { appRouters } from "./app/index.js";
+import { serveWeb } from "./app/serveWeb.js";
+import { sessionWalletResolver } from "./app/sessionWallet.js";
+import { WalletActivity } from "./app/walletActivity.js";
+import { WalletJobs } from "./app/walletJobs.js";
+import { appPublicClient } from "./app/webAppContext.js";
 import { createChainClients } from "./chain/createChainClients.js";
 import { serializeError } from "./chain/serializeError.js";
 import { EscrowChain } from "./chain/escrowChain.js";
@@ -17,6 +21,7 @@ import { SettlementBatcher } from "./chain/settlementBatcher.js";
 import { TransactionSender } from "./chain/transactionSender.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
+import { endpointsFor, routerOf } from "./endpoints/index.js";
 import { migrate } from "./db/migrate.js";
 import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
 import { answerOutsideRoutes } from "./http/clientError.js";
@@ -24,10 +29,11 @@ import { createApp } from "./http/createApp.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
 import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
-import { ChainKeyDirectory } from "./index/chainKeyDirectory.js";
-import { IndexLagMonitor } from "./index/indexLag.js";
-import { IndexReader } from "./index/indexReader.js";
-import { ModelDirectory } from "./index/modelDirectory.js";
+import { ChainKeyDirectory } from "./readModel/chainKeyDirectory.js";
+import { IndexClient } from "./readModel/indexClient.js";
+import { IndexLagMonitor } from "./readModel/indexLag.js";
+import { IndexReader } from "./readModel/indexReader.js";
+import { ModelDirectory } from "./readModel/modelDirectory.js";
 import { CreditLedger } from "./ledger/creditLedger.js";
 import { IndexFreshness } from "./ledger/indexFreshness.js";
 import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
@@ -36,19 +42,12 @@ import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
 import { JobStore } from "./jobs/jobStore.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
-import { accountRouter } from "./routes/account.js";
-import { chatCompletionsRouter } from "./routes/chatCompletions.js";
-import { disputeRouter } from "./routes/dispute.js";
-import { healthRouter } from "./routes/health.js";
-import { jobsRouter } from "./routes/jobs.js";
-import { modelsRouter } from "./routes/models.js";
-import { gatewayMetrics, metricsRouter, observeRequests } from "./observability/index.js";
+import { GatewayMetrics, observeRequests } from "./observability/index.js";
 import { REDACT_PATHS } from "./observability/redactPaths.js";
-import { openapiRouter } from "./openapi/openapiRouter.js";
-import { LatencyStats } from "./routing/latencyStats.js";
-import { WorkerClient } from "./routing/workerClient.js";
-import { WorkerPool } from "./routing/workerPool.js";
-import { startDispatcherFromConfig, targetPolicyFrom, webhooksRouter } from "./webhooks/index.js";
+import { LatencyStats } from "./workerPool/latencyStats.js";
+import { WorkerClient } from "./workerPool/workerClient.js";
+import { WorkerPool } from "./workerPool/workerPool.js";
+import { chainEventFeed, dispatcherDepsFrom, startDispatcher, targetPolicyFrom } from "./webhooks/index.js";
 
 export interface StartGatewayOptions {
   logger?: Logger;
@@ -98,6 +97,7 @@ export function createLogger(config: GatewayConfig): Logger {
 /** Builds every dependency, migrates, recovers open jobs, and listens. */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger(config);
+  const metrics = new GatewayMetrics();
   const signer = privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex).address.toLowerCase();
   const gatewayId = config.GATEWAY_ID ?? `gw-${signer}`;
   const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA, undefined, gatewayId);
@@ -121,12 +121,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       waitMined: (hash) => sender.waitMined(hash),
       skippedJobs: (receipt) => chain.skippedJobsOf(receipt),
     },
-    { windowMs: config.SETTLEMENT_BATCH_WINDOW_MS, max: config.SETTLEMENT_BATCH_MAX, logger },
+    { windowMs: config.SETTLEMENT_BATCH_WINDOW_MS, max: config.SETTLEMENT_BATCH_MAX, logger, metrics },
   );
-  const index = new IndexReader(config.INDEXER_URL, {
+  // The one client of the indexer: the read model, the web app's views and the webhook dispatcher share it.
+  const indexClient = new IndexClient(config.INDEXER_URL, {
     timeoutMs: config.INDEX_TIMEOUT_MS,
     retryMs: config.INDEX_RETRY_MS,
   });
+  const index = new IndexReader(indexClient);
   const indexLag = new IndexLagMonitor(chain, index, {
     sampleMs: config.INDEX_LAG_SAMPLE_MS,
     timeoutMs: config.READY_CHECK_TIMEOUT_MS,
@@ -146,7 +148,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       waitMined: (hash) => sender.waitMined(hash),
       outcomesOf: (receipt) => chain.lockOutcomesOf(receipt),
     },
-    { max: config.LOCK_BATCH_MAX, logger },
+    { max: config.LOCK_BATCH_MAX, logger, metrics },
   );
   const ledger = new CreditLedger(pool, {
     indexSchema: config.INDEX_DB_SCHEMA,
@@ -156,6 +158,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const deps: GatewayDeps = {
     config,
     logger,
+    metrics,
     pool,
     deployment,
     chain,
@@ -163,7 +166,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     locks,
     ledger,
     freshness,
-    unconfirmedLocks: new UnconfirmedLocks(config.LOCK_UNCONFIRMED_MAX_CREDITS),
+    unconfirmedLocks: new UnconfirmedLocks(config.LOCK_UNCONFIRMED_MAX_CREDITS, metrics),
     keys: new ChainKeyDirectory(
       new KeyStatusCache(chain, { timeoutMs: config.KEY_STATUS_CHAIN_TIMEOUT_MS, retryMs: config.INDEX_RETRY_MS }),
       index,
@@ -186,8 +189,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       heartbeatMs: config.GATEWAY_HEARTBEAT_MS,
       logger,
     }),
+    webhookPolicy: targetPolicyFrom(config),
+    appPublicClient: appPublicClient(config, deployment),
+    walletJobs: new WalletJobs(indexClient),
+    walletActivity: new WalletActivity(indexClient, pool),
+    resolveWallet: sessionWalletResolver(pool, deployment.chainId),
   };
-  gatewayMetrics.bind({
+  metrics.bind({
     activeJobs: deps.activeJobs,
     query: (sql) => pool.query(sql),
     workers: () => workers.health(),
@@ -205,7 +213,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   workers.start();
   // Webhook deliveries (api/webhooks): chain events from the index, job.processing from gateway_job.
   const dispatcher = config.WEBHOOK_DISPATCHER_ENABLED
-    ? startDispatcherFromConfig(config, pool, logger.child({ component: "webhooks" }))
+    ? startDispatcher(
+        dispatcherDepsFrom(config, pool, {
+          index: chainEventFeed(indexClient),
+          logger: logger.child({ component: "webhooks" }),
+        }),
+      )
     : undefined;
   if (dispatcher) deps.onJobProcessing = () => dispatcher.wake();
 
@@ -220,17 +233,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   // the escrow's lock); the other routes keep the chain's per-block key check.
   v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness)));
   v1.use("/v1", authenticate(deps.keys));
-  const routers = [
-    chatCompletionsRouter(deps),
-    jobsRouter(deps),
-    disputeRouter(deps),
-    modelsRouter(deps),
-    accountRouter(deps),
-    webhooksRouter({ pool, policy: targetPolicyFrom(config) }),
-  ];
-  for (const router of routers) {
-    v1.use(router);
-  }
+  v1.use(routerOf(endpointsFor("apiKey"), deps));
   const logging = Router();
   logging.use(
     pinoHttp({
@@ -241,7 +244,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     }),
   );
   // Requests are counted from before the burst limit, so 429 answers show up in the metrics too.
-  const observe = observeRequests(gatewayMetrics);
+  const observe = observeRequests(metrics);
   const limit = burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS });
   const countedBurstLimit: RequestHandler = (req, res, next) => observe(req, res, () => limit(req, res, next));
   const app = createApp({
@@ -251,12 +254,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     rateLimit: countedBurstLimit,
     routers: [
       logging,
-      healthRouter(deps),
-      metricsRouter(gatewayMetrics),
-      openapiRouter(),
+      routerOf(endpointsFor("open"), deps),
       ...(options.extraRouters?.(deps) ?? []),
       v1,
-      ...appRouters(deps),
+      routerOf(endpointsFor("webApp"), deps),
+      ...(config.WEB_DIST_DIR ? [serveWeb(config.WEB_DIST_DIR)] : []),
     ],
   });
 
@@ -321,7 +323,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const logger = createLogger(config);
   const gateway = await startGateway(config, { logger });
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

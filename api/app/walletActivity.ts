@@ -1,8 +1,9 @@
-import { and, count, createClient, eq, gte, sql, sum, type Client } from "@ponder/client";
+import { and, count, eq, gte, sql, sum } from "@ponder/client";
 import type pg from "pg";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
 import type { ActivityDay, WalletActivity as WalletActivityReport } from "../contract/app.js";
+import type { IndexClient } from "../readModel/indexClient.js";
 
 const DAY_SECONDS = 86_400;
 /** Outcomes whose charge stands (an upheld dispute shows `refunded`: its charge came back). */
@@ -27,14 +28,10 @@ const isoDay = (day: number) => new Date(day * DAY_SECONDS * 1000).toISOString()
  * the index (the chain's facts, aggregated by the index's SQL), time to first token from `gateway_job`.
  */
 export class WalletActivity {
-  private readonly client: Client<typeof schema>;
-
   constructor(
-    indexerUrl: string,
+    private readonly index: Pick<IndexClient, "db">,
     private readonly pool: pg.Pool,
-  ) {
-    this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
-  }
+  ) {}
 
   async report(wallet: string, days: number, now = Date.now()): Promise<WalletActivityReport> {
     const today = Math.floor(now / 1000 / DAY_SECONDS);
@@ -43,7 +40,7 @@ export class WalletActivity {
     // The divisor is inlined: a bound parameter would make the SELECT and GROUP BY expressions differ ($1 vs $2).
     const dayExpr = sql<number>`floor(${schema.job.createdAt} / ${sql.raw(String(DAY_SECONDS))})`;
     const [rows, ttft] = await Promise.all([
-      this.client.db
+      this.index.db
         // Every aggregate is named: the index answers rows keyed by column name, and three bare `sum`s collide.
         .select({
           day: dayExpr.as("day"),

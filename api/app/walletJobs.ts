@@ -1,9 +1,9 @@
-import { and, asc, createClient, desc, eq, gt, inArray, lt, type Client } from "@ponder/client";
-import { withDeadline } from "../runtime/withDeadline.js";
+import { and, asc, desc, eq, gt, inArray, lt } from "@ponder/client";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "../../contracts/client/index.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import type { WalletJob, WalletJobPage } from "../contract/app.js";
+import type { IndexClient } from "../readModel/indexClient.js";
 
 export type { WalletJob } from "../contract/app.js";
 
@@ -32,15 +32,8 @@ const num = (value: bigint | null) => (value == null ? null : Number(value));
 
 /** The wallet's jobs from the index, newest first (jobs of every key the wallet ever had). */
 export class WalletJobs {
-  private readonly client: Client<typeof schema>;
-
-  constructor(
-    indexerUrl: string,
-    /** Each index read gives up after this long (503 `service_unavailable` through the error handler). */
-    private readonly timeoutMs = 2_000,
-  ) {
-    this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
-  }
+  /** Each index read gives up after the client's deadline (503 `service_unavailable` through the error handler). */
+  constructor(private readonly index: Pick<IndexClient, "bounded">) {}
 
   /**
    * One page of the wallet's jobs, newest first, paged and filtered like `GET /v1/jobs`: `before` walks back,
@@ -53,15 +46,13 @@ export class WalletJobs {
     if (options.model) conditions.push(eq(schema.job.modelId, options.model));
     if (options.status) conditions.push(eq(schema.job.status, INDEX_STATUS_OF[options.status]));
     const forward = options.after !== undefined && options.before === undefined;
-    const rows = await withDeadline(
-      this.client.db
+    const rows = await this.index.bounded("wallet jobs from the index", (db) =>
+      db
         .select()
         .from(schema.job)
         .where(and(...conditions))
         .orderBy(forward ? asc(schema.job.id) : desc(schema.job.id))
         .limit(options.limit + 1),
-      this.timeoutMs,
-      "wallet jobs from the index",
     );
     const hasMore = rows.length > options.limit;
     const page = rows.slice(0, options.limit);
@@ -76,10 +67,8 @@ export class WalletJobs {
     const disputes =
       disputed.length === 0
         ? []
-        : await withDeadline(
-            this.client.db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed)),
-            this.timeoutMs,
-            "disputes from the index",
+        : await this.index.bounded("disputes from the index", (db) =>
+            db.select().from(schema.dispute).where(inArray(schema.dispute.jobKey, disputed)),
           );
     const outcomeOf = new Map(disputes.map((row) => [row.jobKey, row.outcome]));
     return jobs.map((job) => ({

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import type { Hex, TransactionReceipt } from "viem";
 import { describe, expect, it } from "vitest";
+import { GatewayMetrics } from "../observability/metrics.js";
 import { LockBatcher, type LockOutcome, type LockPort, type LockRequest } from "./lockBatcher.js";
 
 // The group-commit queue on its own. The node is a test double that holds each send until the test lets it
@@ -56,11 +57,12 @@ class HeldNode implements LockPort {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 const logger = pino({ level: "silent" });
+const metrics = new GatewayMetrics();
 
 describe("LockBatcher (group commit)", () => {
   it("a lock alone leaves at once, in a batch of one", async () => {
     const node = new HeldNode();
-    const batcher = new LockBatcher(node, { max: 10, logger });
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
     const queued = batcher.enqueue(lock(1));
     expect(node.batches).toEqual([[lock(1)]]);
     node.accept();
@@ -69,7 +71,7 @@ describe("LockBatcher (group commit)", () => {
 
   it("locks queued while a batch is being sent leave together as soon as the node accepted it", async () => {
     const node = new HeldNode();
-    const batcher = new LockBatcher(node, { max: 10, logger });
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
     const first = batcher.enqueue(lock(1));
     const waiting = [2, 3, 4].map((n) => batcher.enqueue(lock(n)));
     expect(node.batches).toHaveLength(1);
@@ -84,7 +86,7 @@ describe("LockBatcher (group commit)", () => {
 
   it("a batch carries at most `max` locks; the rest leave with the next", async () => {
     const node = new HeldNode();
-    const batcher = new LockBatcher(node, { max: 2, logger });
+    const batcher = new LockBatcher(node, { max: 2, logger, metrics });
     batcher.enqueue(lock(1));
     for (const n of [2, 3, 4, 5, 6]) batcher.enqueue(lock(n));
     node.accept();
@@ -104,7 +106,7 @@ describe("LockBatcher (group commit)", () => {
   it("each lock learns what the mined batch did with it: opened, or skipped with the reason", async () => {
     const node = new HeldNode();
     node.skip.add(lock(2).jobKey);
-    const batcher = new LockBatcher(node, { max: 10, logger });
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
     batcher.enqueue(lock(0));
     const [opened, skipped] = [batcher.enqueue(lock(1)), batcher.enqueue(lock(2))];
     node.accept();
@@ -116,7 +118,7 @@ describe("LockBatcher (group commit)", () => {
 
   it("a batch the node refuses fails each of its locks, and the queue goes on", async () => {
     const node = new HeldNode();
-    const batcher = new LockBatcher(node, { max: 10, logger });
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
     node.failSend = true;
     const refused = batcher.enqueue(lock(1));
     node.accept();

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Hex, TransactionReceipt } from "viem";
-import { gatewayMetrics } from "../observability/metrics.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
 
 /** One lock of `openJobBatch` (ICreditEscrow.OpenRequest). */
 export interface LockRequest {
@@ -45,8 +45,8 @@ export interface QueuedLock {
 
 interface Pending {
   request: LockRequest;
-  sent: Deferred<Hex>;
-  mined: Deferred<LockOutcome>;
+  sent: PromiseWithResolvers<Hex>;
+  mined: PromiseWithResolvers<LockOutcome>;
 }
 
 /**
@@ -62,11 +62,11 @@ export class LockBatcher {
 
   constructor(
     private readonly port: LockPort,
-    private readonly options: { max: number; logger: Logger },
+    private readonly options: { max: number; logger: Logger; metrics: Pick<GatewayMetrics, "lockBatchSize"> },
   ) {}
 
   enqueue(request: LockRequest): QueuedLock {
-    const item: Pending = { request, sent: deferred(), mined: deferred() };
+    const item: Pending = { request, sent: Promise.withResolvers(), mined: Promise.withResolvers() };
     // A caller may stop listening (client gone); never an unhandled rejection.
     item.sent.promise.catch(() => undefined);
     item.mined.promise.catch(() => undefined);
@@ -106,7 +106,7 @@ export class LockBatcher {
       }
       return;
     }
-    gatewayMetrics.lockBatchSize.observe(batch.length);
+    this.options.metrics.lockBatchSize.observe(batch.length);
     for (const item of batch) item.sent.resolve(hash);
     const mined = this.port.waitMined(hash).then(
       (receipt) => {
@@ -125,20 +125,4 @@ export class LockBatcher {
     this.inFlight.add(mined);
     void mined.finally(() => this.inFlight.delete(mined));
   }
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }

@@ -1,5 +1,5 @@
 import type { Receipt as ChainReceipt } from "../../contracts/client/index.js";
-import type { WorkerReceipt } from "../routing/workerProtocol.js";
+import type { WorkerReceipt } from "../workerPool/workerProtocol.js";
 
 /** A receipt as the gateway keeps it (JSON numbers, as on the worker protocol and in gateway_job.receipt). */
 export type Receipt = WorkerReceipt;

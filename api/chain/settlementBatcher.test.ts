@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { pino } from "pino";
 import type { Hex, TransactionReceipt } from "viem";
+import { GatewayMetrics } from "../observability/metrics.js";
 import { SettlementBatcher, type SettlementPort } from "./settlementBatcher.js";
 import type { Receipt } from "./receiptTypes.js";
 
@@ -42,6 +43,7 @@ class RecordingSettlementPort implements SettlementPort {
 }
 
 const logger = pino({ level: "silent" });
+const metrics = new GatewayMetrics();
 const receipt = (n: number): Receipt => ({
   jobId: `0x${n}`,
   outputHash: "0x00",
@@ -53,14 +55,14 @@ const receipt = (n: number): Receipt => ({
 describe("SettlementBatcher", () => {
   it("settles a lone receipt with settle", async () => {
     const port = new RecordingSettlementPort();
-    const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger, metrics });
     await batcher.enqueue(receipt(1), "0x").mined;
     expect(port.sent).toEqual(["settle:0x1"]);
   });
 
   it("settles receipts arriving within the window in one settleBatch", async () => {
     const port = new RecordingSettlementPort();
-    const batcher = new SettlementBatcher(port, { windowMs: 20, max: 10, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 20, max: 10, logger, metrics });
     const tickets = [1, 2, 3].map((n) => batcher.enqueue(receipt(n), "0x"));
     const hashes = await Promise.all(tickets.map((t) => t.submitted));
     expect(port.sent).toEqual(["batch:0x1,0x2,0x3"]);
@@ -69,7 +71,7 @@ describe("SettlementBatcher", () => {
 
   it("sends at once when the batch is full", async () => {
     const port = new RecordingSettlementPort();
-    const batcher = new SettlementBatcher(port, { windowMs: 60_000, max: 2, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 60_000, max: 2, logger, metrics });
     const tickets = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
     await Promise.all(tickets.map((t) => t.mined));
     expect(port.sent).toEqual(["batch:0x1,0x2"]);
@@ -79,7 +81,7 @@ describe("SettlementBatcher", () => {
     const port = new RecordingSettlementPort();
     port.refuseBatch = true;
     port.refuseJob.add("0x2");
-    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger, metrics });
     const [good, bad] = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
     await expect(good!.mined).resolves.toBeDefined();
     await expect(bad!.mined).rejects.toThrow("refused");
@@ -89,7 +91,7 @@ describe("SettlementBatcher", () => {
   it("falls back to single settles when a sent batch reverts", async () => {
     const port = new RecordingSettlementPort();
     port.revertBatch = true;
-    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger, metrics });
     const tickets = [1, 2].map((n) => batcher.enqueue(receipt(n), "0x"));
     await Promise.all(tickets.map((t) => t.mined));
     expect(port.sent).toEqual(["batch:0x1,0x2", "settle:0x1", "settle:0x2"]);
@@ -99,7 +101,7 @@ describe("SettlementBatcher", () => {
     const port = new RecordingSettlementPort();
     port.skipInBatch.add("0x2");
     port.refuseJob.add("0x2");
-    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger });
+    const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger, metrics });
     const tickets = [1, 2, 3].map((n) => batcher.enqueue(receipt(n), "0x"));
     await expect(tickets[1]!.mined).rejects.toThrow("refused 0x2");
     await Promise.all([tickets[0]!.mined, tickets[2]!.mined]);

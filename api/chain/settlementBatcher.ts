@@ -1,6 +1,6 @@
 import type { Hex, TransactionReceipt } from "viem";
 import type { Logger } from "pino";
-import { gatewayMetrics } from "../observability/metrics.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
 import type { Receipt } from "./receiptTypes.js";
 
 export interface SettlementPort {
@@ -21,8 +21,8 @@ export interface SettlementTicket {
 interface Pending {
   receipt: Receipt;
   signature: Hex;
-  submitted: Deferred<Hex>;
-  mined: Deferred<{ hash: Hex; receipt: TransactionReceipt }>;
+  submitted: PromiseWithResolvers<Hex>;
+  mined: PromiseWithResolvers<{ hash: Hex; receipt: TransactionReceipt }>;
 }
 
 /**
@@ -39,18 +39,23 @@ export class SettlementBatcher {
 
   constructor(
     private readonly port: SettlementPort,
-    private readonly options: { windowMs: number; max: number; logger: Logger },
+    private readonly options: {
+      windowMs: number;
+      max: number;
+      logger: Logger;
+      metrics: Pick<GatewayMetrics, "settlementLag" | "settlementFailures" | "settlementBatchSize">;
+    },
   ) {}
 
   enqueue(receipt: Receipt, signature: Hex): SettlementTicket {
-    const item: Pending = { receipt, signature, submitted: deferred(), mined: deferred() };
+    const item: Pending = { receipt, signature, submitted: Promise.withResolvers(), mined: Promise.withResolvers() };
     // Nobody may be awaiting `mined` yet (non-streaming waits for `submitted` only); never an unhandled rejection.
     item.mined.promise.catch(() => undefined);
     item.submitted.promise.catch(() => undefined);
     const queuedAt = Date.now();
     item.mined.promise.then(
-      () => gatewayMetrics.settlementLag.observe((Date.now() - queuedAt) / 1000),
-      () => gatewayMetrics.settlementFailures.inc(),
+      () => this.options.metrics.settlementLag.observe((Date.now() - queuedAt) / 1000),
+      () => this.options.metrics.settlementFailures.inc(),
     );
     this.queue.push(item);
     if (this.queue.length >= this.options.max) this.flush();
@@ -76,7 +81,7 @@ export class SettlementBatcher {
   }
 
   private async settleGroup(batch: Pending[]): Promise<void> {
-    gatewayMetrics.settlementBatchSize.observe(batch.length);
+    this.options.metrics.settlementBatchSize.observe(batch.length);
     if (batch.length === 1) {
       await this.settleOne(batch[0]!);
       return;
@@ -122,20 +127,4 @@ export class SettlementBatcher {
       item.mined.reject(error);
     }
   }
-}
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }

@@ -8,7 +8,6 @@ import { type ApiError } from "../errors/ApiError.js";
 import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
-import { gatewayMetrics } from "../observability/metrics.js";
 import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
 
 /** How often a job routed on an unmined lock checks whether the chain node went silent. */
@@ -119,8 +118,8 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   const refuse = (apiError: ApiError, reason: string) => {
     if (refused.signal.aborted) return;
     if (routedUnmined) {
-      gatewayMetrics.unconfirmedLockRefused.inc({ reason });
-      gatewayMetrics.unconfirmedLockRefusedCredits.inc(credits);
+      deps.metrics.unconfirmedLockRefused.inc({ reason });
+      deps.metrics.unconfirmedLockRefusedCredits.inc(credits);
     }
     refused.abort(apiError);
   };

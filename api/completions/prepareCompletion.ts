@@ -2,7 +2,7 @@ import type { Hex } from "viem";
 import { ApiError } from "../errors/ApiError.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import type { GatewayDeps } from "../deps.js";
-import type { ModelInfo } from "../index/modelDirectory.js";
+import type { ModelInfo } from "../readModel/modelDirectory.js";
 import { countChatTokens, ReservedTokenTextError } from "../../shared/tokens/countChatTokens.js";
 import { sizeEscrow } from "./pricing.js";
 import type { ChatCompletionRequest } from "./requestSchema.js";

@@ -4,12 +4,11 @@ import { ApiError } from "../errors/ApiError.js";
 import type { JobOutcome } from "../jobs/jobLifecycle.js";
 import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
-import { pickWorker, type WorkerCandidate } from "../routing/pickWorker.js";
-import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../routing/workerProtocol.js";
+import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
+import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
-import { gatewayMetrics } from "../observability/metrics.js";
 
 /** Where relayed tokens go: the SSE writer for streams, a buffer for whole completions. */
 export interface RelaySink {
@@ -133,7 +132,7 @@ export async function relayCompletion(
             clearTimeout(ackTimer);
             deps.latency.record(candidate.address, prepared.model.id, Date.now() - attemptStartedAt);
             const firstTokenMs = Date.now() - opened.startedAt;
-            gatewayMetrics.timeToFirstToken.observe({ model: prepared.model.id }, firstTokenMs / 1000);
+            deps.metrics.timeToFirstToken.observe({ model: prepared.model.id }, firstTokenMs / 1000);
             // Kept for the models' trust figures; never holds up the stream.
             void deps.jobs
               .update(opened.jobId, { first_token_ms: firstTokenMs })

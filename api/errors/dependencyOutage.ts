@@ -1,5 +1,5 @@
 import { BaseError, HttpRequestError, TimeoutError } from "viem";
-import { IndexUnavailableError } from "../index/indexReader.js";
+import { IndexUnavailableError } from "../readModel/indexClient.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import { ApiError } from "./ApiError.js";
 

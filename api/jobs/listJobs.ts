@@ -1,7 +1,8 @@
 import type { JobList } from "../contract/jobs.js";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
-import { IndexUnavailableError, type IndexedJob } from "../index/indexReader.js";
+import { IndexUnavailableError } from "../readModel/indexClient.js";
+import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 import { indexUnavailableSeconds } from "./loadJob.js";
 import { toJobResource, type JobResource, type JobState } from "./toJobResource.js";

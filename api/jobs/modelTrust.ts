@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type pg from "pg";
-import type { IndexReader } from "../index/indexReader.js";
+import type { IndexReader } from "../readModel/indexReader.js";
 
 /** The window every trust figure covers (api/README.md "Trust figures of a model"). */
 export const TRUST_WINDOW_HOURS = 24;

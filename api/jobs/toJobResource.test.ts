@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { IndexedJob } from "../index/indexReader.js";
+import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 import { jobStateOf, toJobResource } from "./toJobResource.js";
 

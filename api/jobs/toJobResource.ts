@@ -1,6 +1,6 @@
 import type { Address } from "viem";
 import { creditsToUsdg, toProofHash } from "../../contracts/client/index.js";
-import type { IndexedJob } from "../index/indexReader.js";
+import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
 import { JOB_STATES, type JobResource, type JobState } from "../contract/jobs.js";

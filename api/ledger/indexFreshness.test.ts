@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { IndexLagSnapshot } from "../index/indexLag.js";
+import type { IndexLagSnapshot } from "../readModel/indexLag.js";
 import { IndexFreshness } from "./indexFreshness.js";
 
 // The waiting rule alone, against a scripted lag sampler (a test double of IndexLagMonitor, which reads the chain

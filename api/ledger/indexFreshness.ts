@@ -1,4 +1,4 @@
-import type { IndexLagMonitor } from "../index/indexLag.js";
+import type { IndexLagMonitor } from "../readModel/indexLag.js";
 
 /** How often a waiting request looks again at the index while it catches up. */
 const RECHECK_MS = 50;
@@ -8,7 +8,7 @@ const RECHECK_MS = 50;
  * the index, which may lag the chain by a block: a client that deposits (or registers a key) and sends a request
  * at once must not be refused for it. Before answering "insufficient" or "unknown key", the request waits here —
  * bounded by `maxWaitMs` — until the index has caught up with a chain head read after the request arrived.
- * The head is read by the background lag sampler (api/index/indexLag.ts); waiting requests share its samples, so
+ * The head is read by the background lag sampler (api/readModel/indexLag.ts); waiting requests share its samples, so
  * a burst of refusals costs one head read, and a served request costs none.
  */
 export class IndexFreshness {

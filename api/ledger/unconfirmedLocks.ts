@@ -1,4 +1,4 @@
-import { gatewayMetrics } from "../observability/metrics.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
 
 /**
  * The gateway's exposure in `submitted` lock mode: credits of jobs routed to a worker on a lock not yet mined.
@@ -10,7 +10,10 @@ export class UnconfirmedLocks {
   private credits = 0;
   private jobs = 0;
 
-  constructor(private readonly maxCredits: number) {}
+  constructor(
+    private readonly maxCredits: number,
+    private readonly metrics: Pick<GatewayMetrics, "unconfirmedLockCredits" | "unconfirmedLocks">,
+  ) {}
 
   /** Counts the job as routed on an unmined lock, if the bound allows; false: route it only once mined. */
   tryAdmit(credits: number): boolean {
@@ -33,7 +36,7 @@ export class UnconfirmedLocks {
   }
 
   private publish(): void {
-    gatewayMetrics.unconfirmedLockCredits.set(this.credits);
-    gatewayMetrics.unconfirmedLocks.set(this.jobs);
+    this.metrics.unconfirmedLockCredits.set(this.credits);
+    this.metrics.unconfirmedLocks.set(this.jobs);
   }
 }

@@ -1,3 +1,2 @@
-export { GatewayMetrics, gatewayMetrics, type MetricSources } from "./metrics.js";
-export { metricsRouter } from "./metricsRouter.js";
+export { GatewayMetrics, type MetricSources } from "./metrics.js";
 export { observeRequests, routeLabelOf } from "./observeRequests.js";

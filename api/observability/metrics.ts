@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { IndexLagSnapshot } from "../index/indexLag.js";
+import type { IndexLagSnapshot } from "../readModel/indexLag.js";
 import { withDeadline } from "../runtime/withDeadline.js";
 
 /** A scrape waits at most this long for the database (a frozen server must not hang the scrape). */
@@ -13,7 +13,7 @@ export interface MetricSources {
   query: (sql: string) => Promise<{ rows: Record<string, unknown>[] }>;
   /** The worker pool's view of each registered worker. */
   workers: () => { address: string; endpoint: string; healthy: boolean; inflight: number }[];
-  /** The latest index lag sample (api/index/indexLag.ts). */
+  /** The latest index lag sample (api/readModel/indexLag.ts). */
   indexLag?: () => IndexLagSnapshot;
 }
 
@@ -21,8 +21,9 @@ const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const SECONDS_CHAIN = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
 /**
- * The gateway's Prometheus metrics. One registry per process (not prom-client's global one, so a test that
- * builds two gateways in one process still registers each metric once).
+ * The gateway's Prometheus metrics, built once by `api/main.ts` and passed to whoever records (no module global).
+ * Each instance has its own registry (not prom-client's global one, so two gateways in one process, or a unit
+ * test, register each metric once per instance).
  */
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -138,72 +139,40 @@ export class GatewayMetrics {
         for (const row of found) this.set({ status: String(row.status) }, Number(row.n));
       },
     });
-    new Gauge({
-      name: "gateway_webhook_backlog",
-      help: "Webhook deliveries waiting for an attempt (status pending), all gateways sharing the database.",
-      registers: [this.registry],
-      async collect() {
-        const found = await rows("SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'pending'");
-        if (found) this.set(Number(found[0]?.n ?? 0));
-      },
-    });
-    new Counter({
-      name: "gateway_webhook_delivery_failures_total",
-      help: "Failed webhook delivery attempts, from the attempt records (all gateways sharing the database).",
-      registers: [this.registry],
-      async collect() {
-        const found = await rows("SELECT count(*)::int AS n FROM webhook_attempt WHERE NOT ok");
-        if (!found) return;
-        this.reset();
-        this.inc(Number(found[0]?.n ?? 0));
-      },
-    });
-    new Counter({
-      name: "gateway_webhooks_failed_total",
-      help: "Webhooks marked failed after five failed attempts in a row.",
-      registers: [this.registry],
-      async collect() {
-        const found = await rows("SELECT count(*)::int AS n FROM webhook WHERE status = 'failed'");
-        if (!found) return;
-        this.reset();
-        this.inc(Number(found[0]?.n ?? 0));
-      },
-    });
-    const lag = () => sources()?.indexLag?.();
-    new Gauge({
-      name: "gateway_index_lag_blocks",
-      help: "Chain head minus the last block the index has processed (grows from the last known block while the index is away).",
-      registers: [this.registry],
-      collect() {
-        const value = lag()?.lagBlocks;
-        if (value !== undefined) this.set(value);
-      },
-    });
-    new Gauge({
-      name: "gateway_index_lag_seconds",
-      help: "Age of the oldest chain block the index has not processed yet (0 when caught up).",
-      registers: [this.registry],
-      collect() {
-        const value = lag()?.lagSeconds;
-        if (value !== undefined) this.set(value);
-      },
-    });
-    new Gauge({
-      name: "gateway_index_up",
-      help: "1 when the index answered the last lag sample, else 0.",
-      registers: [this.registry],
-      collect() {
-        this.set(lag()?.indexUp ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: "gateway_chain_up",
-      help: "1 when the chain node answered the last lag sample, else 0.",
-      registers: [this.registry],
-      collect() {
-        this.set(lag()?.chainUp ? 1 : 0);
-      },
-    });
+    this.countOfRows(
+      Gauge,
+      "gateway_webhook_backlog",
+      "Webhook deliveries waiting for an attempt (status pending), all gateways sharing the database.",
+      "SELECT count(*)::int AS n FROM webhook_delivery WHERE status = 'pending'",
+    );
+    this.countOfRows(
+      Counter,
+      "gateway_webhook_delivery_failures_total",
+      "Failed webhook delivery attempts, from the attempt records (all gateways sharing the database).",
+      "SELECT count(*)::int AS n FROM webhook_attempt WHERE NOT ok",
+    );
+    this.countOfRows(
+      Counter,
+      "gateway_webhooks_failed_total",
+      "Webhooks marked failed after five failed attempts in a row.",
+      "SELECT count(*)::int AS n FROM webhook WHERE status = 'failed'",
+    );
+    this.fromIndexLag(
+      "gateway_index_lag_blocks",
+      "Chain head minus the last block the index has processed (grows from the last known block while the index is away).",
+      (lag) => lag?.lagBlocks,
+    );
+    this.fromIndexLag(
+      "gateway_index_lag_seconds",
+      "Age of the oldest chain block the index has not processed yet (0 when caught up).",
+      (lag) => lag?.lagSeconds,
+    );
+    this.fromIndexLag("gateway_index_up", "1 when the index answered the last lag sample, else 0.", (lag) =>
+      lag?.indexUp ? 1 : 0,
+    );
+    this.fromIndexLag("gateway_chain_up", "1 when the chain node answered the last lag sample, else 0.", (lag) =>
+      lag?.chainUp ? 1 : 0,
+    );
     new Gauge({
       name: "gateway_worker_up",
       help: "1 when the worker's last health probe succeeded, else 0, per registered worker.",
@@ -227,6 +196,52 @@ export class GatewayMetrics {
     });
   }
 
+  /**
+   * A metric whose value is one `count(*)::int AS n` read at scrape time (all gateways sharing the database). A
+   * counter is reset and incremented to the count (prom-client counters only go up); a failed read keeps the last
+   * value.
+   */
+  private countOfRows(kind: typeof Gauge | typeof Counter, name: string, help: string, sql: string): void {
+    const rows = (query: string) => this.rows(query);
+    if (kind === Gauge) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const found = await rows(sql);
+          if (found) this.set(Number(found[0]?.n ?? 0));
+        },
+      });
+      return;
+    }
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        const found = await rows(sql);
+        if (!found) return;
+        this.reset();
+        this.inc(Number(found[0]?.n ?? 0));
+      },
+    });
+  }
+
+  /** A gauge read from the latest index lag sample at scrape time; `undefined` keeps the last value. */
+  private fromIndexLag(name: string, help: string, valueOf: (lag: IndexLagSnapshot | undefined) => number | undefined) {
+    const sources = () => this.sources;
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        const value = valueOf(sources()?.indexLag?.());
+        if (value !== undefined) this.set(value);
+      },
+    });
+  }
+
   bind(sources: MetricSources): void {
     this.sources = sources;
   }
@@ -241,6 +256,3 @@ export class GatewayMetrics {
     }
   }
 }
-
-/** The process's gateway metrics (one gateway per process in production). */
-export const gatewayMetrics = new GatewayMetrics();

@@ -29,7 +29,7 @@ import {
 import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
 import { MAX_JSON_DEPTH } from "../http/jsonDepth.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
-import { STALE_HEADER } from "../index/staleness.js";
+import { STALE_HEADER } from "../readModel/staleness.js";
 
 /**
  * The OpenAPI 3.1 document of the `/v1` API. Its schemas are generated from the HTTP contract (api/contract, zod 4's

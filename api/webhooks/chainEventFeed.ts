@@ -1,5 +1,6 @@
-import { asc, createClient, gt, inArray } from "@ponder/client";
+import { asc, gt, inArray } from "@ponder/client";
 import * as schema from "../../indexer/ponder.schema.js";
+import { IndexClient } from "../readModel/indexClient.js";
 
 /** One row of the index's append-only `chain_event` log (indexer/ponder.schema.ts). */
 export interface ChainEventRow {
@@ -24,12 +25,19 @@ export interface IndexReader {
   modelIds(modelKeys: string[]): Promise<Map<string, string>>;
 }
 
-/** The index over `@ponder/client` (SQL over HTTP at `${indexerUrl}/sql`). */
+/** The index at `indexerUrl` (its own client: a dispatcher process, tests). */
 export function ponderIndexReader(indexerUrl: string): IndexReader {
-  const client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
+  return chainEventFeed(new IndexClient(indexerUrl));
+}
+
+/**
+ * The dispatcher's reads through an index client (the gateway's own, in process). No deadline: the dispatcher
+ * polls on its own schedule and retries a failed round.
+ */
+export function chainEventFeed(index: Pick<IndexClient, "db">): IndexReader {
   return {
     async chainEventsAfter(position, limit) {
-      const rows = await client.db
+      const rows = await index.db
         .select()
         .from(schema.chainEvent)
         .where(gt(schema.chainEvent.cursor, position))
@@ -40,7 +48,7 @@ export function ponderIndexReader(indexerUrl: string): IndexReader {
     async modelIds(modelKeys) {
       if (modelKeys.length === 0) return new Map();
       const keys = modelKeys.map((key) => key.toLowerCase() as `0x${string}`);
-      const rows = await client.db
+      const rows = await index.db
         .select({ modelKey: schema.model.modelKey, modelId: schema.model.modelId })
         .from(schema.model)
         .where(inArray(schema.model.modelKey, keys));

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type pg from "pg";
 import type { GatewayConfig } from "../config.js";
 import { ponderIndexReader } from "./chainEventFeed.js";
-import { startDispatcher, type Dispatcher, type DispatcherDeps, type DispatcherLogger } from "./startDispatcher.js";
+import type { DispatcherDeps, DispatcherLogger } from "./startDispatcher.js";
 import type { TargetPolicy } from "./targetPolicy.js";
 
 /** The WEBHOOK_* settings the webhooks module reads (a subset of GatewayConfig). */
@@ -25,7 +25,7 @@ export function targetPolicyFrom(
   };
 }
 
-/** Dispatcher deps from the gateway's configuration. */
+/** Dispatcher deps from the gateway's configuration; `extra.index` is the gateway's own index client when in process. */
 export function dispatcherDepsFrom(
   config: WebhookConfig,
   pool: pg.Pool,
@@ -33,16 +33,11 @@ export function dispatcherDepsFrom(
 ): DispatcherDeps {
   return {
     pool,
-    index: ponderIndexReader(config.INDEXER_URL),
+    index: extra.index ?? ponderIndexReader(config.INDEXER_URL),
     policy: targetPolicyFrom(config),
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     ...(config.WEBHOOK_CA_FILE ? { extraCa: readFileSync(config.WEBHOOK_CA_FILE, "utf8") } : {}),
     ...extra,
   };
-}
-
-/** `startDispatcher(dispatcherDepsFrom(config, pool))`. */
-export function startDispatcherFromConfig(config: WebhookConfig, pool: pg.Pool, logger?: DispatcherLogger): Dispatcher {
-  return startDispatcher(dispatcherDepsFrom(config, pool, logger ? { logger } : {}));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import * as gatewaySide from "../../api/routing/workerProtocol.js";
+import * as gatewaySide from "../../api/workerPool/workerProtocol.js";
 import {
   cancelPayloadSchema,
   healthSchema,

@@ -4,7 +4,7 @@ import { pino } from "pino";
 import type { AddressInfo } from "node:net";
 import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { ApiError } from "../../errors/ApiError.js";
-import { IndexUnavailableError } from "../../index/indexReader.js";
+import { IndexUnavailableError } from "../../readModel/indexClient.js";
 import { errorCatalog } from "../../errors/catalog.js";
 import { errorHandler, notFoundHandler } from "./errorHandler.js";
 

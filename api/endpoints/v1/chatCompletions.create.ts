@@ -1,6 +1,6 @@
-import { Router, type Request, type Response } from "express";
+import type { Request, Response } from "express";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../contracts/client/index.js";
+import { creditsToUsdg } from "../../../contracts/client/index.js";
 import {
   completionIdOf,
   chunkObject,
@@ -9,25 +9,26 @@ import {
   usageOf,
   type CompletionMeta,
   type ServiceCharge,
-} from "../completions/completionObjects.js";
-import { openEscrow } from "../completions/openEscrow.js";
-import { prepareCompletion } from "../completions/prepareCompletion.js";
-import { chargeFor } from "../completions/pricing.js";
+} from "../../completions/completionObjects.js";
+import { openEscrow } from "../../completions/openEscrow.js";
+import { prepareCompletion } from "../../completions/prepareCompletion.js";
+import { chargeFor } from "../../completions/pricing.js";
 import {
   jobHeaders,
   relayCompletion,
   timeoutError,
   withJobHeaders,
   type RelayOutcome,
-} from "../completions/relayCompletion.js";
-import { parseChatRequest } from "../completions/requestSchema.js";
-import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../completions/writeSse.js";
-import type { GatewayDeps } from "../deps.js";
-import { ApiError, errorBody } from "../errors/ApiError.js";
-import { authOf } from "../http/middleware/authenticate.js";
-import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
-import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
-import { bodyHashOf, type StoredResponse } from "../jobs/idempotencyStore.js";
+} from "../../completions/relayCompletion.js";
+import { parseChatRequest } from "../../completions/requestSchema.js";
+import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../../completions/writeSse.js";
+import type { GatewayDeps } from "../../deps.js";
+import { ApiError, errorBody } from "../../errors/ApiError.js";
+import { authOf } from "../../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
+import { jobLifecycleOf } from "../../jobs/jobLifecycleOf.js";
+import { bodyHashOf, type StoredResponse } from "../../jobs/idempotencyStore.js";
+import type { Endpoint } from "../endpoint.js";
 
 /** How long a whole completion waits for its settlement transaction to be sent, for the header. */
 const SETTLEMENT_HEADER_WAIT_MS = 10_000;
@@ -37,9 +38,11 @@ const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * POST /v1/chat/completions (spec): validate, escrow, route, relay (JSON or SSE), then hand the relay's outcome to
  * the job lifecycle (api/jobs/jobLifecycle.ts), which settles, fails or refunds, and answer from what it did.
  */
-export function chatCompletionsRouter(deps: GatewayDeps): Router {
-  const router = Router();
-  router.post("/v1/chat/completions", async (req, res) => {
+export const createChatCompletion: Endpoint<GatewayDeps> = {
+  method: "post",
+  path: "/v1/chat/completions",
+  access: "apiKey",
+  handler: (deps) => async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
     const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
@@ -73,9 +76,8 @@ export function chatCompletionsRouter(deps: GatewayDeps): Router {
       if (idempotencyKey !== undefined && !stored)
         await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
     }
-  });
-  return router;
-}
+  },
+};
 
 function idempotencyKeyOf(req: Request): string | undefined {
   const value = req.headers["idempotency-key"];

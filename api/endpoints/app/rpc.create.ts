@@ -1,6 +1,7 @@
-import { Router } from "express";
 import { z } from "zod";
-import { ApiError } from "../errors/ApiError.js";
+import type { GatewayDeps } from "../../deps.js";
+import { ApiError } from "../../errors/ApiError.js";
+import type { Endpoint } from "../endpoint.js";
 
 /** What the browser needs: reads, gas estimates, and sending transactions it signed itself. */
 const ALLOWED_METHODS = new Set([
@@ -33,11 +34,16 @@ const rpcBody = z.union([rpcRequest, z.array(rpcRequest).min(1).max(20)]);
 
 /**
  * `POST /app/rpc`: the chain's JSON-RPC on the app's own origin, so the browser needs no CORS from the node (a
- * local Hardhat node has no public RPC). Only the allowed methods pass; anything else is refused.
+ * local Hardhat node has no public RPC). Only the allowed methods pass; anything else is refused. Mounted only
+ * without a public RPC URL (APP_RPC_URL).
  */
-export function rpcProxy(rpcUrl: string): Router {
-  const router = Router();
-  router.post("/app/rpc", async (req, res) => {
+export const createRpcCall: Endpoint<Pick<GatewayDeps, "config">> = {
+  method: "post",
+  path: "/app/rpc",
+  access: "webApp",
+  enabledFor: (deps) => !deps.config.APP_RPC_URL,
+  handler: (deps) => async (req, res) => {
+    const rpcUrl = deps.config.RPC_URL;
     const parsed = rpcBody.safeParse(req.body);
     if (!parsed.success) throw new ApiError("invalid_request", { message: "Not a JSON-RPC request." });
     const calls = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
@@ -54,6 +60,5 @@ export function rpcProxy(rpcUrl: string): Router {
       .status(upstream.status)
       .type("application/json")
       .send(await upstream.text());
-  });
-  return router;
-}
+  },
+};

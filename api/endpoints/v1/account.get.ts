@@ -1,28 +1,31 @@
-import { Router } from "express";
-import type { Account } from "../contract/account.js";
+import type { Account } from "../../contract/account.js";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../contracts/client/index.js";
-import type { GatewayDeps } from "../deps.js";
-import { serviceUnavailable } from "../errors/dependencyOutage.js";
-import { authOf } from "../http/middleware/authenticate.js";
-import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
-import { IndexUnavailableError, type IndexedAccount } from "../index/indexReader.js";
-import { markStale } from "../index/staleness.js";
-import { withDeadline } from "../runtime/withDeadline.js";
+import { creditsToUsdg } from "../../../contracts/client/index.js";
+import type { GatewayDeps } from "../../deps.js";
+import { serviceUnavailable } from "../../errors/dependencyOutage.js";
+import { authOf } from "../../http/middleware/authenticate.js";
+import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
+import { IndexUnavailableError } from "../../readModel/indexClient.js";
+import type { IndexedAccount } from "../../readModel/indexReader.js";
+import { markStale } from "../../readModel/staleness.js";
+import { withDeadline } from "../../runtime/withDeadline.js";
+import type { Endpoint } from "../endpoint.js";
 
 function isoOf(seconds: bigint | null | undefined): string | null {
   return seconds == null || seconds === 0n ? null : new Date(Number(seconds) * 1000).toISOString();
 }
 
 /**
- * GET /v1/account (spec): the key's wallet and its available credits. The balance and key come from the chain
+ * `GET /v1/account` (spec): the key's wallet and its available credits. The balance and key come from the chain
  * (the index may not have seen the last settlement); top-up time from the index. When one of them does not
  * answer, the other fills in (the index's balance, the last account row read) and `x-service-stale-seconds` says
  * how old the answer may be; with nothing to answer from, 503 `service_unavailable`.
  */
-export function accountRouter(deps: GatewayDeps): Router {
-  const router = Router();
-  router.get("/v1/account", async (req, res) => {
+export const getAccount: Endpoint<GatewayDeps> = {
+  method: "get",
+  path: "/v1/account",
+  access: "apiKey",
+  handler: (deps) => async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
     const staleMaxMs = deps.config.INDEX_STALE_MAX_MS;
@@ -60,9 +63,8 @@ export function accountRouter(deps: GatewayDeps): Router {
       last_topup_at: isoOf(indexed?.lastTopUpAt),
       api_key_created_at: isoOf(keyCreatedAt),
     } satisfies Account);
-  });
-  return router;
-}
+  },
+};
 
 /** Balance and key from the chain, or undefined when it is known to be down or does not answer in time. */
 async function readChain(deps: GatewayDeps, wallet: Hex) {

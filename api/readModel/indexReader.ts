@@ -1,6 +1,7 @@
-import { and, asc, createClient, desc, eq, gt, gte, inArray, lt, type Client } from "@ponder/client";
+import { and, asc, desc, eq, gt, gte, inArray, lt } from "@ponder/client";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
+import type { IndexClient, IndexDb } from "./indexClient.js";
 import { LastKnown } from "./lastKnown.js";
 
 export type IndexedJob = typeof schema.job.$inferSelect;
@@ -9,44 +10,21 @@ export type IndexedAccount = typeof schema.account.$inferSelect;
 export type IndexedWorker = typeof schema.worker.$inferSelect;
 export type IndexedDispute = typeof schema.dispute.$inferSelect;
 
-/** The index did not answer in time (or failed): callers fall back to what they last knew, or answer 503. */
-export class IndexUnavailableError extends Error {
-  override name = "IndexUnavailableError";
-}
-
-export interface IndexReaderOptions {
-  /** Every read gives up after this long. */
-  timeoutMs: number;
-  /** After a failed read, further reads fail at once for this long, except one probe per period. */
-  retryMs: number;
-}
-
 /**
- * Read models of the chain, from the indexer over @ponder/client (SQL over HTTP). Never written by the gateway.
- *
- * Every read has a deadline (`timeoutMs`): a stopped or frozen indexer costs a caller at most that, never a hang.
- * @ponder/client 0.16 takes no abort signal, so a timed-out request is abandoned rather than aborted; after a
- * failure the reader fails fast for `retryMs` (one probe per period goes through), which bounds how many such
- * requests can pile up while the indexer is away.
+ * Read models of the chain, from the indexer through the gateway's one `IndexClient` (deadlines, fail-fast while
+ * the index is away). Never written by the gateway. Keeps the rows last read, so callers can answer from the last
+ * known state while the index is away.
  */
 export class IndexReader {
-  private readonly client: Client<typeof schema>;
-  private downSince: number | undefined;
-  private lastProbeAt = 0;
   /** Rows last read, for answering from the last known state while the index is away. */
   private readonly lastJobs = new LastKnown<string, IndexedJob>();
   private readonly lastAccounts = new LastKnown<string, IndexedAccount>();
 
-  constructor(
-    indexerUrl: string,
-    private readonly options: IndexReaderOptions = { timeoutMs: 2_000, retryMs: 1_000 },
-  ) {
-    this.client = createClient(`${indexerUrl.replace(/\/$/, "")}/sql`, { schema });
-  }
+  constructor(private readonly client: IndexClient) {}
 
   /** Since when reads fail (ms since epoch), or undefined while the index answers. */
   get unavailableSince(): number | undefined {
-    return this.downSince;
+    return this.client.unavailableSince;
   }
 
   /** The job row last read from the index (and its age), if read within `maxAgeMs`. */
@@ -66,45 +44,19 @@ export class IndexReader {
     return rows;
   }
 
-  private async read<T>(what: string, query: () => PromiseLike<T>): Promise<T> {
-    const now = Date.now();
-    if (this.downSince !== undefined && now - this.lastProbeAt < this.options.retryMs) {
-      throw new IndexUnavailableError(`index unavailable since ${new Date(this.downSince).toISOString()} (${what})`);
-    }
-    this.lastProbeAt = now;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new IndexUnavailableError(`index did not answer ${what} within ${this.options.timeoutMs} ms`)),
-        this.options.timeoutMs,
-      );
-    });
-    try {
-      const result = await Promise.race([Promise.resolve(query()), late]);
-      this.downSince = undefined;
-      return result;
-    } catch (error) {
-      this.downSince ??= now;
-      if (error instanceof IndexUnavailableError) throw error;
-      throw new IndexUnavailableError(`index read failed (${what}): ${(error as Error).message}`, { cause: error });
-    } finally {
-      clearTimeout(timer);
-    }
+  private read<T>(what: string, query: (db: IndexDb) => PromiseLike<T>): Promise<T> {
+    return this.client.read(what, query);
   }
 
   async listedModels(): Promise<IndexedModel[]> {
-    return this.read("listedModels", () =>
-      this.client.db
-        .select()
-        .from(schema.model)
-        .where(eq(schema.model.retired, false))
-        .orderBy(asc(schema.model.index)),
+    return this.read("listedModels", (db) =>
+      db.select().from(schema.model).where(eq(schema.model.retired, false)).orderBy(asc(schema.model.index)),
     );
   }
 
   async modelById(modelId: string): Promise<IndexedModel | undefined> {
-    const rows = await this.read("modelById", () =>
-      this.client.db
+    const rows = await this.read("modelById", (db) =>
+      db
         .select()
         .from(schema.model)
         .where(and(eq(schema.model.modelId, modelId), eq(schema.model.retired, false)))
@@ -115,14 +67,14 @@ export class IndexReader {
 
   /** Active workers and the model keys each registered. */
   async activeWorkers(): Promise<IndexedWorker[]> {
-    return this.read("activeWorkers", () =>
-      this.client.db.select().from(schema.worker).where(eq(schema.worker.status, "active")),
+    return this.read("activeWorkers", (db) =>
+      db.select().from(schema.worker).where(eq(schema.worker.status, "active")),
     );
   }
 
   async jobById(jobId: string): Promise<IndexedJob | undefined> {
-    const rows = await this.read("jobById", () =>
-      this.client.db.select().from(schema.job).where(eq(schema.job.id, jobId)).limit(1),
+    const rows = await this.read("jobById", (db) =>
+      db.select().from(schema.job).where(eq(schema.job.id, jobId)).limit(1),
     );
     return this.rememberJobs(rows)[0];
   }
@@ -130,8 +82,8 @@ export class IndexReader {
   async jobsByIds(jobIds: readonly string[]): Promise<IndexedJob[]> {
     if (jobIds.length === 0) return [];
     return this.rememberJobs(
-      await this.read("jobsByIds", () =>
-        this.client.db
+      await this.read("jobsByIds", (db) =>
+        db
           .select()
           .from(schema.job)
           .where(inArray(schema.job.id, [...jobIds])),
@@ -149,8 +101,8 @@ export class IndexReader {
     if (options.after) conditions.push(gt(schema.job.id, options.after));
     if (options.model) conditions.push(eq(schema.job.modelId, options.model));
     return this.rememberJobs(
-      await this.read("jobsForKey", () =>
-        this.client.db
+      await this.read("jobsForKey", (db) =>
+        db
           .select()
           .from(schema.job)
           .where(and(...conditions))
@@ -162,8 +114,8 @@ export class IndexReader {
 
   /** Open jobs whose deadline passed before `nowSeconds` (the sweeper refunds them). */
   async expiredOpenJobs(nowSeconds: bigint, limit = 100): Promise<IndexedJob[]> {
-    return this.read("expiredOpenJobs", () =>
-      this.client.db
+    return this.read("expiredOpenJobs", (db) =>
+      db
         .select()
         .from(schema.job)
         .where(and(eq(schema.job.status, "pending"), lt(schema.job.deadline, nowSeconds)))
@@ -173,8 +125,8 @@ export class IndexReader {
   }
 
   async accountOf(wallet: Hex): Promise<IndexedAccount | undefined> {
-    const rows = await this.read("accountOf", () =>
-      this.client.db
+    const rows = await this.read("accountOf", (db) =>
+      db
         .select()
         .from(schema.account)
         .where(eq(schema.account.wallet, wallet.toLowerCase() as Hex))
@@ -185,8 +137,8 @@ export class IndexReader {
   }
 
   async apiKey(keyHash: Hex): Promise<typeof schema.apiKey.$inferSelect | undefined> {
-    const rows = await this.read("apiKey", () =>
-      this.client.db
+    const rows = await this.read("apiKey", (db) =>
+      db
         .select()
         .from(schema.apiKey)
         .where(eq(schema.apiKey.keyHash, keyHash.toLowerCase() as Hex))
@@ -196,8 +148,8 @@ export class IndexReader {
   }
 
   async disputeOf(jobKey: Hex): Promise<IndexedDispute | undefined> {
-    const rows = await this.read("disputeOf", () =>
-      this.client.db
+    const rows = await this.read("disputeOf", (db) =>
+      db
         .select()
         .from(schema.dispute)
         .where(eq(schema.dispute.jobKey, jobKey.toLowerCase() as Hex))
@@ -208,8 +160,8 @@ export class IndexReader {
 
   /** Disputes opened at or after `sinceSeconds` (chain time), with the model of their job (trust figures). */
   async disputesSince(sinceSeconds: bigint): Promise<{ modelId: string; outcome: string }[]> {
-    return this.read("disputesSince", () =>
-      this.client.db
+    return this.read("disputesSince", (db) =>
+      db
         .select({ modelId: schema.job.modelId, outcome: schema.dispute.outcome })
         .from(schema.dispute)
         .innerJoin(schema.job, eq(schema.job.jobKey, schema.dispute.jobKey))
@@ -219,7 +171,7 @@ export class IndexReader {
 
   /** Latest indexed block of the chain (number and unix timestamp). */
   async indexedBlock(): Promise<{ number: number; timestamp: number } | undefined> {
-    const status = await this.read("status", () => this.client.getStatus());
+    const status = await this.client.status();
     const first = Object.values(status)[0];
     return first?.block ? { number: first.block.number, timestamp: first.block.timestamp } : undefined;
   }

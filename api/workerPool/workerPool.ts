@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { keccak256, toBytes, type Hex } from "viem";
-import type { IndexReader } from "../index/indexReader.js";
+import type { IndexReader } from "../readModel/indexReader.js";
 import type { LatencyStats } from "./latencyStats.js";
 import type { WorkerCandidate } from "./pickWorker.js";
 import type { WorkerClient } from "./workerClient.js";

@@ -2,7 +2,8 @@ import type { Hex } from "viem";
 import { isTierName, type TierName } from "../../contracts/client/index.js";
 import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN, MODEL_ID_TEXT, isModelFilter } from "../contract/models.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
-import { IndexUnavailableError, type IndexReader, type IndexedModel } from "./indexReader.js";
+import { IndexUnavailableError } from "./indexClient.js";
+import type { IndexReader, IndexedModel } from "./indexReader.js";
 
 export interface ModelInfo {
   id: string;

@@ -1,20 +1,19 @@
-import { Router } from "express";
-import type { GatewayDeps } from "../deps.js";
-import { ApiError } from "../errors/ApiError.js";
-import { serviceUnavailable } from "../errors/dependencyOutage.js";
-import { withDeadline } from "../runtime/withDeadline.js";
+import type { GatewayDeps } from "../../deps.js";
+import { ApiError } from "../../errors/ApiError.js";
+import { serviceUnavailable } from "../../errors/dependencyOutage.js";
+import { withDeadline } from "../../runtime/withDeadline.js";
+import type { Endpoint } from "../endpoint.js";
 
 /**
- * `/healthz`: the process answers. `/readyz`: its database, chain and index answer too, and the index is no more
- * than INDEX_LAG_READY_MAX_SECONDS behind the chain. No key needed; each check waits at most
- * READY_CHECK_TIMEOUT_MS, so the probe itself never hangs.
+ * `GET /readyz`: the database, chain and index answer too, and the index is no more than
+ * INDEX_LAG_READY_MAX_SECONDS behind the chain. No key needed; each check waits at most READY_CHECK_TIMEOUT_MS, so
+ * the probe itself never hangs.
  */
-export function healthRouter(deps: GatewayDeps): Router {
-  const router = Router();
-  router.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  router.get("/readyz", async (_req, res) => {
+export const getReadyz: Endpoint<Pick<GatewayDeps, "config" | "pool" | "chain" | "index" | "indexLag">> = {
+  method: "get",
+  path: "/readyz",
+  access: "open",
+  handler: (deps) => async (_req, res) => {
     const timeoutMs = deps.config.READY_CHECK_TIMEOUT_MS;
     const [database, chain, index] = await Promise.all([
       check(() => withDeadline(deps.pool.query("SELECT 1"), timeoutMs, "database")),
@@ -51,9 +50,8 @@ export function healthRouter(deps: GatewayDeps): Router {
       });
     }
     res.json({ status: "ready", index: indexLag });
-  });
-  return router;
-}
+  },
+};
 
 async function check(probe: () => Promise<unknown>): Promise<boolean> {
   try {

@@ -1,0 +1,46 @@
+import type { Request } from "express";
+import { createPublicClient, getAddress, http, type Address, type PublicClient } from "viem";
+import type { Deployment } from "../../contracts/client/index.js";
+import type { GatewayConfig } from "../config.js";
+import { sessionWallet, type ResolveWallet } from "./sessionWallet.js";
+
+/** The chain the local stack runs (Hardhat); dev-mode helpers exist only there. */
+export const LOCAL_CHAIN_ID = 31337;
+/** The Fund page preselects this many stablecoin (1,000 credits). */
+export const SUGGESTED_DEPOSIT_USDG = 10;
+/** The Activity page shows at most this many days. */
+export const MAX_ACTIVITY_DAYS = 90;
+
+/** Development mode (APP_DEV_MODE) counts only on the local chain: the demo wallet and the faucet. */
+export function devModeOf(deps: { config: Pick<GatewayConfig, "APP_DEV_MODE">; deployment: Deployment }): boolean {
+  return deps.config.APP_DEV_MODE && deps.deployment.chainId === LOCAL_CHAIN_ID;
+}
+
+/** A public client on the deployment's chain, for the web app's reads and signature checks. */
+export function appPublicClient(config: Pick<GatewayConfig, "RPC_URL">, deployment: Deployment): PublicClient {
+  const chain = {
+    id: deployment.chainId,
+    name: `chain ${deployment.chainId}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [config.RPC_URL] } },
+  } as const;
+  return createPublicClient({ chain, transport: http(config.RPC_URL), pollingInterval: 250 });
+}
+
+/** Where the app is served: the configured APP_URL, else the origin the browser used. */
+export function appOriginOf(
+  req: Request,
+  config: Pick<GatewayConfig, "APP_URL" | "API_HOST" | "API_PORT">,
+): { domain: string; origin: string } {
+  if (config.APP_URL) {
+    const url = new URL(config.APP_URL);
+    return { domain: url.host, origin: url.origin };
+  }
+  const host = req.get("host") ?? `${config.API_HOST}:${config.API_PORT}`;
+  return { domain: host, origin: `${req.protocol}://${host}` };
+}
+
+/** The signed-in wallet, checksummed; without a session 401 `app_session_required`. */
+export async function signedInAddress(deps: { resolveWallet: ResolveWallet }, req: Request): Promise<Address> {
+  return getAddress(await sessionWallet(deps, req));
+}

@@ -1,0 +1,18 @@
+import type { GatewayDeps } from "../../deps.js";
+import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
+import { catalogAgeSeconds, listedModelResources } from "../../readModel/modelResources.js";
+import { markStale } from "../../readModel/staleness.js";
+import type { Endpoint } from "../endpoint.js";
+
+/** `GET /v1/models` (spec): listed models with at least one healthy worker (rule 4), with their trust figures. */
+export const listModels: Endpoint<GatewayDeps> = {
+  method: "get",
+  path: "/v1/models",
+  access: "apiKey",
+  handler: (deps) => async (req, res) => {
+    parseQuery(req, NO_QUERY);
+    const data = await listedModelResources(deps);
+    markStale(res, catalogAgeSeconds(deps));
+    res.json({ object: "list", data });
+  },
+};
