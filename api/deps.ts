@@ -20,7 +20,9 @@ import type { IndexReader } from "./readModel/indexReader.js";
 import type { ModelDirectory } from "./readModel/modelDirectory.js";
 import type { GatewayLeases } from "./jobs/gatewayLeases.js";
 import type { IdempotencyStore } from "./jobs/idempotencyStore.js";
+import type { JobLifecycle } from "./jobs/jobLifecycle.js";
 import type { JobStore } from "./jobs/jobStore.js";
+import type { ModelTrust } from "./jobs/modelTrust.js";
 import type { LatencyStats } from "./workerPool/latencyStats.js";
 import type { WorkerClient } from "./workerPool/workerClient.js";
 import type { WorkerPool } from "./workerPool/workerPool.js";
@@ -58,6 +60,10 @@ export interface GatewayDeps {
   workerClient: WorkerClient;
   latency: LatencyStats;
   jobs: JobStore;
+  /** The only writer of `gateway_job.status` (settle, fail, refund, dispute; api/jobs/jobLifecycle.ts). */
+  lifecycle: JobLifecycle;
+  /** The models' trust figures, cached (`/v1/models` and the web app's Models page share it). */
+  modelTrust: ModelTrust;
   idempotency: IdempotencyStore;
   waitForChainDeadline: WaitForChainDeadline;
   /** Jobs this process is running right now (the sweeper leaves them alone). */

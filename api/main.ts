@@ -40,7 +40,9 @@ import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
 import { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
+import { createJobLifecycle } from "./jobs/jobLifecycleOf.js";
 import { JobStore } from "./jobs/jobStore.js";
+import { ModelTrust } from "./jobs/modelTrust.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
 import { GatewayMetrics, observeRequests } from "./observability/index.js";
 import { REDACT_PATHS } from "./observability/redactPaths.js";
@@ -155,6 +157,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     reservationTtlMs: config.LEDGER_RESERVATION_TTL_MS,
   });
   const freshness = new IndexFreshness(indexLag, config.LEDGER_FRESHNESS_WAIT_MS);
+  const jobs = new JobStore(pool);
+  const waitForChainDeadline = options.waitForChainDeadline ?? waitForChainTime(chain);
   const deps: GatewayDeps = {
     config,
     logger,
@@ -178,9 +182,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     workers,
     workerClient,
     latency,
-    jobs: new JobStore(pool),
+    jobs,
+    lifecycle: createJobLifecycle({ jobs, chain, batcher, waitForChainDeadline, logger, config, deployment }),
+    modelTrust: new ModelTrust(pool, index, logger),
     idempotency: new IdempotencyStore(pool),
-    waitForChainDeadline: options.waitForChainDeadline ?? waitForChainTime(chain),
+    waitForChainDeadline,
     activeJobs: new Set(),
     leases: new GatewayLeases(pool, {
       gatewayId,

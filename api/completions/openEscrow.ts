@@ -5,7 +5,6 @@ import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayDeps } from "../deps.js";
 import { type ApiError } from "../errors/ApiError.js";
-import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
@@ -91,10 +90,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     if (error instanceof DeadlineExceededError) throw error;
     await release();
     const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
-    await jobLifecycleOf(deps).lockRefused(
-      jobId,
-      mapped ? `openJobBatch refused: ${mapped.code}` : "openJobBatch not sent",
-    );
+    await deps.lifecycle.lockRefused(jobId, mapped ? `openJobBatch refused: ${mapped.code}` : "openJobBatch not sent");
     if (mapped) throw mapped;
     deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
     throw serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
@@ -154,9 +150,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     });
   async function closeUnlocked(code: string): Promise<void> {
     await release();
-    await jobLifecycleOf(deps)
-      .lockRefused(jobId, `lock refused: ${code}`)
-      .catch(() => undefined);
+    await deps.lifecycle.lockRefused(jobId, `lock refused: ${code}`).catch(() => undefined);
   }
 
   if (!routedUnmined) {

@@ -2,7 +2,6 @@ import { isAddressEqual, type Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import type { JobOutcome } from "../jobs/jobLifecycle.js";
-import { jobLifecycleOf } from "../jobs/jobLifecycleOf.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
 import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
@@ -125,7 +124,7 @@ export async function relayCompletion(
               throw new WorkerJobError(`acknowledged as ${event.worker}`);
             backend = event.backend;
           }
-          await jobLifecycleOf(deps).acknowledged(opened.jobId, candidate.address);
+          await deps.lifecycle.acknowledged(opened.jobId, candidate.address);
           deps.onJobProcessing?.();
         } else if (event.type === "token") {
           if (tokens === 0) {

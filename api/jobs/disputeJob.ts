@@ -4,7 +4,6 @@ import { revertOf } from "../chain/revertOf.js";
 import type { DisputeResult } from "../contract/jobs.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
-import { jobLifecycleOf } from "./jobLifecycleOf.js";
 import { loadJob, type LoadedJob } from "./loadJob.js";
 
 /** How long a dispute on a job still settling waits for the settlement to be mined and indexed. */
@@ -82,7 +81,7 @@ export async function disputeJob(deps: GatewayDeps, job: LoadedJob, yourHash: st
     throw mapDisputeRevert(error);
   }
   // Read-your-write: the job shows `disputed` from now on, before the index has the dispute (toJobResource).
-  await jobLifecycleOf(deps)
+  await deps.lifecycle
     .disputeOpened(job.resource.id)
     .catch((error: unknown) =>
       deps.logger.warn({ err: error, job_id: job.resource.id }, "dispute opened but not recorded locally"),

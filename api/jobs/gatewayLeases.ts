@@ -2,7 +2,6 @@ import type { Logger } from "pino";
 import type pg from "pg";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
-import { jobLifecycleOf } from "./jobLifecycleOf.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
 export interface GatewayLeaseOptions {
@@ -179,7 +178,7 @@ export function orphanAction(
 }
 
 async function closeOrphan(deps: GatewayDeps, row: GatewayJobRow & { previous_owner: string }): Promise<void> {
-  const lifecycle = jobLifecycleOf(deps);
+  const lifecycle = deps.lifecycle;
   const onChain = await deps.chain.jobOf(row.job_key as Hex);
   const chainNow = await deps.chain.latestBlockTimestamp().catch(() => BigInt(Math.floor(Date.now() / 1000)));
   switch (orphanAction(row, onChain, chainNow)) {

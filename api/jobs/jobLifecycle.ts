@@ -22,7 +22,7 @@
  *   failJob before the chain deadline, refund after it (the deadline is read from the chain when not given).
  * - `reconcile(row, chainNow)`: the sweeper's decision for one open row (uses the two above).
  * - `refundExpired(jobKey, deadline)`: refund an expired escrow the index knows about but no open row holds.
- * Build one with `jobLifecycleOf(deps)` (cached per GatewayDeps); the chain actions are `JobChainActions`.
+ * `api/main.ts` builds the one instance (`createJobLifecycle`, `deps.lifecycle`); the chain actions are `JobChainActions`.
  */
 import type { Hex } from "viem";
 import type { Logger } from "pino";

@@ -36,23 +36,18 @@ export function chainActionsOf(deps: Pick<GatewayDeps, "chain" | "batcher" | "wa
   };
 }
 
-const built = new WeakMap<GatewayDeps, JobLifecycle>();
-
-/** The lifecycle of a running gateway (one per GatewayDeps). */
-export function jobLifecycleOf(deps: GatewayDeps): JobLifecycle {
-  let lifecycle = built.get(deps);
-  if (!lifecycle) {
-    lifecycle = new JobLifecycle({
-      jobs: deps.jobs,
-      chain: chainActionsOf(deps),
-      logger: deps.logger,
-      gatewayTimeoutMs: deps.config.JOB_TIMEOUT_MS,
-      chainTimeoutMs: deps.deployment.params.jobTimeout * 1000,
-      settlementRetryAfterMs: SETTLEMENT_RETRY_AFTER_MS,
-      unsentGraceMs: deps.config.ESCROW_UNSENT_GRACE_MS,
-      unminedGraceMs: UNMINED_GRACE_MS,
-    });
-    built.set(deps, lifecycle);
-  }
-  return lifecycle;
+/** The lifecycle of a running gateway, built once by `api/main.ts` (`deps.lifecycle`). */
+export function createJobLifecycle(
+  deps: Pick<GatewayDeps, "jobs" | "chain" | "batcher" | "waitForChainDeadline" | "logger" | "config" | "deployment">,
+): JobLifecycle {
+  return new JobLifecycle({
+    jobs: deps.jobs,
+    chain: chainActionsOf(deps),
+    logger: deps.logger,
+    gatewayTimeoutMs: deps.config.JOB_TIMEOUT_MS,
+    chainTimeoutMs: deps.deployment.params.jobTimeout * 1000,
+    settlementRetryAfterMs: SETTLEMENT_RETRY_AFTER_MS,
+    unsentGraceMs: deps.config.ESCROW_UNSENT_GRACE_MS,
+    unminedGraceMs: UNMINED_GRACE_MS,
+  });
 }

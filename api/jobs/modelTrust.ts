@@ -135,12 +135,3 @@ export class ModelTrust {
     }
   }
 }
-
-const trustByPool = new WeakMap<pg.Pool, ModelTrust>();
-
-/** One `ModelTrust` per gateway (its cache is shared by `/v1/models` and the web app's Models page). */
-export function modelTrustOf(deps: { pool: pg.Pool; index: IndexReader; logger: Logger }): ModelTrust {
-  let trust = trustByPool.get(deps.pool);
-  if (!trust) trustByPool.set(deps.pool, (trust = new ModelTrust(deps.pool, deps.index, deps.logger)));
-  return trust;
-}

@@ -1,5 +1,4 @@
 import type { GatewayDeps } from "../deps.js";
-import { jobLifecycleOf } from "./jobLifecycleOf.js";
 
 /**
  * Recovery and the background sweep (ARCHITECTURE "Timeouts and failures": nothing stays locked). Each job left
@@ -9,7 +8,7 @@ import { jobLifecycleOf } from "./jobLifecycleOf.js";
  * sent, another replica's leftovers).
  */
 export async function sweepJobs(deps: GatewayDeps): Promise<void> {
-  const lifecycle = jobLifecycleOf(deps);
+  const lifecycle = deps.lifecycle;
   const chainNow = await chainTime(deps);
   const seen = new Set<string>();
   for (const row of await deps.jobs.listOpen()) {

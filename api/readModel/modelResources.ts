@@ -1,9 +1,9 @@
 import type { Model } from "../contract/models.js";
 import type { GatewayDeps } from "../deps.js";
-import { modelTrustOf, type ModelTrustFigures } from "../jobs/modelTrust.js";
+import type { ModelTrustFigures } from "../jobs/modelTrust.js";
 import type { ModelInfo } from "./modelDirectory.js";
 
-type ModelDeps = Pick<GatewayDeps, "latency" | "models" | "workers" | "pool" | "index" | "logger" | "indexLag">;
+type ModelDeps = Pick<GatewayDeps, "latency" | "models" | "workers" | "modelTrust">;
 
 /** The Model resource (spec) with its `service` extension: the spec's fields, then the trust figures. */
 export function toModelResource(
@@ -34,7 +34,7 @@ export type ModelResource = Model;
 
 /** Every listed model with at least one healthy worker (spec rule 4), as Model resources. */
 export async function listedModelResources(deps: ModelDeps): Promise<ModelResource[]> {
-  const trust = modelTrustOf(deps);
+  const trust = deps.modelTrust;
   const data: ModelResource[] = [];
   for (const model of await deps.models.all()) {
     const workers = deps.workers.candidates(model.id).length;

@@ -26,7 +26,6 @@ import type { GatewayDeps } from "../../deps.js";
 import { ApiError, errorBody } from "../../errors/ApiError.js";
 import { authOf } from "../../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
-import { jobLifecycleOf } from "../../jobs/jobLifecycleOf.js";
 import { bodyHashOf, type StoredResponse } from "../../jobs/idempotencyStore.js";
 import type { Endpoint } from "../endpoint.js";
 
@@ -143,7 +142,7 @@ async function runCompletion(
     });
 
     // The lifecycle settles, fails or refunds (the chain action included) before the client hears how it ended.
-    const conclusion = await jobLifecycleOf(deps).conclude(opened, outcome.close);
+    const conclusion = await deps.lifecycle.conclude(opened, outcome.close);
     if (outcome.kind === "client_gone") return;
     if (outcome.kind !== "delivered" || conclusion.kind !== "settling") {
       const error =
@@ -218,7 +217,7 @@ async function runCompletion(
     }
     if (error instanceof ApiError) throw error;
     // Unexpected: return the escrow now rather than at the deadline.
-    await jobLifecycleOf(deps).fail(opened, `internal error: ${(error as Error).message}`);
+    await deps.lifecycle.fail(opened, `internal error: ${(error as Error).message}`);
     throw error;
   } finally {
     deps.activeJobs.delete(opened.jobId);

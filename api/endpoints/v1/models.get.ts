@@ -1,7 +1,6 @@
 import type { GatewayDeps } from "../../deps.js";
 import { ApiError } from "../../errors/ApiError.js";
 import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
-import { modelTrustOf } from "../../jobs/modelTrust.js";
 import { catalogAgeSeconds, toModelResource } from "../../readModel/modelResources.js";
 import { markStale } from "../../readModel/staleness.js";
 import type { Endpoint } from "../endpoint.js";
@@ -24,6 +23,6 @@ export const getModel: Endpoint<GatewayDeps> = {
       });
     }
     markStale(res, catalogAgeSeconds(deps));
-    res.json(toModelResource(deps, model, workers, await modelTrustOf(deps).of(model.id)));
+    res.json(toModelResource(deps, model, workers, await deps.modelTrust.of(model.id)));
   },
 };
