@@ -13,12 +13,6 @@ import { listAppModels } from "./app/models.list.js";
 import { createRpcCall } from "./app/rpc.create.js";
 import { createSiweLogin } from "./app/siweLogin.create.js";
 import { createSiweNonce } from "./app/siweNonce.create.js";
-import { listWebhookDeliveries } from "./app/webhookDeliveries.list.js";
-import { replayWebhookDeliveries } from "./app/webhookDeliveries.replay.js";
-import { replayWebhookDelivery } from "./app/webhookDelivery.replay.js";
-import { listAppWebhooks } from "./app/webhooks.list.js";
-import { getWebhookSettings } from "./app/webhookSettings.get.js";
-import { updateWebhookSettings } from "./app/webhookSettings.update.js";
 import type { Endpoint, EndpointAccess } from "./endpoint.js";
 import { getHealthz } from "./ops/healthz.get.js";
 import { getMetrics } from "./ops/metrics.get.js";
@@ -31,9 +25,7 @@ import { listJobsEndpoint } from "./v1/jobs.list.js";
 import { getModel } from "./v1/models.get.js";
 import { listModels } from "./v1/models.list.js";
 import { getOpenapi } from "./v1/openapi.get.js";
-import { createWebhook } from "./v1/webhooks.create.js";
-import { deleteWebhookEndpoint } from "./v1/webhooks.delete.js";
-import { listWebhooksEndpoint } from "./v1/webhooks.list.js";
+import { APP_WEBHOOK_ENDPOINTS, V1_WEBHOOK_ENDPOINTS } from "./webhookRouters.js";
 
 export { routerOf, type Endpoint, type EndpointAccess } from "./endpoint.js";
 
@@ -52,9 +44,7 @@ export const ENDPOINTS: readonly Endpoint<GatewayDeps>[] = [
   listModels,
   getModel,
   getAccount,
-  createWebhook,
-  listWebhooksEndpoint,
-  deleteWebhookEndpoint,
+  ...V1_WEBHOOK_ENDPOINTS,
   // The web application's backend (`/app/*`), Sign-In with Ethereum session.
   getAppConfig,
   createSiweNonce,
@@ -66,12 +56,7 @@ export const ENDPOINTS: readonly Endpoint<GatewayDeps>[] = [
   getActivity,
   listAppModels,
   createDevMint,
-  listAppWebhooks,
-  listWebhookDeliveries,
-  replayWebhookDelivery,
-  replayWebhookDeliveries,
-  getWebhookSettings,
-  updateWebhookSettings,
+  ...APP_WEBHOOK_ENDPOINTS,
   createRpcCall,
 ];
 
