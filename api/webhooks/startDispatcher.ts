@@ -17,7 +17,7 @@ export interface DispatcherLogger {
 export interface DispatcherDeps {
   /** Pool on the gateway schema (migrations applied). */
   pool: pg.Pool;
-  /** The index: `ponderIndexReader(config.INDEXER_URL)`. */
+  /** The index: `chainEventFeed(indexClient)` in the gateway, `ponderIndexReader(config.INDEXER_URL)` alone. */
   index: IndexReader;
   policy: TargetPolicy;
   /** WEBHOOK_RETRY_SCHEDULE_MS: 5 delays; attempt 1 is immediate whatever the first value. */
