@@ -4,12 +4,14 @@ import { createPublicClient, getAddress, http, type Address, type PublicClient }
 import { z } from "zod";
 import {
   CREDITS_PER_USDG,
+  JOB_CURSOR_PATTERN,
+  KEY_STATUSES,
   MIN_DEPOSIT,
   apiKeyRegistryAbi,
   creditEscrowAbi,
   creditsToUsdg,
   type Deployment,
-} from "../../contracts/client/index.js";
+} from "@credit-metered/client";
 import type { GatewayConfig } from "../config.js";
 import { ApiError } from "../errors/ApiError.js";
 import { integerParam, pageLimitParam, parseQuery } from "../http/parseQuery.js";
@@ -40,13 +42,9 @@ export const MAX_ACTIVITY_DAYS = 90;
 export const LOCAL_CHAIN_ID = 31337;
 /** The Fund page preselects this many stablecoin (1,000 credits). */
 export const SUGGESTED_DEPOSIT_USDG = 10;
-const KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 
 const loginBody = z.object({ message: z.string().min(1).max(4096), signature: z.string().min(1).max(4096) });
-const jobCursor = z
-  .string()
-  .regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/)
-  .optional();
+const jobCursor = z.string().regex(JOB_CURSOR_PATTERN).optional();
 /** Paged and filtered like `GET /v1/jobs` (api/README.md "Job list"). */
 const jobsQuery = z.object({
   limit: pageLimitParam(),
@@ -198,7 +196,7 @@ export function appRouter(deps: AppRouterDeps): {
       locked_usdg_value: creditsToUsdg(locked),
       last_topup_at: account.lastTopUpAt === 0n ? null : new Date(Number(account.lastTopUpAt) * 1000).toISOString(),
       key: {
-        status: KEY_STATUS[keyStatus] ?? "none",
+        status: KEY_STATUSES[keyStatus] ?? "none",
         key_hash: keyStatus === 0 ? null : keyHash,
         created_at: keyCreatedAt === 0n ? null : new Date(Number(keyCreatedAt) * 1000).toISOString(),
       },

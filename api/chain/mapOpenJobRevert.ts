@@ -1,6 +1,6 @@
 import { ApiError } from "../errors/ApiError.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
-import { CHAIN_KEY_STATUS } from "./escrowChain.js";
+import { KEY_STATUSES } from "@credit-metered/client";
 import type { OpenSkipReason } from "./lockBatcher.js";
 import { revertOf } from "./revertOf.js";
 
@@ -13,7 +13,7 @@ export function mapOpenJobRevert(error: unknown, context: { model: string; tier:
   if (!revert) return undefined;
   switch (revert.name) {
     case "KeyNotActive": {
-      const status = CHAIN_KEY_STATUS[Number(revert.args[1] ?? 0)];
+      const status = KEY_STATUSES[Number(revert.args[1] ?? 0)];
       return new ApiError(status === "suspended" ? "key_suspended" : "invalid_api_key");
     }
     case "WalletSuspended":

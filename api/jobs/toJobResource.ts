@@ -1,9 +1,9 @@
 import type { Address } from "viem";
-import { creditsToUsdg, toProofHash } from "../../contracts/client/index.js";
+import { creditsToUsdg, toProofHash, JOB_STATES, type JobState } from "@credit-metered/client";
+import type { JobResource } from "@credit-metered/client/http";
 import type { IndexedJob } from "../index/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
-import { JOB_STATES, type JobResource, type JobState } from "../contract/jobs.js";
 export { JOB_STATES, type JobResource, type JobState };
 
 /**

@@ -1,7 +1,7 @@
 import { Router } from "express";
-import type { Account } from "../contract/account.js";
+import { creditsToUsdg } from "@credit-metered/client";
+import type { Account } from "@credit-metered/client/http";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../contracts/client/index.js";
 import type { GatewayDeps } from "../deps.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { authOf } from "../http/middleware/authenticate.js";

@@ -1,8 +1,8 @@
 import { Router } from "express";
 import type { Hex } from "viem";
-import { fromProofHash, toProofHash } from "../../contracts/client/index.js";
+import { fromProofHash, toProofHash } from "@credit-metered/client";
+import { disputeRequestSchema } from "@credit-metered/client/http";
 import { revertOf } from "../chain/revertOf.js";
-import { disputeRequestSchema } from "../contract/jobs.js";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";

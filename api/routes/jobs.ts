@@ -2,7 +2,7 @@ import { Router } from "express";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";
-import { listJobsQuerySchema } from "../contract/jobs.js";
+import { listJobsQuerySchema } from "@credit-metered/client/http";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";
 import { markStale } from "../index/staleness.js";
 import { listJobs } from "../jobs/listJobs.js";

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { Model } from "../contract/models.js";
+import type { Model } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { NO_QUERY, parseQuery } from "../http/parseQuery.js";

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { WebhookDeleted } from "../contract/webhooks.js";
+import type { WebhookDeleted } from "@credit-metered/client/http";
 import type pg from "pg";
 import { ApiError } from "../errors/ApiError.js";
 import { authOf } from "../http/middleware/authenticate.js";

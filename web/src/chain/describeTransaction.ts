@@ -9,9 +9,6 @@ import {
   numArg,
   type ContractName,
   type ProductEvent,
-} from "../../../scripts/verify/decodeProductLogs";
-import type { AppConfig } from "../appTypes";
-import {
   apiKeyRegistryAbi,
   bytes32ToJobId,
   creditEscrowAbi,
@@ -21,7 +18,8 @@ import {
   stablecoinAbi,
   tierName,
   workerRegistryAbi,
-} from "./contracts";
+} from "@credit-metered/client";
+import type { AppConfig } from "../appTypes";
 
 /** One line of a section: a label and a value; `kind` says how to show the value. */
 export interface FactRow {

@@ -1,4 +1,4 @@
-// Browser-safe (viem + ABIs only): the web app's explorer page imports this too.
+// Decoding of the product contracts' logs: the verify scripts and the web app's explorer page read events with it.
 import { decodeEventLog, getAddress, type Abi, type Address, type Hex, type Log } from "viem";
 import {
   apiKeyRegistryAbi,
@@ -7,7 +7,7 @@ import {
   modelCatalogAbi,
   stablecoinAbi,
   workerRegistryAbi,
-} from "../../contracts/client/abis.js";
+} from "./abis.js";
 
 export type ProductContracts = {
   stablecoin: Address;
@@ -90,11 +90,6 @@ export function hexArg(event: ProductEvent, name: string): Hex {
 export function numArg(event: ProductEvent, name: string): number {
   return Number(bigArg(event, name));
 }
-
-/** Outcome enum of IDisputeManager. */
-export const DISPUTE_OUTCOMES = ["none", "pending", "upheld", "rejected", "expired"] as const;
-/** Key status enum of IApiKeyRegistry. */
-export const KEY_STATUSES = ["none", "active", "revoked", "suspended"] as const;
 
 /** Stablecoin units (6 decimals) as a USDG string with up to 6 decimals. */
 export function formatUsdg(units: bigint): string {
