@@ -31,7 +31,8 @@ export interface ProductEvent {
   transactionHash: Hex;
 }
 
-const ABIS: Record<ContractName, Abi> = {
+/** The ABI of each product contract (for decoding its logs and its calls). */
+export const PRODUCT_ABIS: Record<ContractName, Abi> = {
   stablecoin: stablecoinAbi,
   // The stake token is a plain ERC20: the stablecoin's ABI decodes its Transfer/Approval too.
   stakeToken: stablecoinAbi,
@@ -55,7 +56,7 @@ export function decodeProductLogs(contracts: ProductContracts, logs: readonly Lo
     const contract = contractNameOf(contracts, log.address);
     if (!contract) continue;
     try {
-      const decoded = decodeEventLog({ abi: ABIS[contract], data: log.data, topics: log.topics, strict: true });
+      const decoded = decodeEventLog({ abi: PRODUCT_ABIS[contract], data: log.data, topics: log.topics, strict: true });
       events.push({
         contract,
         address: getAddress(log.address),

@@ -93,6 +93,7 @@ export {
   type ContractName,
   type ProductContracts,
   type ProductEvent,
+  PRODUCT_ABIS,
   bigArg,
   contractNameOf,
   decodeProductLogs,
