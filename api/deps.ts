@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type pg from "pg";
 import type { PublicClient } from "viem";
-import type { Deployment } from "../contracts/client/index.js";
+import type { Deployment } from "@credit-metered/client";
 import type { EscrowChain } from "./chain/escrowChain.js";
 import type { LockBatcher } from "./chain/lockBatcher.js";
 import type { CreditLedger } from "./ledger/creditLedger.js";

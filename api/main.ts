@@ -6,7 +6,7 @@ import { pino, type Logger } from "pino";
 import { pinoHttp } from "pino-http";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { loadDeployment } from "../contracts/client/index.js";
+import { loadDeployment } from "@credit-metered/client/node";
 import { serveWeb } from "./app/serveWeb.js";
 import { sessionWalletResolver } from "./app/sessionWallet.js";
 import { WalletActivity } from "./app/walletActivity.js";

@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { Hex } from "viem";
-import { jobIdToBytes32, newJobId } from "../contracts/client/index.js";
+import { jobIdToBytes32, newJobId } from "@credit-metered/client";
 
 /** One keep-alive agent for every bench request (no socket churn in the figures). */
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1024 });

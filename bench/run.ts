@@ -3,9 +3,8 @@ import http from "node:http";
 import path from "node:path";
 import pg from "pg";
 import { createPublicClient, http as viemHttp, parseEventLogs, type Hex } from "viem";
-import { creditEscrowAbi } from "../contracts/client/index.js";
-import { IndexClient } from "../api/readModel/indexClient.js";
-import { IndexReader } from "../api/readModel/indexReader.js";
+import { creditEscrowAbi } from "@credit-metered/client";
+import { IndexProbe } from "./indexProbe.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
 import { gatewayComplete, gatewayStream, workerStream, type Timed } from "./clients.js";
 import { describeMachine } from "./machine.js";
@@ -282,7 +281,7 @@ async function measureMode(stack: BenchStack) {
       /** At the level's end: how far the index is behind the chain head (null: the index did not answer). */
       indexBehind: { blocks: number; seconds: number } | null;
     }[] = [];
-    const levelIndex = new IndexReader(new IndexClient(info.indexerUrl));
+    const levelIndex = new IndexProbe(info.indexerUrl);
     // Each worker with each of its models, so direct load spreads over the pool as the gateway's routing does.
     const directTargets = info.workers.flatMap((worker) => worker.models.map((model) => ({ worker, model })));
     let best = 0;
@@ -374,7 +373,7 @@ async function measureMode(stack: BenchStack) {
     // The throughput levels mined thousands of blocks: let the indexer catch up first, or its backlog is measured.
     progress("waiting for the indexer to catch up with the chain");
     const head = Number(await chain.getBlockNumber());
-    const reader = new IndexReader(new IndexClient(info.indexerUrl));
+    const reader = new IndexProbe(info.indexerUrl);
     const catchUpUntil = Date.now() + 60_000;
     while (Date.now() < catchUpUntil && ((await reader.indexedBlock().catch(() => undefined))?.number ?? 0) < head)
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -506,7 +505,7 @@ async function measureLags(info: BenchStack["info"], apiKey: string, chain: Chai
   });
   await new Promise<void>((resolve) => receiver.listen(RECEIVER_PORT, "127.0.0.1", resolve));
   const pool = new pg.Pool({ connectionString: info.databaseUrl, max: 2, options: `-c search_path="api",public` });
-  const index = new IndexReader(new IndexClient(info.indexerUrl));
+  const index = new IndexProbe(info.indexerUrl);
   const indexLag: number[] = [];
   const webhook: number[] = [];
   try {

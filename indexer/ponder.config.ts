@@ -1,13 +1,13 @@
 import { createConfig } from "ponder";
-import { loadDeployment } from "../contracts/client/deployment.js";
-// The ABIs every component shares (generated from the artifacts and checked against them by the contract tests).
 import {
   apiKeyRegistryAbi,
   creditEscrowAbi,
   disputeManagerAbi,
   modelCatalogAbi,
   workerRegistryAbi,
-} from "../contracts/client/abis.js";
+} from "@credit-metered/client";
+import { loadDeployment } from "@credit-metered/client/node";
+// The ABIs every component shares (generated from the artifacts and checked against them by the contract tests).
 import { chainTransport } from "./config/chainTransport.js";
 import { readIndexerEnv } from "./config/readIndexerEnv.js";
 

@@ -1,4 +1,4 @@
-// Writes contracts/client/abis.ts from the compiled artifacts, so viem gets literal ABI types (`as const`).
+// Writes packages/client/src/abis.ts from the compiled artifacts, so viem gets literal ABI types (`as const`).
 // Run through `npm run abis` (which compiles first).
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
       ({ name, abiExport }) => `export const ${abiExport} = ${JSON.stringify(readArtifact(name).abi)} as const;\n`,
     ),
   ];
-  const out = path.join(root, "contracts", "client", "abis.ts");
+  const out = path.join(root, "packages", "client", "src", "abis.ts");
   // Formatted like the rest of the repository, so regenerating does not trip `prettier --check`.
   const options = (await prettier.resolveConfig(out)) ?? {};
   writeFileSync(out, await prettier.format(parts.join("\n"), { ...options, filepath: out }));

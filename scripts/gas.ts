@@ -12,13 +12,15 @@ import { network } from "hardhat";
 import type { ContractTransactionResponse, Signer } from "ethers";
 import { accountGas, formatAccount } from "./gasAccounting.js";
 import {
+  PERMIT_TYPES,
+  PERMIT_VERSION,
   keyHashOf,
   modelKeyOf,
   outputHashOf,
   receiptTypes,
   RECEIPT_DOMAIN_NAME,
   RECEIPT_DOMAIN_VERSION,
-} from "../contracts/client/index.js";
+} from "@credit-metered/client";
 
 const BATCH_SIZE = 10;
 const USDG = 10n ** 6n;
@@ -147,16 +149,13 @@ const permitDeadline = BigInt((await ethers.provider.getBlock("latest"))!.timest
 const { chainId } = await ethers.provider.getNetwork();
 const permitSig = ethers.Signature.from(
   await permitWallet.signTypedData(
-    { name: await stablecoin.name(), version: "1", chainId, verifyingContract: await stablecoin.getAddress() },
     {
-      Permit: [
-        { name: "owner", type: "address" },
-        { name: "spender", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
+      name: await stablecoin.name(),
+      version: PERMIT_VERSION,
+      chainId,
+      verifyingContract: await stablecoin.getAddress(),
     },
+    { Permit: [...PERMIT_TYPES.Permit] },
     {
       owner: permitWallet.address,
       spender: escrowAddress,

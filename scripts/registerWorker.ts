@@ -20,7 +20,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { z } from "zod";
 import { mintStake } from "./deploy/fundLocal.js";
-import { loadDeployment, modelKeyOf, stakeTokenAbi, workerRegistryAbi } from "../contracts/client/index.js";
+import { modelKeyOf, stakeTokenAbi, workerRegistryAbi } from "@credit-metered/client";
+import { loadDeployment } from "@credit-metered/client/node";
 
 const LOCAL_CHAIN_ID = 31337;
 

@@ -1,6 +1,5 @@
 import type { Hex, LocalAccount } from "viem";
-import { outputHashOf, receiptToJson, signReceipt } from "../contracts/client/receipt.js";
-import type { ReceiptDomainParams } from "../contracts/client/receipt.js";
+import { outputHashOf, receiptToJson, signReceipt, type ReceiptDomainParams } from "@credit-metered/client";
 import type { FaultMode } from "./config.js";
 
 /** A receipt as it travels in the protocol's JSON (numbers only). */

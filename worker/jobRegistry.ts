@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import type { ReceiptDomainParams } from "../contracts/client/receipt.js";
+import type { ReceiptDomainParams } from "@credit-metered/client";
 
 export type JobState = "running" | "done" | "failed" | "cancelled" | "disconnected";
 

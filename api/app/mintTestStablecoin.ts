@@ -1,5 +1,6 @@
 import { createWalletClient, http, type Address, type Hex, type PublicClient } from "viem";
-import { LOCAL_ACCOUNT_INDEX, localAccount, stablecoinAbi, type Deployment } from "../../contracts/client/index.js";
+import { stablecoinAbi, type Deployment } from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 
 /**
  * Local chains only (dev mode): the deployer, who owns the local stablecoin, mints `amount` units to `to`, so a

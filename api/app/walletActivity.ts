@@ -2,14 +2,14 @@ import { and, count, eq, gte, sql, sum } from "@ponder/client";
 import type pg from "pg";
 import type { Hex } from "viem";
 import * as schema from "../../indexer/ponder.schema.js";
-import type { ActivityDay, WalletActivity as WalletActivityReport } from "../contract/app.js";
+import type { ActivityDay, WalletActivity as WalletActivityReport } from "@credit-metered/client/http";
 import type { IndexClient } from "../readModel/indexClient.js";
 
 const DAY_SECONDS = 86_400;
 /** Outcomes whose charge stands (an upheld dispute shows `refunded`: its charge came back). */
 const CHARGED_STATUSES = new Set(["settled", "disputed"]);
 
-export type { ActivityDay, WalletActivity as WalletActivityReport } from "../contract/app.js";
+export type { ActivityDay, WalletActivity as WalletActivityReport } from "@credit-metered/client/http";
 
 interface IndexRow {
   day: number | string;

@@ -1,11 +1,11 @@
 import { and, asc, desc, eq, gt, inArray, lt } from "@ponder/client";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../contracts/client/index.js";
+import { creditsToUsdg } from "@credit-metered/client";
 import * as schema from "../../indexer/ponder.schema.js";
-import type { WalletJob, WalletJobPage } from "../contract/app.js";
+import type { WalletJob, WalletJobPage } from "@credit-metered/client/http";
 import type { IndexClient } from "../readModel/indexClient.js";
 
-export type { WalletJob } from "../contract/app.js";
+export type { WalletJob } from "@credit-metered/client/http";
 
 /** The API's job states (spec) and the index status each one is found under: the index knows chain outcomes only,
  * so a job still `processing` or `settling` for the gateway is `pending` there. */

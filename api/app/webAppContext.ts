@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { createPublicClient, getAddress, http, type Address, type PublicClient } from "viem";
-import type { Deployment } from "../../contracts/client/index.js";
+import type { Deployment } from "@credit-metered/client";
 import type { GatewayConfig } from "../config.js";
 import { sessionWallet, type ResolveWallet } from "./sessionWallet.js";
 

@@ -1,2 +1,2 @@
 // Typed ABIs of the deployed contracts (implementation ABIs, so OpenZeppelin errors such as EnforcedPause decode too).
-export { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "../../contracts/client/index.js";
+export { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "@credit-metered/client";

@@ -1,23 +1,17 @@
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import { decodeEventLog, type Address, type Hex, type TransactionReceipt } from "viem";
-import type { Deployment } from "../../contracts/client/index.js";
+import {
+  CHAIN_JOB_STATUSES,
+  KEY_STATUSES,
+  type ChainJobStatus,
+  type Deployment,
+  type KeyStatus,
+} from "@credit-metered/client";
 import { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi } from "./abis.js";
 import type { ChainClients } from "./createChainClients.js";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
 import { OPEN_SKIP_REASONS, type LockOutcome, type LockRequest } from "./lockBatcher.js";
-
-/** On-chain job status (contracts/types/JobStatus.sol). */
-export const CHAIN_JOB_STATUS = [
-  "none",
-  "open",
-  "settled",
-  "failed",
-  "refunded",
-  "disputed",
-  "dispute_upheld",
-] as const;
-export type ChainJobStatus = (typeof CHAIN_JOB_STATUS)[number];
 
 /** The dispute manager's ABI plus the escrow's errors, which `markDisputed` reverts with through `openDispute`. */
 const disputeWithEscrowErrorsAbi = [
@@ -31,10 +25,6 @@ const disputeWithEscrowErrorsAbi = [
  */
 const LOCK_BATCH_GAS_BASE = 40_000n;
 const LOCK_GAS_PER_LOCK = 90_000n;
-
-/** Key status of IApiKeyRegistry.KeyStatus. */
-export const CHAIN_KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
-export type ChainKeyStatus = (typeof CHAIN_KEY_STATUS)[number];
 
 export interface OpenedJob {
   balanceAfter: bigint;
@@ -179,7 +169,7 @@ export class EscrowChain {
       functionName: "jobOf",
       args: [jobKey],
     });
-    return { status: CHAIN_JOB_STATUS[status] ?? "none", wallet, creditsLocked, deadline };
+    return { status: CHAIN_JOB_STATUSES[status] ?? "none", wallet, creditsLocked, deadline };
   }
 
   async availableCredits(wallet: Address): Promise<bigint> {
@@ -193,7 +183,7 @@ export class EscrowChain {
     return BigInt(account.available);
   }
 
-  async keyStatus(keyHash: Hex, blockNumber: bigint): Promise<{ wallet: Address; status: ChainKeyStatus }> {
+  async keyStatus(keyHash: Hex, blockNumber: bigint): Promise<{ wallet: Address; status: KeyStatus }> {
     const [wallet, status] = await this.clients.publicClient.readContract({
       address: this.deployment.contracts.apiKeyRegistry,
       abi: apiKeyRegistryAbi,
@@ -201,17 +191,17 @@ export class EscrowChain {
       args: [keyHash],
       blockNumber,
     });
-    return { wallet, status: CHAIN_KEY_STATUS[status] ?? "none" };
+    return { wallet, status: KEY_STATUSES[status] ?? "none" };
   }
 
-  async keyOf(wallet: Address): Promise<{ keyHash: Hex; status: ChainKeyStatus; createdAt: bigint }> {
+  async keyOf(wallet: Address): Promise<{ keyHash: Hex; status: KeyStatus; createdAt: bigint }> {
     const [keyHash, status, createdAt] = await this.clients.publicClient.readContract({
       address: this.deployment.contracts.apiKeyRegistry,
       abi: apiKeyRegistryAbi,
       functionName: "keyOf",
       args: [wallet],
     });
-    return { keyHash, status: CHAIN_KEY_STATUS[status] ?? "none", createdAt };
+    return { keyHash, status: KEY_STATUSES[status] ?? "none", createdAt };
   }
 
   blockNumber(): Promise<bigint> {

@@ -1,6 +1,7 @@
 import type { Address, Hex } from "viem";
 import { withDeadline } from "../runtime/withDeadline.js";
-import type { ChainKeyStatus, EscrowChain } from "./escrowChain.js";
+import type { KeyStatus as ChainKeyStatus } from "@credit-metered/client";
+import type { EscrowChain } from "./escrowChain.js";
 
 export interface KeyStatusOptions {
   /** Auth waits at most this long for the chain (block number + key status together). */

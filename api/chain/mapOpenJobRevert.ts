@@ -1,6 +1,6 @@
 import { ApiError } from "../errors/ApiError.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
-import { CHAIN_KEY_STATUS } from "./escrowChain.js";
+import { KEY_STATUSES } from "@credit-metered/client";
 import type { OpenSkipReason } from "./lockBatcher.js";
 import { revertOf } from "./revertOf.js";
 
@@ -18,7 +18,7 @@ interface RefusalContext {
  */
 const ANSWER_OF: Record<string, (args: readonly unknown[] | undefined, context: RefusalContext) => ApiError> = {
   KeyNotActive: (args) => {
-    const status = args ? CHAIN_KEY_STATUS[Number(args[1] ?? 0)] : undefined;
+    const status = args ? KEY_STATUSES[Number(args[1] ?? 0)] : undefined;
     return new ApiError(status === "suspended" ? "key_suspended" : "invalid_api_key");
   },
   WalletSuspended: () => new ApiError("key_suspended"),

@@ -1,4 +1,4 @@
-import type { Receipt as ChainReceipt } from "../../contracts/client/index.js";
+import type { Receipt as ChainReceipt } from "@credit-metered/client";
 import type { WorkerReceipt } from "../workerPool/workerProtocol.js";
 
 /** A receipt as the gateway keeps it (JSON numbers, as on the worker protocol and in gateway_job.receipt). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
-import { jobIdToBytes32, outputHashOf, signReceipt } from "../../contracts/client/index.js";
+import { jobIdToBytes32, outputHashOf, signReceipt } from "@credit-metered/client";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 import { verifyReceipt } from "./verifyReceipt.js";
 

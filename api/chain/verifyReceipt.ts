@@ -1,5 +1,5 @@
 import { isAddressEqual, type Address, type Hex } from "viem";
-import { outputHashOf, recoverReceiptSigner } from "../../contracts/client/index.js";
+import { outputHashOf, recoverReceiptSigner } from "@credit-metered/client";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 
 export interface ReceiptExpectation {

@@ -1,7 +1,6 @@
 /** Builders of the chat completion objects the spec describes (response and streamed chunks). */
 
-import type { Usage as TokenUsage } from "../contract/common.js";
-import type { ChatCompletion, CompletionUsage } from "../contract/completions.js";
+import type { Usage as TokenUsage, ChatCompletion, CompletionUsage } from "@credit-metered/client/http";
 
 export type FinishReason = ChatCompletion["choices"][number]["finish_reason"];
 

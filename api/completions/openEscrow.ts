@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
+import { jobIdToBytes32, newJobId } from "@credit-metered/client";
 import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
 import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";

@@ -5,7 +5,7 @@ import {
   LONG_COMPLETION_THRESHOLD,
   TOKENS_PER_PRICE_UNIT,
   type ModelPrices,
-} from "../../contracts/client/index.js";
+} from "@credit-metered/client";
 
 export { escrowFor, chargeFor, type ModelPrices };
 

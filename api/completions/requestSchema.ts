@@ -1,9 +1,9 @@
-import { chatRequestSchema } from "../contract/completions.js";
+import { chatRequestSchema } from "@credit-metered/client/http";
 import { ApiError } from "../errors/ApiError.js";
 import { parseOrThrow } from "../http/validate.js";
 
 /** The body's schema is the HTTP contract's (api/contract/completions.ts); this module adds the rules around it. */
-export { chatRequestSchema, type ChatRequest } from "../contract/completions.js";
+export { chatRequestSchema, type ChatRequest } from "@credit-metered/client/http";
 
 /**
  * Request parameters the service does not offer (spec, "What the service does" rule 8). Each is refused with

@@ -1,4 +1,4 @@
-import { errorCatalog, type ErrorCode } from "./catalog.js";
+import { errorCatalog, type ErrorCode } from "@credit-metered/client/http";
 
 export type ErrorDetails = Record<string, string | number | boolean | null>;
 

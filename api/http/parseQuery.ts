@@ -12,7 +12,7 @@ import { parseOrThrow } from "./validate.js";
 /** For endpoints without query parameters (spec: "No parameters"). */
 export const NO_QUERY = z.object({});
 
-export { PAGE_SIZE, integerParam, pageLimitParam } from "../contract/query.js";
+export { PAGE_SIZE, integerParam, pageLimitParam } from "@credit-metered/client/http";
 
 /** Longer parameter names are shortened in error messages. */
 const MAX_NAME_SHOWN = 100;

@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
-import { fromProofHash, toProofHash } from "../../contracts/client/index.js";
+import { fromProofHash, toProofHash } from "@credit-metered/client";
 import { revertOf } from "../chain/revertOf.js";
-import type { DisputeResult } from "../contract/jobs.js";
+import type { DisputeResult } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../deps.js";
 import { ApiError } from "../errors/ApiError.js";
 import { loadJob, type LoadedJob } from "./loadJob.js";

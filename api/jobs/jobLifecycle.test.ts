@@ -8,7 +8,7 @@ import { keccak256, toHex, type Hex } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { startPostgres, type RunningPostgres } from "../../scripts/stack/startPostgres.js";
-import type { ChainJobStatus } from "../chain/escrowChain.js";
+import type { ChainJobStatus } from "@credit-metered/client";
 import type { Receipt } from "../chain/receiptTypes.js";
 import { createPool } from "../db/createPool.js";
 import { migrate } from "../db/migrate.js";

@@ -27,7 +27,7 @@
 import type { Hex } from "viem";
 import type { Logger } from "pino";
 import type { Receipt } from "../chain/receiptTypes.js";
-import type { ChainJobStatus } from "../chain/escrowChain.js";
+import type { ChainJobStatus } from "@credit-metered/client";
 import type { GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
 
 /** The legal edges. A status absent from a list can never follow it; `failed` and `refunded` are final. */

@@ -1,8 +1,10 @@
 import type pg from "pg";
 import type { Hex } from "viem";
+import type { JobState } from "@credit-metered/client";
 import type { Receipt } from "../chain/receiptTypes.js";
 
-export type GatewayJobStatus = "pending" | "processing" | "settling" | "settled" | "failed" | "refunded" | "disputed";
+/** The gateway's own job rows use the Job resource's statuses. */
+export type GatewayJobStatus = JobState;
 
 export interface GatewayJobRow {
   job_id: string;

@@ -1,4 +1,4 @@
-import type { JobList } from "../contract/jobs.js";
+import type { JobList } from "@credit-metered/client/http";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
 import { IndexUnavailableError } from "../readModel/indexClient.js";

@@ -1,3 +1,4 @@
+import { JOB_ID_PATTERN } from "@credit-metered/client";
 import type { Hex } from "viem";
 import type { GatewayDeps } from "../deps.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
@@ -5,8 +6,6 @@ import { IndexUnavailableError } from "../readModel/indexClient.js";
 import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 import { toJobResource, type JobResource } from "./toJobResource.js";
-
-const JOB_ID_PATTERN = /^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
 export interface LoadedJob {
   resource: JobResource;

@@ -1,9 +1,9 @@
 import type { Address } from "viem";
-import { creditsToUsdg, toProofHash } from "../../contracts/client/index.js";
+import { JOB_STATES, creditsToUsdg, toProofHash, type JobState } from "@credit-metered/client";
 import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
-import { JOB_STATES, type JobResource, type JobState } from "../contract/jobs.js";
+import type { JobResource } from "@credit-metered/client/http";
 export { JOB_STATES, type JobResource, type JobState };
 
 /**

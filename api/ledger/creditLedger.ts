@@ -1,9 +1,10 @@
 import type pg from "pg";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
+import { ISSUED_KEY_STATUSES } from "@credit-metered/client";
 
 /** Key status as the index records it (indexer/ponder.schema.ts `api_key.status`). */
-export const indexedKeyStatus = z.enum(["active", "revoked", "suspended"]);
+export const indexedKeyStatus = z.enum(ISSUED_KEY_STATUSES);
 
 const keyRow = z.object({ wallet: z.string().regex(/^0x[0-9a-f]{40}$/), status: indexedKeyStatus });
 const balanceRow = z.object({ available: z.coerce.bigint(), reserved: z.coerce.bigint() });

@@ -25,8 +25,9 @@ import {
   webhookDeletedSchema,
   webhookListSchema,
   webhookSchema,
-} from "../contract/index.js";
-import { errorCatalog, type ErrorCode } from "../errors/catalog.js";
+  errorCatalog,
+  type ErrorCode,
+} from "@credit-metered/client/http";
 import { MAX_JSON_DEPTH } from "../http/jsonDepth.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { STALE_HEADER } from "../readModel/staleness.js";

@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
-import { isTierName, type TierName } from "../../contracts/client/index.js";
-import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN, MODEL_ID_TEXT, isModelFilter } from "../contract/models.js";
+import { isTierName, type TierName } from "@credit-metered/client";
+import { MAX_MODEL_ID_BYTES, MODEL_ID_PATTERN, MODEL_ID_TEXT, isModelFilter } from "@credit-metered/client/http";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { IndexUnavailableError } from "./indexClient.js";
 import type { IndexReader, IndexedModel } from "./indexReader.js";

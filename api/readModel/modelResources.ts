@@ -1,4 +1,4 @@
-import type { Model } from "../contract/models.js";
+import type { Model } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../deps.js";
 import type { ModelTrustFigures } from "../jobs/modelTrust.js";
 import type { ModelInfo } from "./modelDirectory.js";

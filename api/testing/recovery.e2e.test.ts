@@ -7,17 +7,16 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import {
-  LOCAL_ACCOUNT_INDEX,
   creditEscrowAbi,
   jobIdToBytes32,
   keyHashOf,
-  localAccount,
   modelKeyOf,
   newJobId,
   outputHashOf,
   receiptToJson,
   signReceipt,
-} from "../../contracts/client/index.js";
+} from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { waitForJobStatus } from "../../test/support/api.js";
 import { chainTime, contracts, mined, walletClient } from "../../test/support/chain.js";
 import { stackInfo } from "../../test/support/stackInfo.js";

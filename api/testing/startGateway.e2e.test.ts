@@ -3,7 +3,7 @@
 // Run against a running dev stack: see gatewayEdges.e2e.test.ts.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "../../contracts/client/index.js";
+import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "@credit-metered/client/local";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { stackInfo } from "../../test/support/stackInfo.js";
 import { loadConfig } from "../config.js";

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { DEFAULT_LOW_CREDIT_THRESHOLD } from "./eventNames.js";
+import { DEFAULT_LOW_CREDIT_THRESHOLD } from "@credit-metered/client/http";
 import { DELIVERY_CHANNEL, inTransaction } from "./recordEvent.js";
 
 export interface AttemptView {

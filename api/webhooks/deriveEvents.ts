@@ -1,6 +1,6 @@
 import type { ChainEventRow, IndexReader } from "./chainEventFeed.js";
 import { eventIdFor } from "./eventId.js";
-import type { EventName } from "./eventNames.js";
+import type { EventName } from "@credit-metered/client/http";
 import type { NewEvent } from "./recordEvent.js";
 
 // Maps the index's chain events to webhook events. The index stores decoded args (bigints as decimal strings)

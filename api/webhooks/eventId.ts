@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { EventName } from "./eventNames.js";
+import type { EventName } from "@credit-metered/client/http";
 
 /**
  * `evt_<32 hex>` from the fact an event reports: the chain event id (`<chainId>:<block>:<logIndex>`) or, for

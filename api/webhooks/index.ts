@@ -6,7 +6,7 @@ export { startDispatcher, type Dispatcher, type DispatcherDeps, type DispatcherL
 export { dispatcherDepsFrom, targetPolicyFrom, type WebhookConfig } from "./dispatcherFromConfig.js";
 export { enqueueProcessingEvent, type ProcessingJob } from "./enqueueProcessingEvent.js";
 export { chainEventFeed, ponderIndexReader, type IndexReader, type ChainEventRow } from "./chainEventFeed.js";
-export { EVENT_NAMES, API_VERSION, type EventName } from "./eventNames.js";
+export { EVENT_NAMES, API_VERSION, type EventName } from "@credit-metered/client/http";
 export { signPayload, signStandardWebhook, standardWebhookKey } from "./signPayload.js";
 export { MAX_WEBHOOKS_PER_WALLET } from "./webhookLimits.js";
 export type { TargetPolicy } from "./targetPolicy.js";

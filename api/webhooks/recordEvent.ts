@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { API_VERSION, type EventName } from "./eventNames.js";
+import { API_VERSION, type EventName } from "@credit-metered/client/http";
 
 /** A fact to announce; `id` comes from eventIdFor(source, event). */
 export interface NewEvent {

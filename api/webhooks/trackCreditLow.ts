@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { ChainEventRow } from "./chainEventFeed.js";
 import { BALANCE_EVENTS, usdgValue } from "./deriveEvents.js";
 import { eventIdFor } from "./eventId.js";
-import { DEFAULT_LOW_CREDIT_THRESHOLD } from "./eventNames.js";
+import { DEFAULT_LOW_CREDIT_THRESHOLD } from "@credit-metered/client/http";
 import type { NewEvent } from "./recordEvent.js";
 
 /**

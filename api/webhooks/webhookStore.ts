@@ -2,12 +2,11 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { ulid } from "ulid";
 import { ApiError } from "../errors/ApiError.js";
-import type { EventName } from "./eventNames.js";
+import type { EventName, WebhookList, WebhookStatus, WebhookView } from "@credit-metered/client/http";
 import { inTransaction } from "./recordEvent.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "./webhookLimits.js";
-import type { WebhookList, WebhookStatus, WebhookView } from "../contract/webhooks.js";
 
-export type { WebhookStatus, WebhookView } from "../contract/webhooks.js";
+export type { WebhookStatus, WebhookView } from "@credit-metered/client/http";
 
 interface WebhookRow {
   id: string;

@@ -3,12 +3,20 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type Abi, type Account, type Address, type Hash, type Hex, encodeDeployData, keccak256, toBytes } from "viem";
-import { creditEscrowAbi, disputeManagerAbi, modelCatalogAbi, workerRegistryAbi } from "../../contracts/client/abis.js";
-import { type Deployment, type DeploymentJson, parseDeployment } from "../../contracts/client/deployment.js";
-import { LAUNCH_CATALOG, type CatalogModel } from "../../contracts/client/launchCatalog.js";
-import { localAccounts } from "../../contracts/client/localAccounts.js";
-import { modelKeyOf } from "../../contracts/client/keyHash.js";
-import { tierIndex } from "../../contracts/client/tiers.js";
+import {
+  creditEscrowAbi,
+  disputeManagerAbi,
+  modelCatalogAbi,
+  workerRegistryAbi,
+  type Deployment,
+  type DeploymentJson,
+  parseDeployment,
+  LAUNCH_CATALOG,
+  type CatalogModel,
+  modelKeyOf,
+  tierIndex,
+} from "@credit-metered/client";
+import { localAccounts } from "@credit-metered/client/local";
 import { type ChainClients, createChainClients } from "./chainClients.js";
 import type { DeployableName } from "./deployables.js";
 import { readArtifact } from "./readArtifact.js";

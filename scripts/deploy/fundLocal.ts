@@ -1,9 +1,8 @@
 // Funding helpers for local chains: mint the local tokens (the deployer owns them), buy credits for a
 // wallet, fill the dispute reserve. Production has real tokens and never calls these.
 import { type Account, type Address, type Hash, createTestClient, http } from "viem";
-import { creditEscrowAbi, stablecoinAbi, stakeTokenAbi } from "../../contracts/client/abis.js";
-import type { Deployment } from "../../contracts/client/deployment.js";
-import { localAccounts } from "../../contracts/client/localAccounts.js";
+import { creditEscrowAbi, stablecoinAbi, stakeTokenAbi, type Deployment } from "@credit-metered/client";
+import { localAccounts } from "@credit-metered/client/local";
 import { type ChainClients, createChainClients } from "./chainClients.js";
 
 /** Stablecoin units per whole stablecoin (6 decimals). */

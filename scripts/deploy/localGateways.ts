@@ -1,5 +1,5 @@
 import type { Address, Hex } from "viem";
-import { LOCAL_ACCOUNT_INDEX, localAccount, localPrivateKey } from "../../contracts/client/localAccounts.js";
+import { LOCAL_ACCOUNT_INDEX, localAccount, localPrivateKey } from "@credit-metered/client/local";
 
 /**
  * Local signer of gateway `i` when several gateway processes share one chain (docs/DESIGN.md, "Several gateways"):

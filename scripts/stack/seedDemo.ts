@@ -1,14 +1,8 @@
 import { createPublicClient, createWalletClient, http, type Account, type Address, type Hex } from "viem";
 import { hardhat } from "viem/chains";
-import {
-  CREDITS_PER_USDG,
-  LOCAL_ACCOUNT_INDEX,
-  apiKeyRegistryAbi,
-  generateApiKey,
-  keyHashOf,
-  loadDeployment,
-  localAccount,
-} from "../../contracts/client/index.js";
+import { CREDITS_PER_USDG, apiKeyRegistryAbi, keyHashOf, generateApiKey } from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
+import { loadDeployment } from "@credit-metered/client/node";
 import { USDG_UNIT, fundDisputeReserve, fundWallet } from "../deploy/fundLocal.js";
 
 export type LocalChain = { rpcUrl: string; deploymentsFile: string };

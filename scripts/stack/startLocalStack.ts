@@ -4,14 +4,9 @@ import path from "node:path";
 import pg from "pg";
 import { isPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
-import {
-  LAUNCH_CATALOG,
-  LOCAL_ACCOUNT_INDEX,
-  LOCAL_WORKER_COUNT,
-  loadDeployment,
-  localPrivateKey,
-  type Deployment,
-} from "../../contracts/client/index.js";
+import { LAUNCH_CATALOG, type Deployment } from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, LOCAL_WORKER_COUNT, localPrivateKey } from "@credit-metered/client/local";
+import { loadDeployment } from "@credit-metered/client/node";
 import { seedDemo, type DemoSeed } from "./seedDemo.js";
 import { spawnChild } from "./spawnChild.js";
 import { MAX_LOCAL_GATEWAYS, localGatewayAddress, localGatewayPrivateKey } from "../deploy/localGateways.js";

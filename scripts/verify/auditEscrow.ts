@@ -1,8 +1,6 @@
 import { getAddress, type Address } from "viem";
-import { creditEscrowAbi, stablecoinAbi } from "../../contracts/client/abis.js";
-import { UNIT_PER_CREDIT } from "../../contracts/client/pricing.js";
+import { creditEscrowAbi, stablecoinAbi, UNIT_PER_CREDIT, decodeProductLogs } from "@credit-metered/client";
 import type { ChainReader } from "./chainReader.js";
-import { decodeProductLogs } from "./decodeProductLogs.js";
 import { logsByTopics } from "./logsByTopics.js";
 import { reconcileWallet, type WalletReport } from "./reconcileWallet.js";
 

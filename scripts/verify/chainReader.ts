@@ -1,5 +1,5 @@
 import { createPublicClient, http, type Address, type PublicClient } from "viem";
-import { parseDeployment, type Deployment } from "../../contracts/client/deployment.js";
+import { parseDeployment, type Deployment } from "@credit-metered/client";
 import { readFileSync } from "node:fs";
 
 export interface ChainReader {

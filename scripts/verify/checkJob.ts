@@ -1,11 +1,21 @@
 import { createHash } from "node:crypto";
 import type { Address, Hex } from "viem";
-import { creditEscrowAbi, modelCatalogAbi } from "../../contracts/client/abis.js";
-import { bytes32ToJobId } from "../../contracts/client/jobId.js";
-import { UNIT_PER_CREDIT, chargeFor, splitCharge } from "../../contracts/client/pricing.js";
-import { tierName } from "../../contracts/client/tiers.js";
+import {
+  creditEscrowAbi,
+  modelCatalogAbi,
+  bytes32ToJobId,
+  UNIT_PER_CREDIT,
+  chargeFor,
+  splitCharge,
+  tierName,
+  DISPUTE_OUTCOMES,
+  bigArg,
+  formatUsdg,
+  hexArg,
+  numArg,
+  type ProductEvent,
+} from "@credit-metered/client";
 import type { ChainReader } from "./chainReader.js";
-import { DISPUTE_OUTCOMES, bigArg, formatUsdg, hexArg, numArg, type ProductEvent } from "./decodeProductLogs.js";
 import type { JobEvents } from "./findJobEvents.js";
 
 /** What the verification found: printable lines, and every inconsistency (empty when the job checks out). */

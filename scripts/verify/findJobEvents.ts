@@ -1,7 +1,13 @@
 import { isHex, type Hex } from "viem";
-import { isJobId, isJobIdBytes32, jobIdToBytes32 } from "../../contracts/client/jobId.js";
+import {
+  isJobId,
+  isJobIdBytes32,
+  jobIdToBytes32,
+  decodeProductLogs,
+  hexArg,
+  type ProductEvent,
+} from "@credit-metered/client";
 import type { ChainReader } from "./chainReader.js";
-import { decodeProductLogs, hexArg, type ProductEvent } from "./decodeProductLogs.js";
 import { logsByTopics } from "./logsByTopics.js";
 
 /** Every product event of one job, in chain order, and the receipts' logs of the transactions they are in. */

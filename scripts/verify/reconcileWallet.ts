@@ -1,7 +1,6 @@
 import type { Address } from "viem";
-import { creditEscrowAbi } from "../../contracts/client/abis.js";
+import { creditEscrowAbi, bigArg, decodeProductLogs, formatUsdg, type ProductEvent } from "@credit-metered/client";
 import type { ChainReader } from "./chainReader.js";
-import { bigArg, decodeProductLogs, formatUsdg, type ProductEvent } from "./decodeProductLogs.js";
 import { addressTopic, logsByTopicsPaged, type ScanOptions } from "./logsByTopics.js";
 
 export interface WalletReport {

@@ -1,3 +1,4 @@
+import { JOB_ID_PATTERN } from "@credit-metered/client";
 import { z } from "zod";
 
 /**
@@ -13,7 +14,7 @@ const hex = z.custom<`0x${string}`>((value) => typeof value === "string" && /^0x
 
 /** `POST /v1/jobs` body (gateway → worker). */
 export const jobPayloadSchema = z.object({
-  job_id: z.string().regex(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/, "must be job_ followed by a ULID"),
+  job_id: z.string().regex(JOB_ID_PATTERN, "must be job_ followed by a ULID"),
   job_id_bytes32: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed bytes32"),
   model: z.string().min(1),
   messages: z

@@ -1,4 +1,4 @@
-import type { Account } from "../../api/contract/index.js";
+import type { Account } from "@credit-metered/client/http";
 import { describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus } from "../support/api.js";
 import { accountOf, apiKeyRegistryAbi, contracts, publicClient } from "../support/chain.js";

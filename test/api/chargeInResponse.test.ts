@@ -1,4 +1,4 @@
-import type { CompletionUsage } from "../../api/contract/index.js";
+import type { CompletionUsage } from "@credit-metered/client/http";
 import { execFileSync } from "node:child_process";
 import http from "node:http";
 import { createOpenAICompatible, type MetadataExtractor } from "@ai-sdk/openai-compatible";

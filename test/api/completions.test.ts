@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { JOB_ID_PATTERN, jobIdToBytes32 } from "@credit-metered/client";
 import { openaiFor, rawRequest, sseData, waitForJobStatus, chatBody } from "../support/api.js";
 import { contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 
 const MODEL = "llama-3.2-3b-instruct";
-const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 const TX_HASH = /^0x[0-9a-f]{64}$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const messages = [{ role: "user" as const, content: "Tell me about escrow." }];
@@ -31,7 +30,7 @@ describe("POST /v1/chat/completions (non-streaming)", () => {
     const { data, response } = await openai.chat.completions.create({ model: MODEL, messages }).withResponse();
 
     const jobId = response.headers.get("x-service-job-id");
-    expect(jobId).toMatch(JOB_ID);
+    expect(jobId).toMatch(JOB_ID_PATTERN);
     expect(data.id).toBe(`chatcmpl-${jobId}`);
     expect(data.object).toBe("chat.completion");
     expect(Number.isInteger(data.created)).toBe(true);
@@ -55,7 +54,7 @@ describe("POST /v1/chat/completions (non-streaming)", () => {
       body: chatBody(MODEL),
     });
     expect(response.status, response.body).toBe(200);
-    expect(response.headers["x-service-job-id"]).toMatch(JOB_ID);
+    expect(response.headers["x-service-job-id"]).toMatch(JOB_ID_PATTERN);
     expect(response.headers["x-service-tx-hash"]).toMatch(TX_HASH);
     expect(response.headers["x-service-worker"]).toMatch(ADDRESS);
     const poolAddresses = workers.map((worker) => worker.address.toLowerCase());
@@ -170,7 +169,7 @@ describe("POST /v1/chat/completions (streaming)", () => {
       apiKey: stackInfo().demo.apiKey,
       body: chatBody(MODEL, { stream: true }),
     });
-    expect(response.headers["x-service-job-id"]).toMatch(JOB_ID);
+    expect(response.headers["x-service-job-id"]).toMatch(JOB_ID_PATTERN);
     expect(response.headers["x-service-tx-hash"]).toMatch(TX_HASH);
     expect(response.headers["x-service-worker"]).toMatch(ADDRESS);
     expect(String(response.headers["trailer"]).toLowerCase()).toContain("x-service-settlement-tx");

@@ -1,7 +1,7 @@
-import type { DisputeResult } from "../../api/contract/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
+import type { DisputeResult } from "@credit-metered/client/http";
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
 import { expectErrorBody, rawRequest, waitForJobStatus, type Job } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, disputeManagerAbi, publicClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";

@@ -4,7 +4,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { parseEventLogs, type Hex } from "viem";
 import { beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, waitForJobStatus, type Job, type RawResponse } from "../support/api.js";
 import { accountOf, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";

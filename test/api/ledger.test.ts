@@ -12,7 +12,7 @@ import {
 } from "viem";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, sseData, type ErrorBody } from "../support/api.js";
 import {
   accountOf,

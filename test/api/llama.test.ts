@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { registerWorker } from "../../scripts/registerWorker.js";
 import { loadLlamaBackend } from "../../worker/backends/llama.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { LAUNCH_CATALOG, jobIdToBytes32 } from "../../contracts/client/index.js";
+import { LAUNCH_CATALOG, jobIdToBytes32 } from "@credit-metered/client";
 import { expectErrorBody, openaiFor, rawRequest, waitForJobStatus } from "../support/api.js";
 import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";

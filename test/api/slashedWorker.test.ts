@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
 import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } from "../support/chain.js";
 import { waitUntil } from "../support/waitUntil.js";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { JOB_ID_PATTERN, jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { TEST_JOB_TIMEOUT_MS } from "../support/testStackOptions.js";
@@ -29,7 +29,7 @@ describe("job_timeout (504)", () => {
     const error = expectErrorBody(response, 504, "job_timeout", { type: "timeout_error" });
     expect(elapsed).toBeGreaterThanOrEqual(TEST_JOB_TIMEOUT_MS - 500);
     const jobId = error.details?.job_id as string;
-    expect(jobId).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(jobId).toMatch(JOB_ID_PATTERN);
     expect(response.headers["x-service-job-id"]).toBe(jobId);
     // Standard tier, 100 tokens: the escrow was the per-request price, 8 credits.
     expect(error.details?.credits_refunded).toBe(8);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32 } from "../../contracts/client/index.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, sseData, waitForJobStatus } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
+import { jobIdToBytes32, newJobId } from "@credit-metered/client";
 import { createPool } from "../../api/db/createPool.js";
 import { JobStore } from "../../api/jobs/jobStore.js";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";

@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { network } from "hardhat";
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import { Signature, TypedDataEncoder } from "ethers";
+import { PERMIT_TYPES, PERMIT_VERSION } from "@credit-metered/client";
 import {
   DEFAULT_ADMIN_ROLE,
   GATEWAY_ROLE,
@@ -186,19 +187,11 @@ describe("CreditEscrow", function () {
       const { stablecoin, escrow, outsider, chainId } = d;
       const domain = {
         name: await stablecoin.name(),
-        version: "1",
+        version: PERMIT_VERSION,
         chainId,
         verifyingContract: await stablecoin.getAddress(),
       };
-      const types = {
-        Permit: [
-          { name: "owner", type: "address" },
-          { name: "spender", type: "address" },
-          { name: "value", type: "uint256" },
-          { name: "nonce", type: "uint256" },
-          { name: "deadline", type: "uint256" },
-        ],
-      };
+      const types = { Permit: [...PERMIT_TYPES.Permit] };
       const value = {
         owner: outsider.address,
         spender: await escrow.getAddress(),

@@ -6,7 +6,6 @@ import hre, { network } from "hardhat";
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import {
   LAUNCH_CATALOG,
-  LOCAL_ACCOUNT_INDEX,
   TIERS,
   TIER_PRICES,
   apiKeyRegistryAbi,
@@ -16,12 +15,10 @@ import {
   disputeManagerAbi,
   escrowFor,
   fromProofHash,
-  generateApiKey,
   isApiKeyFormat,
   isJobId,
   jobIdToBytes32,
   keyHashOf,
-  localAccount,
   modelCatalogAbi,
   modelKeyOf,
   newJobId,
@@ -39,8 +36,10 @@ import {
   tierName,
   toProofHash,
   workerRegistryAbi,
-} from "../../contracts/client/index.js";
-import type { Receipt } from "../../contracts/client/index.js";
+  generateApiKey,
+  type Receipt,
+} from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import type { Hex } from "viem";
 import {
   MODEL_MAX,

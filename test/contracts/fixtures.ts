@@ -3,6 +3,14 @@
 import type { NetworkConnection } from "hardhat/types/network";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/types";
 import type { TypedDataDomain } from "ethers";
+import {
+  CHAIN_JOB_STATUSES,
+  KEY_STATUSES,
+  RECEIPT_DOMAIN_NAME,
+  RECEIPT_DOMAIN_VERSION,
+  receiptTypes,
+  tierIndex,
+} from "@credit-metered/client";
 import { id, keccak256, sha256, toUtf8Bytes, zeroPadValue, toBeHex, encodeBytes32String } from "ethers";
 
 /** Deployment parameters from docs/DESIGN.md. */
@@ -25,17 +33,22 @@ export const UNIT_PER_CREDIT = 10_000n;
 export const ONE_STABLECOIN = 1_000_000n;
 export const SVC = 10n ** 18n;
 
-/** Tier enum order in contracts/types/Tier.sol. */
-export const Tier = { Lite: 0, Standard: 1, Pro: 2, Max: 3 } as const;
-/** JobStatus enum order in contracts/types/JobStatus.sol. */
+/** Tier enum values (contracts/types/Tier.sol; the order is the client's `TIERS`). */
+export const Tier = {
+  Lite: tierIndex("lite"),
+  Standard: tierIndex("standard"),
+  Pro: tierIndex("pro"),
+  Max: tierIndex("max"),
+} as const;
+/** JobStatus enum values (contracts/types/JobStatus.sol; the order is the client's `CHAIN_JOB_STATUSES`). */
 export const JobStatus = {
-  None: 0,
-  Open: 1,
-  Settled: 2,
-  Failed: 3,
-  Refunded: 4,
-  Disputed: 5,
-  DisputeUpheld: 6,
+  None: CHAIN_JOB_STATUSES.indexOf("none"),
+  Open: CHAIN_JOB_STATUSES.indexOf("open"),
+  Settled: CHAIN_JOB_STATUSES.indexOf("settled"),
+  Failed: CHAIN_JOB_STATUSES.indexOf("failed"),
+  Refunded: CHAIN_JOB_STATUSES.indexOf("refunded"),
+  Disputed: CHAIN_JOB_STATUSES.indexOf("disputed"),
+  DisputeUpheld: CHAIN_JOB_STATUSES.indexOf("dispute_upheld"),
 } as const;
 /** ICreditEscrow.SettleSkipReason. */
 export const SettleSkipReason = {
@@ -56,8 +69,13 @@ export const OpenSkipReason = {
   InsufficientCredits: 5,
   SpendingCapExceeded: 6,
 } as const;
-/** IApiKeyRegistry.KeyStatus. */
-export const KeyStatus = { None: 0, Active: 1, Revoked: 2, Suspended: 3 } as const;
+/** IApiKeyRegistry.KeyStatus values (the order is the client's `KEY_STATUSES`). */
+export const KeyStatus = {
+  None: KEY_STATUSES.indexOf("none"),
+  Active: KEY_STATUSES.indexOf("active"),
+  Revoked: KEY_STATUSES.indexOf("revoked"),
+  Suspended: KEY_STATUSES.indexOf("suspended"),
+} as const;
 /** IWorkerRegistry.WorkerStatus. */
 export const WorkerStatus = { None: 0, Active: 1, Unbonding: 2, Exited: 3, Slashed: 4 } as const;
 /** IDisputeManager.Outcome. */
@@ -156,18 +174,10 @@ export interface ReceiptValues {
   finalTokenAt: number | bigint;
 }
 
-export const RECEIPT_TYPES = {
-  Receipt: [
-    { name: "jobId", type: "bytes32" },
-    { name: "outputHash", type: "bytes32" },
-    { name: "promptTokens", type: "uint32" },
-    { name: "completionTokens", type: "uint32" },
-    { name: "finalTokenAt", type: "uint64" },
-  ],
-};
+export const RECEIPT_TYPES = { Receipt: [...receiptTypes.Receipt] };
 
 export function receiptDomain(chainId: bigint, escrowAddress: string): TypedDataDomain {
-  return { name: "CreditEscrow", version: "1", chainId, verifyingContract: escrowAddress };
+  return { name: RECEIPT_DOMAIN_NAME, version: RECEIPT_DOMAIN_VERSION, chainId, verifyingContract: escrowAddress };
 }
 
 export async function signReceipt(

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { Signature } from "ethers";
+import { PERMIT_TYPES, PERMIT_VERSION } from "@credit-metered/client";
 import { ONE_STABLECOIN, SVC, deployContracts } from "./fixtures.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -39,16 +40,13 @@ describe("Stablecoin (local chains)", function () {
     const spender = await escrow.getAddress();
     const signature = Signature.from(
       await wallet.signTypedData(
-        { name: "USD Gateway Dollar", version: "1", chainId, verifyingContract: await stablecoin.getAddress() },
         {
-          Permit: [
-            { name: "owner", type: "address" },
-            { name: "spender", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "nonce", type: "uint256" },
-            { name: "deadline", type: "uint256" },
-          ],
+          name: "USD Gateway Dollar",
+          version: PERMIT_VERSION,
+          chainId,
+          verifyingContract: await stablecoin.getAddress(),
         },
+        { Permit: [...PERMIT_TYPES.Permit] },
         { owner: wallet.address, spender, value: ONE_STABLECOIN, nonce: 0n, deadline },
       ),
     );

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "@ponder/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { localAccount } from "../../contracts/client/localAccounts.js";
+import { localAccount } from "@credit-metered/client/local";
 import * as schema from "../../indexer/ponder.schema.js";
 import { indexedBlockNumber } from "../../scripts/stack/waitForIndexedBlock.js";
 import { chainDriver } from "./support/chainDriver.js";

@@ -8,11 +8,14 @@ import {
   modelCatalogAbi,
   stablecoinAbi,
   workerRegistryAbi,
-} from "../../contracts/client/abis.js";
-import { bytes32ToJobId, jobIdToBytes32, newJobId } from "../../contracts/client/jobId.js";
-import { keyHashOf, modelKeyOf } from "../../contracts/client/keyHash.js";
-import { localAccount } from "../../contracts/client/localAccounts.js";
-import { outputHashOf } from "../../contracts/client/receipt.js";
+  bytes32ToJobId,
+  jobIdToBytes32,
+  newJobId,
+  keyHashOf,
+  modelKeyOf,
+  outputHashOf,
+} from "@credit-metered/client";
+import { localAccount } from "@credit-metered/client/local";
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
 import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";

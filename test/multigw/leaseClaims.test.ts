@@ -2,7 +2,7 @@ import pg from "pg";
 import { pino } from "pino";
 import { keccak256, toBytes, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jobIdToBytes32, newJobId } from "../../contracts/client/index.js";
+import { jobIdToBytes32, newJobId } from "@credit-metered/client";
 import { createPool } from "../../api/db/createPool.js";
 import { migrate } from "../../api/db/migrate.js";
 import { GatewayLeases } from "../../api/jobs/gatewayLeases.js";

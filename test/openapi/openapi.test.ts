@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { localPrivateKey, LOCAL_ACCOUNT_INDEX, toProofHash } from "../../contracts/client/index.js";
+import { toProofHash } from "@credit-metered/client";
+import { localPrivateKey, LOCAL_ACCOUNT_INDEX } from "@credit-metered/client/local";
 import { ResponseValidator } from "../../api/openapi/responseValidator.js";
 import { MAX_WEBHOOKS_PER_WALLET } from "../../api/webhooks/webhookLimits.js";
 import { chatBody, rawRequest, sseData, waitForJobStatus, type RawResponse } from "../support/api.js";

@@ -1,6 +1,6 @@
 import http from "node:http";
 import OpenAI from "openai";
-import type { ErrorBody, JobResource } from "../../api/contract/index.js";
+import type { ErrorBody, JobResource } from "@credit-metered/client/http";
 import { expect } from "vitest";
 import { stackInfo } from "./stackInfo.js";
 import { waitUntil } from "./waitUntil.js";

@@ -11,16 +11,15 @@ import {
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import {
-  LOCAL_ACCOUNT_INDEX,
   apiKeyRegistryAbi,
   creditEscrowAbi,
   disputeManagerAbi,
-  localAccount,
   modelCatalogAbi,
   stablecoinAbi,
   workerRegistryAbi,
   type Deployment,
-} from "../../contracts/client/index.js";
+} from "@credit-metered/client";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { stackInfo } from "./stackInfo.js";
 
 export { apiKeyRegistryAbi, creditEscrowAbi, disputeManagerAbi, modelCatalogAbi, stablecoinAbi, workerRegistryAbi };

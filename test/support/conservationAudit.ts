@@ -1,5 +1,5 @@
 import type { Address, Hex } from "viem";
-import { UNIT_PER_CREDIT } from "../../contracts/client/index.js";
+import { UNIT_PER_CREDIT } from "@credit-metered/client";
 import { accountOf, contracts, creditEscrowAbi, publicClient, stablecoinAbi } from "./chain.js";
 
 // The conservation audit from the chain alone (docs/DESIGN.md, "Value conservation"), shared by the end of the

@@ -1,5 +1,5 @@
 import type { Account, Address } from "viem";
-import { generateApiKey } from "../../contracts/client/index.js";
+import { generateApiKey } from "@credit-metered/client";
 import { fundCredits, registerApiKey } from "../../scripts/stack/seedDemo.js";
 import { freshAccount } from "./chain.js";
 import { waitUntil } from "./waitUntil.js";

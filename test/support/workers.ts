@@ -7,13 +7,10 @@ import {
   type WorkerSpec,
 } from "../../scripts/stack/startWorkers.js";
 import { adminAccount, contracts, freshAccount, mined, modelCatalogAbi, walletClient } from "./chain.js";
+import { TIER_PRICES, tierIndex, type TierName } from "@credit-metered/client";
 import { stackInfo } from "./stackInfo.js";
 import { waitUntil } from "./waitUntil.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
-
-export type TierName = "lite" | "standard" | "pro" | "max";
-const TIER_INDEX: Record<TierName, number> = { lite: 0, standard: 1, pro: 2, max: 3 };
-const TIER_PRICES: Record<TierName, [number, number]> = { lite: [2, 1], standard: [8, 4], pro: [18, 9], max: [40, 20] };
 
 let modelCounter = 0;
 
@@ -28,7 +25,7 @@ export async function addCatalogModel(
   modelId: string,
   { tier = "lite", contextWindow = 32_768 }: { tier?: TierName; contextWindow?: number } = {},
 ): Promise<void> {
-  const [creditsPerRequest, creditsPer1kTokens] = TIER_PRICES[tier];
+  const { creditsPerRequest, creditsPer1kTokens } = TIER_PRICES[tier];
   const hash = await walletClient(adminAccount).writeContract({
     address: contracts().modelCatalog,
     abi: modelCatalogAbi,
@@ -36,7 +33,7 @@ export async function addCatalogModel(
     args: [
       modelId,
       {
-        tier: TIER_INDEX[tier],
+        tier: tierIndex(tier),
         creditsPerRequest,
         creditsPer1kTokens,
         contextWindow,

@@ -1,4 +1,4 @@
-import type { Model, WalletActivity } from "../../api/contract/index.js";
+import type { Model, WalletActivity } from "@credit-metered/client/http";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus, type Job } from "../support/api.js";

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_ACCOUNT_INDEX, localAccount } from "../../contracts/client/index.js";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { contracts, creditEscrowAbi, mined, publicClient, walletClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { waitUntil } from "../support/waitUntil.js";

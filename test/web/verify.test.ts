@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { newJobId } from "../../contracts/client/index.js";
+import { newJobId } from "@credit-metered/client";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { failJob, openUnroutedJob, settledJob, timeoutRefund, upheldDispute, type SettledJob } from "./support/jobs.js";
 import { startOwnWorker } from "./support/ownWorker.js";

@@ -1,5 +1,7 @@
 // Shapes of the backend's /app/* answers (api/app, api/webhooks/appWebhooksRouter.ts). The answers the gateway
-// declares in its HTTP contract (api/contract) are imported from there, types only (nothing of the server is bundled).
+// declares in its HTTP contract (@credit-metered/client/http) are imported from there, types only (nothing of the server
+// is bundled).
+import type { KeyStatus, ProductContracts } from "@credit-metered/client";
 import type { Address, Hex } from "viem";
 export type {
   Model as ServiceModel,
@@ -7,20 +9,12 @@ export type {
   WalletJob,
   WalletJobPage,
   WebhookView as Webhook,
-} from "../../api/contract/index";
+} from "@credit-metered/client/http";
 
 export interface AppConfig {
   chain_id: number;
   rpc_url: string;
-  contracts: {
-    stablecoin: Address;
-    stakeToken: Address;
-    apiKeyRegistry: Address;
-    modelCatalog: Address;
-    workerRegistry: Address;
-    creditEscrow: Address;
-    disputeManager: Address;
-  };
+  contracts: ProductContracts;
   models: { id: string; key: Hex }[];
   treasury: Address;
   fee_bps: number;
@@ -37,8 +31,6 @@ export interface AppSession {
   wallet: string;
   expires_at: string;
 }
-
-export type KeyStatus = "none" | "active" | "revoked" | "suspended";
 
 export interface AppAccount {
   wallet: string;

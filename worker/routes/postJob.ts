@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import type { Hex } from "viem";
 import type { GenerationRequest } from "../backends/types.js";
-import { jobIdToBytes32 } from "../../contracts/client/jobId.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { jobPayloadSchema } from "../../shared/workerProtocol/index.js";
 import type { JobPayload } from "../../shared/workerProtocol/index.js";
 import type { JobRecord } from "../jobRegistry.js";

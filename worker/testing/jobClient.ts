@@ -1,6 +1,6 @@
 import { ulid } from "ulid";
 import type { Hex } from "viem";
-import { jobIdToBytes32 } from "../../contracts/client/jobId.js";
+import { jobIdToBytes32 } from "@credit-metered/client";
 import { workerEventSchema, type WorkerEvent } from "../../shared/workerProtocol/index.js";
 import { TEST_GATEWAY_TOKEN } from "./startWorkerProcess.js";
 

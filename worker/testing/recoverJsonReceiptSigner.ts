@@ -1,6 +1,5 @@
 import type { Address, Hex } from "viem";
-import { receiptJsonSchema, recoverReceiptSigner } from "../../contracts/client/receipt.js";
-import type { ReceiptDomainParams } from "../../contracts/client/receipt.js";
+import { receiptJsonSchema, recoverReceiptSigner, type ReceiptDomainParams } from "@credit-metered/client";
 
 /** Who signed a receipt as it arrived in JSON, for the given escrow (what the escrow contract would recover). */
 export function recoverJsonReceiptSigner(

@@ -1,9 +1,7 @@
-import { apiKeyRegistryAbi, creditEscrowAbi, creditsToUsdg } from "../../../contracts/client/index.js";
+import { KEY_STATUSES, apiKeyRegistryAbi, creditEscrowAbi, creditsToUsdg } from "@credit-metered/client";
 import { signedInAddress } from "../../app/webAppContext.js";
 import type { GatewayDeps } from "../../deps.js";
 import type { Endpoint } from "../endpoint.js";
-
-const KEY_STATUS = ["none", "active", "revoked", "suspended"] as const;
 
 /** `GET /app/account`: the signed-in wallet's credits (locked too) and key status, from the chain. */
 export const getAppAccount: Endpoint<Pick<GatewayDeps, "deployment" | "appPublicClient" | "resolveWallet">> = {
@@ -39,7 +37,7 @@ export const getAppAccount: Endpoint<Pick<GatewayDeps, "deployment" | "appPublic
       locked_usdg_value: creditsToUsdg(locked),
       last_topup_at: account.lastTopUpAt === 0n ? null : new Date(Number(account.lastTopUpAt) * 1000).toISOString(),
       key: {
-        status: KEY_STATUS[keyStatus] ?? "none",
+        status: KEY_STATUSES[keyStatus] ?? "none",
         key_hash: keyStatus === 0 ? null : keyHash,
         created_at: keyCreatedAt === 0n ? null : new Date(Number(keyCreatedAt) * 1000).toISOString(),
       },

@@ -1,4 +1,4 @@
-import { CREDITS_PER_USDG, MIN_DEPOSIT } from "../../../contracts/client/index.js";
+import { CREDITS_PER_USDG, MIN_DEPOSIT } from "@credit-metered/client";
 import { SUGGESTED_DEPOSIT_USDG, appOriginOf, devModeOf } from "../../app/webAppContext.js";
 import type { GatewayDeps } from "../../deps.js";
 import type { Endpoint } from "../endpoint.js";

@@ -1,3 +1,4 @@
+import { JOB_CURSOR_PATTERN } from "@credit-metered/client";
 import { z } from "zod";
 import { INDEX_STATUS_OF } from "../../app/walletJobs.js";
 import { signedInAddress } from "../../app/webAppContext.js";
@@ -6,10 +7,7 @@ import { ApiError } from "../../errors/ApiError.js";
 import { pageLimitParam, parseQuery } from "../../http/parseQuery.js";
 import type { Endpoint } from "../endpoint.js";
 
-const jobCursor = z
-  .string()
-  .regex(/^job_[0-9A-HJKMNP-TV-Z]{26}$/)
-  .optional();
+const jobCursor = z.string().regex(JOB_CURSOR_PATTERN).optional();
 /** Paged and filtered like `GET /v1/jobs` (api/README.md "Job list"). */
 const jobsQuery = z.object({
   limit: pageLimitParam(),

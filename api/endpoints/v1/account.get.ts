@@ -1,6 +1,6 @@
-import type { Account } from "../../contract/account.js";
+import type { Account } from "@credit-metered/client/http";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../../contracts/client/index.js";
+import { creditsToUsdg } from "@credit-metered/client";
 import type { GatewayDeps } from "../../deps.js";
 import { serviceUnavailable } from "../../errors/dependencyOutage.js";
 import { authOf } from "../../http/middleware/authenticate.js";

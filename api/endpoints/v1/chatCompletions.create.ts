@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import type { Hex } from "viem";
-import { creditsToUsdg } from "../../../contracts/client/index.js";
+import { creditsToUsdg } from "@credit-metered/client";
 import {
   completionIdOf,
   chunkObject,

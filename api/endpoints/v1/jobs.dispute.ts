@@ -1,4 +1,4 @@
-import { disputeRequestSchema } from "../../contract/jobs.js";
+import { disputeRequestSchema } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../../deps.js";
 import { authOf } from "../../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";

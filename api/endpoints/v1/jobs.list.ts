@@ -1,4 +1,4 @@
-import { listJobsQuerySchema } from "../../contract/jobs.js";
+import { listJobsQuerySchema } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../../deps.js";
 import { authOf } from "../../http/middleware/authenticate.js";
 import { parseQuery } from "../../http/parseQuery.js";

@@ -1,4 +1,4 @@
-import type { WebhookDeleted } from "../../contract/webhooks.js";
+import type { WebhookDeleted } from "@credit-metered/client/http";
 import { ApiError } from "../../errors/ApiError.js";
 import { authOf } from "../../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";

@@ -1,12 +1,7 @@
 import type { RequestHandler, Response } from "express";
 import type { Hex } from "viem";
-import { keccak256, toBytes } from "viem";
+import { API_KEY_PATTERN, keyHashOf, type IssuedKeyStatus as KeyStatus } from "@credit-metered/client";
 import { ApiError } from "../../errors/ApiError.js";
-
-/** `svc_live_` followed by 32 alphanumeric characters (spec, Authentication). */
-export const API_KEY_PATTERN = /^svc_live_[A-Za-z0-9]{32}$/;
-
-export type KeyStatus = "active" | "revoked" | "suspended";
 
 export interface KeyRecord {
   wallet: Hex;
@@ -39,7 +34,7 @@ export function authenticate(keys: KeyDirectory): RequestHandler {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const key = match?.[1];
     if (!key || !API_KEY_PATTERN.test(key)) throw new ApiError("invalid_api_key");
-    const keyHash = keccak256(toBytes(key));
+    const keyHash = keyHashOf(key);
     const record = await keys.lookup(keyHash);
     if (!record || record.status === "revoked") throw new ApiError("invalid_api_key");
     if (record.status === "suspended") throw new ApiError("key_suspended");

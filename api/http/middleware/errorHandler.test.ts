@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { ApiError } from "../../errors/ApiError.js";
 import { IndexUnavailableError } from "../../readModel/indexClient.js";
-import { errorCatalog } from "../../errors/catalog.js";
+import { errorCatalog } from "@credit-metered/client/http";
 import { errorHandler, notFoundHandler } from "./errorHandler.js";
 
 async function answer(route: express.RequestHandler, init: RequestInit = {}): Promise<Response> {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { expect } from "vitest";
-import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "../../../contracts/client/index.js";
+import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "@credit-metered/client/local";
 import { isPortFree } from "../../../scripts/stack/ports.js";
 import { startGateway } from "../../../scripts/stack/startGateway.js";
 import { startIndexer } from "../../../scripts/stack/startIndexer.js";

@@ -1,4 +1,5 @@
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { JOB_ID_PATTERN } from "@credit-metered/client";
 import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import type { FuzzCase, Intent, KeyKind } from "./fuzzCase.js";
@@ -578,7 +579,7 @@ function jobSegment(): fc.Arbitrary<{ segment: string; own: boolean }> {
     { weight: 2, arbitrary: fc.constant({ segment: "{{job:last}}", own: true }) },
     {
       weight: 1,
-      arbitrary: fc.stringMatching(/^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/).map((segment) => ({ segment, own: false })),
+      arbitrary: fc.stringMatching(JOB_ID_PATTERN).map((segment) => ({ segment, own: false })),
     },
     {
       weight: 2,

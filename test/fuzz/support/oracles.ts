@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import ipaddr from "ipaddr.js";
-import { errorCatalog } from "../../../api/errors/catalog.js";
+import { errorCatalog } from "@credit-metered/client/http";
 import { ResponseValidator } from "../../../api/openapi/responseValidator.js";
 import { sseData } from "../../support/api.js";
 import { matchTemplate, type FuzzCase } from "./fuzzCase.js";

@@ -3,7 +3,6 @@ import {
   createTestClient,
   createWalletClient,
   http,
-  parseSignature,
   parseUnits,
   type Abi,
   type Address,
@@ -20,10 +19,14 @@ import {
   stablecoinAbi,
   stakeTokenAbi,
   workerRegistryAbi,
-} from "../../../contracts/client/abis.js";
-import type { Deployment } from "../../../contracts/client/deployment.js";
-import { signReceipt, type Receipt, type Settlement } from "../../../contracts/client/receipt.js";
-import { localAccounts } from "../../../contracts/client/localAccounts.js";
+  permitSignatureParts,
+  permitTypedData,
+  signReceipt,
+  type Receipt,
+  type Settlement,
+  type Deployment,
+} from "@credit-metered/client";
+import { localAccounts } from "@credit-metered/client/local";
 
 /** 1 credit = 10,000 stablecoin units (docs/DESIGN.md). */
 export const UNITS_PER_CREDIT = 10_000n;
@@ -85,28 +88,14 @@ export function chainDriver(rpcUrl: string, deployment: Deployment) {
         }),
         publicClient.readContract({ address: c.stablecoin, abi: stablecoinAbi, functionName: "name" }),
       ]);
-      const signature = await wallet.signTypedData({
-        domain: { name, version: "1", chainId: deployment.chainId, verifyingContract: c.stablecoin },
-        types: {
-          Permit: [
-            { name: "owner", type: "address" },
-            { name: "spender", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "nonce", type: "uint256" },
-            { name: "deadline", type: "uint256" },
-          ],
-        },
-        primaryType: "Permit",
-        message: { owner: wallet.address, spender: c.creditEscrow, value, nonce, deadline },
-      });
-      const { v, r, s, yParity } = parseSignature(signature);
-      return send(wallet, c.creditEscrow, creditEscrowAbi, "depositWithPermit", [
-        value,
-        deadline,
-        Number(v ?? BigInt(yParity + 27)),
-        r,
-        s,
-      ]);
+      const signature = await wallet.signTypedData(
+        permitTypedData(
+          { name, chainId: deployment.chainId, token: c.stablecoin },
+          { owner: wallet.address, spender: c.creditEscrow, value, nonce, deadline },
+        ),
+      );
+      const { v, r, s } = permitSignatureParts(signature);
+      return send(wallet, c.creditEscrow, creditEscrowAbi, "depositWithPermit", [value, deadline, v, r, s]);
     },
     async fundReserve(funder: LocalAccount, credits: bigint): Promise<TransactionReceipt> {
       await send(funder, c.stablecoin, stablecoinAbi, "approve", [c.creditEscrow, credits * UNITS_PER_CREDIT]);

@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import path from "node:path";
 import { createClient } from "@ponder/client";
-import { loadDeployment, type Deployment } from "../../../contracts/client/deployment.js";
+import type { Deployment } from "@credit-metered/client";
+import { loadDeployment } from "@credit-metered/client/node";
 import * as schema from "../../../indexer/ponder.schema.js";
 import { deployContracts } from "../../../scripts/deploy/deployContracts.js";
 import { repoRoot } from "../../../scripts/stack/repoRoot.js";

@@ -1,7 +1,6 @@
 import type { Account, Hex } from "viem";
 import { expect } from "vitest";
-import { jobIdToBytes32, modelKeyOf, newJobId } from "../../../contracts/client/index.js";
-import { keyHashOf } from "../../../contracts/client/keyHash.js";
+import { jobIdToBytes32, modelKeyOf, newJobId, keyHashOf } from "@credit-metered/client";
 import { rawRequest, waitForJobStatus } from "../../support/api.js";
 import {
   adminAccount,

@@ -19,12 +19,18 @@ import {
   stablecoinAbi,
   stakeTokenAbi,
   workerRegistryAbi,
-} from "../../../contracts/client/abis.js";
-import type { Deployment } from "../../../contracts/client/deployment.js";
-import { jobIdToBytes32, newJobId } from "../../../contracts/client/jobId.js";
-import { generateApiKey, keyHashOf, modelKeyOf } from "../../../contracts/client/keyHash.js";
-import { localAccount, localAccounts } from "../../../contracts/client/localAccounts.js";
-import { outputHashOf, signReceipt, type Receipt, type Settlement } from "../../../contracts/client/receipt.js";
+  jobIdToBytes32,
+  newJobId,
+  keyHashOf,
+  modelKeyOf,
+  outputHashOf,
+  signReceipt,
+  type Receipt,
+  type Settlement,
+  type Deployment,
+  generateApiKey,
+} from "@credit-metered/client";
+import { localAccount, localAccounts } from "@credit-metered/client/local";
 
 const UNITS_PER_CREDIT = 10_000n;
 

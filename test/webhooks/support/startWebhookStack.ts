@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { loadDeployment, type Deployment } from "../../../contracts/client/deployment.js";
+import type { Deployment } from "@credit-metered/client";
+import { loadDeployment } from "@credit-metered/client/node";
 import { createPool } from "../../../api/db/createPool.js";
 import { migrate } from "../../../api/db/migrate.js";
 import { deployContracts } from "../../../scripts/deploy/deployContracts.js";

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { LocalAccount } from "viem";
 import { ponderIndexReader } from "../../../api/webhooks/chainEventFeed.js";
-import type { EventName } from "../../../api/webhooks/eventNames.js";
+import type { EventName } from "@credit-metered/client/http";
 import { startDispatcher, type Dispatcher } from "../../../api/webhooks/startDispatcher.js";
 import { insertWebhook } from "../../../api/webhooks/webhookStore.js";
 import { chainActions, type ChainActions } from "./chainActions.js";

@@ -1,30 +1,7 @@
-import { keccak256, stringToBytes, type Hex, type PublicClient } from "viem";
+import type { Hex, PublicClient } from "viem";
 import type { AppConfig } from "../appTypes";
 import type { ConnectedWallet } from "../wallet/ConnectedWallet";
-import { apiKeyRegistryAbi } from "./contracts";
-
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const KEY_RANDOM_LENGTH = 32;
-
-/**
- * A new `svc_live_` key from the browser's cryptographic randomness. Bytes at or above the largest multiple of 62
- * are drawn again, so every character is uniform. The key never leaves this page except to the user.
- */
-export function generateApiKey(): string {
-  const limit = 256 - (256 % ALPHABET.length);
-  let out = "";
-  while (out.length < KEY_RANDOM_LENGTH) {
-    for (const byte of crypto.getRandomValues(new Uint8Array(KEY_RANDOM_LENGTH))) {
-      if (byte < limit && out.length < KEY_RANDOM_LENGTH) out += ALPHABET[byte % ALPHABET.length];
-    }
-  }
-  return `svc_live_${out}`;
-}
-
-/** What the registry stores: keccak256 of the key's UTF-8 text. */
-export function keyHashOf(apiKey: string): Hex {
-  return keccak256(stringToBytes(apiKey));
-}
+import { apiKeyRegistryAbi } from "@credit-metered/client";
 
 async function send(
   config: AppConfig,

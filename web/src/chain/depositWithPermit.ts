@@ -1,7 +1,7 @@
-import { parseSignature, type Hex, type PublicClient } from "viem";
+import type { Hex, PublicClient } from "viem";
 import type { AppConfig } from "../appTypes";
 import type { ConnectedWallet } from "../wallet/ConnectedWallet";
-import { creditEscrowAbi, stablecoinAbi } from "./contracts";
+import { creditEscrowAbi, permitSignatureParts, permitTypedData, stablecoinAbi } from "@credit-metered/client";
 
 /** How long the permit signature stays usable: it only has to outlive the deposit transaction. */
 const PERMIT_LIFETIME_S = 30 * 60;
@@ -26,27 +26,19 @@ export async function depositWithPermit(
   const deadline = BigInt(Math.floor(Date.now() / 1000) + PERMIT_LIFETIME_S);
   const signature = await wallet.client.signTypedData({
     account: wallet.client.account,
-    domain: { name, version, chainId: config.chain_id, verifyingContract: token },
-    types: {
-      Permit: [
-        { name: "owner", type: "address" },
-        { name: "spender", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-    },
-    primaryType: "Permit",
-    message: { owner: wallet.address, spender: escrow, value: amount, nonce, deadline },
+    ...permitTypedData(
+      { name, version, chainId: config.chain_id, token },
+      { owner: wallet.address, spender: escrow, value: amount, nonce, deadline },
+    ),
   });
-  const { r, s, v, yParity } = parseSignature(signature);
+  const { v, r, s } = permitSignatureParts(signature);
   const hash = await wallet.client.writeContract({
     account: wallet.client.account,
     chain: wallet.client.chain,
     address: escrow,
     abi: creditEscrowAbi,
     functionName: "depositWithPermit",
-    args: [amount, deadline, Number(v ?? BigInt(yParity + 27)), r, s],
+    args: [amount, deadline, v, r, s],
   });
   const receipt = await publicClient.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success") throw new Error("The deposit transaction was reverted by the chain.");

@@ -1,4 +1,4 @@
-import { decodeFunctionData, type Abi, type Address, type Hex, type PublicClient } from "viem";
+import { decodeFunctionData, type Address, type Hex, type PublicClient } from "viem";
 import {
   DISPUTE_OUTCOMES,
   bigArg,
@@ -9,19 +9,12 @@ import {
   numArg,
   type ContractName,
   type ProductEvent,
-} from "../../../scripts/verify/decodeProductLogs";
-import type { AppConfig } from "../appTypes";
-import {
-  apiKeyRegistryAbi,
+  PRODUCT_ABIS,
   bytes32ToJobId,
-  creditEscrowAbi,
-  disputeManagerAbi,
   isJobIdBytes32,
-  modelCatalogAbi,
-  stablecoinAbi,
   tierName,
-  workerRegistryAbi,
-} from "./contracts";
+} from "@credit-metered/client";
+import type { AppConfig } from "../appTypes";
 
 /** One line of a section: a label and a value; `kind` says how to show the value. */
 export interface FactRow {
@@ -58,15 +51,6 @@ const CONTRACT_LABELS: Record<ContractName, string> = {
   creditEscrow: "Credit escrow",
   disputeManager: "Dispute manager",
 };
-const CALL_ABIS: Record<ContractName, Abi> = {
-  stablecoin: stablecoinAbi,
-  stakeToken: stablecoinAbi,
-  apiKeyRegistry: apiKeyRegistryAbi,
-  modelCatalog: modelCatalogAbi,
-  workerRegistry: workerRegistryAbi,
-  creditEscrow: creditEscrowAbi,
-  disputeManager: disputeManagerAbi,
-};
 
 const credits = (value: bigint) => `${value.toLocaleString("en-US")} credits (${formatUsdg(value * 10_000n)} USDG)`;
 const usdg = (units: bigint) => `${formatUsdg(units)} USDG`;
@@ -86,7 +70,7 @@ export async function describeTransaction(
   let call: string | null = null;
   if (toContract) {
     try {
-      call = decodeFunctionData({ abi: CALL_ABIS[toContract], data: tx.input }).functionName;
+      call = decodeFunctionData({ abi: PRODUCT_ABIS[toContract], data: tx.input }).functionName;
     } catch {
       call = null;
     }

@@ -1,7 +1,7 @@
 import type { Address, Hex, PublicClient } from "viem";
 import type { AppConfig } from "../appTypes";
 import type { ConnectedWallet } from "../wallet/ConnectedWallet";
-import { creditEscrowAbi } from "./contracts";
+import { creditEscrowAbi } from "@credit-metered/client";
 
 export interface SpendingCap {
   /** Credits per rolling hour; zero means no cap. */

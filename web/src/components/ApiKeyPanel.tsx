@@ -1,14 +1,15 @@
+import { generateApiKey, keyHashOf, type KeyStatus } from "@credit-metered/client";
 import { useState } from "react";
 import { appApi } from "../appApi";
 import { useApp } from "../appContext";
-import { generateApiKey, keyHashOf, registerOrRotateKey, revokeKey } from "../chain/apiKeyActions";
+import { registerOrRotateKey, revokeKey } from "../chain/apiKeyActions";
 import { plainError } from "../chain/plainError";
 import { useAsync } from "../useAsync";
 import { Mono, TxLink } from "./ExplorerLink";
 import { SPENDING_CAP_ANCHOR } from "./SpendingCapPanel";
 import { ErrorNote, Loading } from "./StatusNote";
 
-const STATUS_WORDS: Record<string, string> = {
+const STATUS_WORDS: Record<KeyStatus, string> = {
   none: "No key yet",
   active: "Active",
   revoked: "Revoked",

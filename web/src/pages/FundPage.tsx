@@ -2,7 +2,7 @@ import { useState } from "react";
 import { parseUnits, type Hex } from "viem";
 import { appApi } from "../appApi";
 import { useApp } from "../appContext";
-import { stablecoinAbi } from "../chain/contracts";
+import { stablecoinAbi } from "@credit-metered/client";
 import { depositWithPermit } from "../chain/depositWithPermit";
 import { plainError } from "../chain/plainError";
 import { BalanceCard } from "../components/BalanceCard";

@@ -1,3 +1,4 @@
+import { JOB_STATES } from "@credit-metered/client";
 import { useState } from "react";
 import { appApi } from "../appApi";
 import { useApp } from "../appContext";
@@ -6,8 +7,6 @@ import { Empty, ErrorNote, Loading } from "../components/StatusNote";
 import type { WalletJob, WalletJobFilter } from "../appTypes";
 import { useAsync } from "../useAsync";
 
-/** The API's job states (spec), as `GET /v1/jobs?status=` takes them. */
-const STATUSES = ["pending", "processing", "settling", "settled", "failed", "refunded", "disputed"];
 const PAGE_SIZES = [10, 20, 50, 100];
 
 function statusWord(job: WalletJob): string {
@@ -79,7 +78,7 @@ export function JobsPage() {
             onChange={(event) => refilter({ status: event.target.value })}
           >
             <option value="">any</option>
-            {STATUSES.map((status) => (
+            {JOB_STATES.map((status) => (
               <option key={status} value={status}>
                 {status}
               </option>

@@ -1,3 +1,5 @@
+// The local stack's accounts, from Hardhat's public development mnemonic: for local tooling and tests only, never
+// imported by the browser-safe entry.
 import { type HDAccount, type Hex, bytesToHex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 

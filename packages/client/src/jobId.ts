@@ -6,11 +6,21 @@ export type JobId = `job_${string}`;
 
 export const JOB_ID_PREFIX = "job_";
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+/** One upper-case Crockford base32 character (no I, L, O, U), as a regular-expression class. */
+const CROCKFORD_CLASS = "[0-9A-HJKMNP-TV-Z]";
 const ULID_LENGTH = 26;
 const BITS_PER_CHAR = 5n;
 /** A ULID is 128 bits; 26 base32 chars carry 130, so the first char is at most 7. */
 const ULID_MAX_FIRST_CHAR = "7";
-const JOB_ID_PATTERN = /^job_[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
+/** A ULID's text as a regular-expression source: 26 Crockford characters, the first at most 7. */
+export const ULID_PATTERN_SOURCE = `[0-${ULID_MAX_FIRST_CHAR}]${CROCKFORD_CLASS}{${ULID_LENGTH - 1}}`;
+/** `job_` + ULID: the one job-id pattern (the API's validators, the worker protocol, the OpenAPI document). */
+export const JOB_ID_PATTERN = new RegExp(`^${JOB_ID_PREFIX}${ULID_PATTERN_SOURCE}$`);
+/**
+ * `job_` + 26 Crockford characters with any first character: what the web app's `/app/jobs` accepts as a page
+ * cursor. Wider than a job id (a cursor only has to compare as text), kept so `/app` answers as before.
+ */
+export const JOB_CURSOR_PATTERN = new RegExp(`^${JOB_ID_PREFIX}${CROCKFORD_CLASS}{${ULID_LENGTH}}$`);
 const BYTES32_PATTERN = /^0x0{32}[0-9a-fA-F]{32}$/;
 
 export class JobIdError extends Error {

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { errorCatalog } from "../errors/catalog.js";
+import { JOB_ID_PATTERN, ULID_PATTERN_SOURCE } from "../jobId.js";
+import { TIERS } from "../tiers.js";
+import { errorCatalog } from "./errorCatalog.js";
 
 /**
  * Building blocks of the HTTP contract: the formats every endpoint shares. Server-free (zod and plain data only), so
@@ -14,13 +16,12 @@ import { errorCatalog } from "../errors/catalog.js";
  */
 export const components = z.registry<{ id: string }>();
 
-/** ULIDs: 26 Crockford base32 characters, the first at most 7 (48-bit time). */
-const ULID = "[0-7][0-9A-HJKMNP-TV-Z]{25}";
-
 /** `job_` + ULID. */
-export const jobIdSchema = z.string().regex(new RegExp(`^job_${ULID}$`), "must be a job id (job_<ULID>)");
+export const jobIdSchema = z.string().regex(JOB_ID_PATTERN, "must be a job id (job_<ULID>)");
 /** `wh_` + ULID. */
-export const webhookIdSchema = z.string().regex(new RegExp(`^wh_${ULID}$`), "must be a webhook id (wh_<ULID>)");
+export const webhookIdSchema = z
+  .string()
+  .regex(new RegExp(`^wh_${ULID_PATTERN_SOURCE}$`), "must be a webhook id (wh_<ULID>)");
 
 export const txHashSchema = z
   .string()
@@ -34,7 +35,7 @@ export const addressSchema = z
 export const isoTimeSchema = z.string().meta({ format: "date-time", description: "ISO 8601 UTC timestamp." });
 /** `sha256:` + 64 lowercase hex: the worker's output hash as the API shows it. */
 export const proofHashSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, "must be sha256:<64 lowercase hex>");
-export const tierSchema = z.enum(["lite", "standard", "pro", "max"]);
+export const tierSchema = z.enum(TIERS);
 
 /** `{object: "list", data, has_more, next_cursor}`: every paginated list of the API. */
 export function pageSchema<Item extends z.ZodType, Cursor extends z.ZodType>(item: Item, cursor: Cursor) {

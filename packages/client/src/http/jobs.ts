@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { JOB_STATES } from "../statuses.js";
 import {
   addressSchema,
   components,
@@ -15,8 +16,6 @@ import { pageLimitParam } from "./query.js";
 
 /** The jobs endpoints: the Job resource, its list and query, and the dispute request and answer. */
 
-export const JOB_STATES = ["pending", "processing", "settling", "settled", "failed", "refunded", "disputed"] as const;
-export type JobState = (typeof JOB_STATES)[number];
 export const jobStateSchema = z.enum(JOB_STATES, { message: `status must be one of ${JOB_STATES.join(", ")}` });
 
 export const jobSchema = z

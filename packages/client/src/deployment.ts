@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { type Address, type Hex, getAddress } from "viem";
 import { z } from "zod";
 
@@ -53,9 +52,4 @@ export type DeploymentJson = z.input<typeof deploymentSchema>;
 /** Parses a deployments object (throws a `ZodError` naming the bad field). */
 export function parseDeployment(value: unknown): Deployment {
   return deploymentSchema.parse(value);
-}
-
-/** Reads and validates a deployments file. */
-export function loadDeployment(path: string): Deployment {
-  return parseDeployment(JSON.parse(readFileSync(path, "utf8")));
 }

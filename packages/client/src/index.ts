@@ -1,4 +1,6 @@
-// The TypeScript client library of the contracts: ABIs, ids, hashes, receipts, pricing, deployments.
+// The client library's browser-safe entry: ABIs, ids, hashes, receipts, pricing, tiers, statuses, permits, event
+// decoding, the deployments schema. Nothing here may import `node:*` or the `./node` and `./local` entries
+// (eslint.config.js enforces it): the web app bundles it.
 export {
   apiKeyRegistryAbi,
   creditEscrowAbi,
@@ -8,17 +10,14 @@ export {
   stakeTokenAbi,
   workerRegistryAbi,
 } from "./abis.js";
-export {
-  type Deployment,
-  type DeploymentJson,
-  deploymentSchema,
-  loadDeployment,
-  parseDeployment,
-} from "./deployment.js";
+export { type Deployment, type DeploymentJson, deploymentSchema, parseDeployment } from "./deployment.js";
 export {
   type JobId,
+  JOB_CURSOR_PATTERN,
+  JOB_ID_PATTERN,
   JOB_ID_PREFIX,
   JobIdError,
+  ULID_PATTERN_SOURCE,
   bytes32ToJobId,
   isJobId,
   isJobIdBytes32,
@@ -26,6 +25,8 @@ export {
   newJobId,
 } from "./jobId.js";
 export {
+  API_KEY_ALPHABET,
+  API_KEY_PATTERN,
   API_KEY_PREFIX,
   API_KEY_RANDOM_LENGTH,
   generateApiKey,
@@ -67,14 +68,36 @@ export {
   splitCharge,
 } from "./pricing.js";
 export { type TierName, TIERS, isTierName, tierIndex, tierName } from "./tiers.js";
-export {
-  type LocalAccounts,
-  HARDHAT_MNEMONIC,
-  LOCAL_ACCOUNT_INDEX,
-  LOCAL_WORKER_COUNT,
-  localAccount,
-  localAccounts,
-  localPrivateKey,
-  localWorkerAccounts,
-} from "./localAccounts.js";
 export { type CatalogModel, LAUNCH_CATALOG, TIER_PRICES } from "./launchCatalog.js";
+export {
+  type ChainJobStatus,
+  type DisputeOutcome,
+  type IssuedKeyStatus,
+  type JobState,
+  type KeyStatus,
+  CHAIN_JOB_STATUSES,
+  DISPUTE_OUTCOMES,
+  ISSUED_KEY_STATUSES,
+  JOB_STATES,
+  KEY_STATUSES,
+} from "./statuses.js";
+export {
+  type Permit,
+  type PermitDomainParams,
+  PERMIT_TYPES,
+  PERMIT_VERSION,
+  permitSignatureParts,
+  permitTypedData,
+} from "./permit.js";
+export {
+  type ContractName,
+  type ProductContracts,
+  type ProductEvent,
+  PRODUCT_ABIS,
+  bigArg,
+  contractNameOf,
+  decodeProductLogs,
+  formatUsdg,
+  hexArg,
+  numArg,
+} from "./events.js";

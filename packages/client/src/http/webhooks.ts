@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EVENT_NAMES } from "../webhooks/eventNames.js";
+import { EVENT_NAMES } from "./eventNames.js";
 import { components, isoTimeSchema, pageSchema, webhookIdSchema } from "./common.js";
 import { pageLimitParam } from "./query.js";
 

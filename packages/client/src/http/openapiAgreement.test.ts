@@ -2,19 +2,20 @@ import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { readCommittedOpenapi } from "../openapi/openapiFile.js";
-import { EVENT_NAMES } from "../webhooks/eventNames.js";
+import { readCommittedOpenapi } from "../../../../api/openapi/openapiFile.js";
+import { EVENT_NAMES } from "./eventNames.js";
 import {
   chatCompletionRequestSchema,
   createWebhookBody,
   disputeRequestSchema,
-  JOB_STATES,
   listJobsQuerySchema,
   listWebhooksQuery,
   errorBodySchema,
   jobSchema,
 } from "./index.js";
-import { errorCatalog } from "../errors/catalog.js";
+import { errorCatalog } from "./errorCatalog.js";
+import { JOB_STATES } from "../statuses.js";
+import { TIERS } from "../tiers.js";
 
 /**
  * The committed OpenAPI document and the zod schemas the gateway validates with say the same thing: a request is
@@ -321,7 +322,7 @@ describe("the OpenAPI document agrees with the contract's zod schemas", () => {
           object: { valid: fc.constant("job"), invalid: fc.constant("jobs") },
           status: { valid: fc.constantFrom(...JOB_STATES), invalid: fc.constant("open") },
           model: { valid: fc.string({ maxLength: 10 }) },
-          tier: { valid: fc.constantFrom("lite", "standard", "pro", "max"), invalid: fc.constant("free") },
+          tier: { valid: fc.constantFrom(...TIERS), invalid: fc.constant("free") },
           credits_charged: { valid: count, invalid: fc.constantFrom(-1, 0.5) },
           usdg_value: { valid: fc.double({ min: 0, max: 100, noNaN: true }), invalid: fc.constant(-0.01) },
           worker_address: {

@@ -1,4 +1,4 @@
-// Browser-safe (viem + ABIs only): the web app's explorer page imports this too.
+// Decoding of the product contracts' logs: the verify scripts and the web app's explorer page read events with it.
 import { decodeEventLog, getAddress, type Abi, type Address, type Hex, type Log } from "viem";
 import {
   apiKeyRegistryAbi,
@@ -7,7 +7,7 @@ import {
   modelCatalogAbi,
   stablecoinAbi,
   workerRegistryAbi,
-} from "../../contracts/client/abis.js";
+} from "./abis.js";
 
 export type ProductContracts = {
   stablecoin: Address;
@@ -31,7 +31,8 @@ export interface ProductEvent {
   transactionHash: Hex;
 }
 
-const ABIS: Record<ContractName, Abi> = {
+/** The ABI of each product contract (for decoding its logs and its calls). */
+export const PRODUCT_ABIS: Record<ContractName, Abi> = {
   stablecoin: stablecoinAbi,
   // The stake token is a plain ERC20: the stablecoin's ABI decodes its Transfer/Approval too.
   stakeToken: stablecoinAbi,
@@ -55,7 +56,7 @@ export function decodeProductLogs(contracts: ProductContracts, logs: readonly Lo
     const contract = contractNameOf(contracts, log.address);
     if (!contract) continue;
     try {
-      const decoded = decodeEventLog({ abi: ABIS[contract], data: log.data, topics: log.topics, strict: true });
+      const decoded = decodeEventLog({ abi: PRODUCT_ABIS[contract], data: log.data, topics: log.topics, strict: true });
       events.push({
         contract,
         address: getAddress(log.address),
@@ -90,11 +91,6 @@ export function hexArg(event: ProductEvent, name: string): Hex {
 export function numArg(event: ProductEvent, name: string): number {
   return Number(bigArg(event, name));
 }
-
-/** Outcome enum of IDisputeManager. */
-export const DISPUTE_OUTCOMES = ["none", "pending", "upheld", "rejected", "expired"] as const;
-/** Key status enum of IApiKeyRegistry. */
-export const KEY_STATUSES = ["none", "active", "revoked", "suspended"] as const;
 
 /** Stablecoin units (6 decimals) as a USDG string with up to 6 decimals. */
 export function formatUsdg(units: bigint): string {
