@@ -8,8 +8,8 @@ import {
 } from "../../scripts/stack/startWorkers.js";
 import { adminAccount, contracts, freshAccount, mined, modelCatalogAbi, walletClient } from "./chain.js";
 import { stackInfo } from "./stackInfo.js";
-import { waitUntil } from "./waitUntil.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 export type TierName = "lite" | "standard" | "pro" | "max";
 const TIER_INDEX: Record<TierName, number> = { lite: 0, standard: 1, pro: 2, max: 3 };
@@ -80,7 +80,7 @@ export async function startExtraWorker(options: ExtraWorkerOptions, apiKey: stri
 
 /** Waits until `GET /v1/models/{id}` reports at least `count` active workers. */
 export async function waitUntilModelHasWorkers(modelId: string, apiKey: string, count: number): Promise<void> {
-  await waitUntil(
+  await waitFor(
     `${modelId} served by ${count} worker(s)`,
     async () => {
       const response = await fetch(`${stackInfo().apiUrl}/v1/models/${encodeURIComponent(modelId)}`, {
