@@ -25,6 +25,19 @@ async function depositMany(f: WebhookFixture, count: number): Promise<void> {
   await indexed(stack, await f.chain.publicClient.getBlockNumber());
 }
 
+/** Waits until the fixture's webhook has `count` deliveries, all delivered, and a little longer for any stray re-send. */
+async function allDelivered(f: WebhookFixture, count: number): Promise<void> {
+  await waitFor(
+    "all delivered",
+    async () => {
+      const deliveries = await deliveriesOf(f.pool, f.webhookId);
+      return deliveries.length === count && deliveries.every((d) => d.status === "delivered");
+    },
+    { timeoutMs: 60_000 },
+  );
+  await sleep(500);
+}
+
 function eventIdsReceived(f: WebhookFixture): string[] {
   return f.receiver.requests.map((r) => String(r.headers["service-event-id"]));
 }
@@ -69,15 +82,7 @@ describe("durability", () => {
     expect(acknowledged.length).toBeLessThan(events);
 
     await spawn(f, "crash-b", { WEBHOOK_DISPATCH_BATCH: "3" });
-    await waitFor(
-      "all delivered",
-      async () => {
-        const deliveries = await deliveriesOf(f.pool, f.webhookId);
-        return deliveries.length === events && deliveries.every((d) => d.status === "delivered");
-      },
-      { timeoutMs: 60_000 },
-    );
-    await sleep(500);
+    await allDelivered(f, events);
 
     const counts = countBy(eventIdsReceived(f));
     expect(counts.size).toBe(events); // nothing lost
@@ -101,15 +106,7 @@ describe("durability", () => {
       spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" }),
     ]);
     await depositMany(f, events);
-    await waitFor(
-      "all delivered",
-      async () => {
-        const deliveries = await deliveriesOf(f.pool, f.webhookId);
-        return deliveries.length === events && deliveries.every((d) => d.status === "delivered");
-      },
-      { timeoutMs: 60_000 },
-    );
-    await sleep(500);
+    await allDelivered(f, events);
 
     const counts = countBy(eventIdsReceived(f));
     expect(counts.size).toBe(events);
