@@ -5,7 +5,7 @@ import { localAccount } from "../../contracts/client/localAccounts.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import { indexedBlockNumber } from "../../scripts/stack/waitForIndexedBlock.js";
 import { chainDriver } from "./support/chainDriver.js";
-import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";
+import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
 import { sleep } from "../../scripts/stack/waitFor.js";
 
 // Issue 12, item 1: after the chain node stalled for 15 s or 25 s (SIGSTOP), Ponder 0.16.10 with its own HTTP

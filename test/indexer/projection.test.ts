@@ -15,7 +15,7 @@ import { localAccount } from "../../contracts/client/localAccounts.js";
 import { outputHashOf } from "../../contracts/client/receipt.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
-import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";
+import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // One chain history, driven step by step through every contract function that emits an event; after each
