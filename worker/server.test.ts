@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
-import { waitUntil } from "../test/support/waitUntil.js";
 import { authHeaders, jobPayload, readJobLines } from "./testing/jobClient.js";
 import type { TimedLine } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
+import { waitFor } from "../scripts/stack/waitFor.js";
 
 const PORT = 8660;
 let worker: WorkerProcess;
@@ -118,7 +118,7 @@ describe("shutdown on SIGTERM", () => {
     // The child handles SIGTERM when its event loop gets to it, which on a loaded machine can take longer than any
     // fixed pause: wait until the probe stops answering "ready" (the job is still running, so it must be draining).
     let readiness = await fetch(`${worker.url}/readyz`);
-    await waitUntil(
+    await waitFor(
       "the worker to stop reporting ready after SIGTERM",
       async () => {
         if (readiness.status !== 200) return true;

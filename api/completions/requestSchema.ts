@@ -2,7 +2,7 @@ import { chatRequestSchema } from "@credit-metered/client/http";
 import { ApiError } from "../errors/ApiError.js";
 import { parseOrThrow } from "../http/validate.js";
 
-/** The body's schema is the HTTP contract's (api/contract/completions.ts); this module adds the rules around it. */
+/** The body's schema is the HTTP contract's (@credit-metered/client/http, packages/client/src/http/completions.ts); this module adds the rules around it. */
 export { chatRequestSchema, type ChatRequest } from "@credit-metered/client/http";
 
 /**

@@ -10,7 +10,7 @@ async function main(): Promise<number> {
   const committed = readCommittedOpenapi();
   if (committed !== (await renderOpenapi())) {
     console.error(
-      `${OPENAPI_FILE} is out of date with the HTTP contract (api/contract) and api/openapi/openapiDocument.ts: run \`npm run openapi\`.`,
+      `${OPENAPI_FILE} is out of date with the HTTP contract (@credit-metered/client/http) and api/openapi/openapiDocument.ts: run \`npm run openapi\`.`,
     );
     return 1;
   }

@@ -33,7 +33,7 @@ import { MAX_WEBHOOKS_PER_WALLET } from "../webhooks/webhookLimits.js";
 import { STALE_HEADER } from "../readModel/staleness.js";
 
 /**
- * The OpenAPI 3.1 document of the `/v1` API. Its schemas are generated from the HTTP contract (api/contract, zod 4's
+ * The OpenAPI 3.1 document of the `/v1` API. Its schemas are generated from the HTTP contract (@credit-metered/client/http, zod 4's
  * `z.toJSONSchema`), the schemas the gateway validates requests with and types its answers by; the operations,
  * headers, error lists (from the error catalog) and prose are written here. Committed as `api/openapi/openapi.json` by `npm run openapi`;
  * `npm run lint:openapi` fails when the two differ or the document does not lint. The gateway serves the

@@ -1,4 +1,4 @@
-/** The request schemas of the webhook routes live in the HTTP contract (api/contract/webhooks.ts). */
+/** The request schemas of the webhook routes live in the HTTP contract (packages/client/src/http/webhooks.ts). */
 export {
   webhookIdSchema as webhookId,
   createWebhookBody,

@@ -3,14 +3,14 @@ import { describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus } from "../support/api.js";
 import { accountOf, apiKeyRegistryAbi, contracts, publicClient } from "../support/chain.js";
 import { createClientWallet, depositCredits } from "../support/wallets.js";
-import { waitUntil } from "../support/waitUntil.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 describe("GET /v1/account", () => {
   it("shows the wallet, its credits and their stablecoin value, the last top-up and the key's creation time", async () => {
     const client = await createClientWallet({ usdg: 3n });
     let account: Account | undefined;
     // The top-up time comes from the index, which may trail the deposit by a block or two.
-    await waitUntil("the deposit indexed", async () => {
+    await waitFor("the deposit indexed", async () => {
       const response = await rawRequest("GET", "/v1/account", { apiKey: client.apiKey });
       account = response.json<Account>();
       return response.status === 200 && account.last_topup_at !== null;
@@ -44,7 +44,7 @@ describe("GET /v1/account", () => {
     expect(spent.usdg_value).toBe(0.98);
 
     await depositCredits(client.account, 2n);
-    await waitUntil("top-up visible", async () => {
+    await waitFor("top-up visible", async () => {
       const account = (await rawRequest("GET", "/v1/account", { apiKey: client.apiKey })).json<Account>();
       return account.credits_remaining === 298;
     });

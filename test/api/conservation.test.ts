@@ -4,7 +4,7 @@ import { rawRequest } from "../support/api.js";
 import { accountOf } from "../support/chain.js";
 import { escrowBalanceSheet, escrowEvents, openJobsOnChain, walletLedger } from "../support/conservationAudit.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Runs after every other file (test/support/sequencer.ts): an audit of what the suite did, from the chain alone
 // (the audit itself lives in test/support/conservationAudit.ts; the chaos suite runs it after every fault).
@@ -13,7 +13,7 @@ describe("credits are conserved (after the whole suite)", () => {
   it("the demo wallet: deposits − withdrawals − charges + restored = available + locked, with nothing locked", async () => {
     const wallet = stackInfo().demo.wallet.toLowerCase() as Address;
     // Every job of the suite has ended: no credits stay locked.
-    await waitUntil("no locked credits left", async () => (await accountOf(wallet)).locked === 0n, {
+    await waitFor("no locked credits left", async () => (await accountOf(wallet)).locked === 0n, {
       timeoutMs: 30_000,
     });
     const ledger = await walletLedger(wallet);
@@ -33,7 +33,7 @@ describe("credits are conserved (after the whole suite)", () => {
 
   it("every job the suite opened has ended: settled, failed or refunded, none left open", async () => {
     expect((await escrowEvents("JobOpened")).length).toBeGreaterThan(0);
-    await waitUntil("every opened job ended", async () => (await openJobsOnChain()).length === 0);
+    await waitFor("every opened job ended", async () => (await openJobsOnChain()).length === 0);
   });
 
   it("the escrow holds exactly every wallet's credits plus the dispute reserve and unclaimed payouts (fees leave in each settlement)", async () => {

@@ -2,9 +2,9 @@ import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { chatBody, expectErrorBody, openaiFor, rawRequest } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
 import { addCatalogModel, uniqueModelId } from "../support/workers.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 const MODEL = "llama-3.2-3b-instruct";
 
@@ -103,7 +103,7 @@ describe("model and capacity errors", () => {
     await addCatalogModel(modelId, { tier: "lite" });
     let response = await complete(chatBody(modelId));
     // The gateway learns of the new catalog entry through the index.
-    await waitUntil("the catalog entry indexed", async () => {
+    await waitFor("the catalog entry indexed", async () => {
       response = await complete(chatBody(modelId));
       return response.status !== 400;
     });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { chatBody, expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
+import { chatBody, expectErrorBody, rawRequest, sseData, waitForJobStatus } from "../support/api.js";
 import { accountOf } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 
@@ -41,6 +41,25 @@ describe("Idempotency-Key on chat completions", () => {
     expect(before.available - after.available).toBe(8n);
     const jobs = (await rawRequest("GET", "/v1/jobs", { apiKey: client.apiKey })).json<{ data: { id: string }[] }>();
     expect(jobs.data.filter((job) => job.id === jobId)).toHaveLength(1);
+  });
+
+  it("replays a streamed completion for a retried key as the same SSE text and settlement trailer, without a new job", async () => {
+    const key = randomUUID();
+    const body = chatBody("llama-3.2-3b-instruct", { stream: true, max_tokens: 12 });
+    const first = await send(key, body);
+    const again = await send(key, body);
+    const textOf = (raw: string) =>
+      sseData(raw)
+        .filter((data) => data !== "[DONE]")
+        .map(
+          (data) =>
+            (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "",
+        )
+        .join("");
+    expect(again.headers["x-service-job-id"]).toBe(first.headers["x-service-job-id"]);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(textOf(again.body)).toBe(textOf(first.body));
+    expect(again.trailers["x-service-settlement-tx"]).toBe(first.trailers["x-service-settlement-tx"]);
   });
 
   it("error: 409 when the same key comes back with a different body", async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { accountOf, apiKeyRegistryAbi, contracts, mined, operatorAccount, walletClient } from "../support/chain.js";
 import { chatBody, expectErrorBody, rawRequest } from "../support/api.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 const MODEL = "llama-3.2-3b-instruct";
 
@@ -11,7 +11,7 @@ describe("keys revoked or suspended on chain", () => {
     const client = await createClientWallet({ usdg: 1n });
     const first = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
     expect(first.status, first.body).toBe(200);
-    await waitUntil("the first request settled", async () => (await accountOf(client.wallet)).locked === 0n);
+    await waitFor("the first request settled", async () => (await accountOf(client.wallet)).locked === 0n);
     const before = await accountOf(client.wallet);
 
     await mined(
@@ -48,7 +48,7 @@ describe("keys revoked or suspended on chain", () => {
       }),
     );
     let response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
-    await waitUntil("the suspension to reach the gateway", async () => {
+    await waitFor("the suspension to reach the gateway", async () => {
       response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });
       return response.status === 403;
     });
@@ -65,7 +65,7 @@ describe("keys revoked or suspended on chain", () => {
         args: [client.wallet],
       }),
     );
-    await waitUntil("suspended", async () => {
+    await waitFor("suspended", async () => {
       return (await rawRequest("GET", "/v1/account", { apiKey: client.apiKey })).status === 403;
     });
     await mined(
@@ -75,7 +75,7 @@ describe("keys revoked or suspended on chain", () => {
         args: [client.wallet],
       }),
     );
-    await waitUntil("reinstated", async () => {
+    await waitFor("reinstated", async () => {
       return (await rawRequest("GET", "/v1/account", { apiKey: client.apiKey })).status === 200;
     });
     const response = await rawRequest("POST", "/v1/chat/completions", { apiKey: client.apiKey, body: chatBody(MODEL) });

@@ -26,8 +26,8 @@ import {
 } from "../support/chain.js";
 import { startExtraGateway } from "../support/gateways.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 17, hot path v2: credits reserved in the PostgreSQL ledger from the index (no RPC call on the request
 // path), locks group-committed through openJobBatch, and a lock the chain refuses costing the client nothing
@@ -269,7 +269,7 @@ describe("hot path v2: reservation ledger and batched locks", () => {
     // Its batch skipped it: no JobOpened for this job.
     const batch = await jobsOpenedIn(response.headers["x-service-tx-hash"] as Hex);
     expect(batch.has(jobIdToBytes32(jobId).toLowerCase())).toBe(false);
-    await waitUntil("the refusal counted", async () => {
+    await waitFor("the refusal counted", async () => {
       return (
         (await metric("gateway_unconfirmed_lock_refused_total", '{reason="spending_cap_exceeded"}')) ===
         refusedBefore + 1

@@ -6,7 +6,7 @@ import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } fro
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
-import { waitUntil } from "../support/waitUntil.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 type Model = {
   id: string;
@@ -77,7 +77,7 @@ describe("GET /v1/models", () => {
     const modelId = uniqueModelId("unlisted");
     await addCatalogModel(modelId);
     // Once the index has the new entry, the gateway answers 503 (known, unhosted) instead of model_not_found.
-    await waitUntil("catalog entry indexed", async () => {
+    await waitFor("catalog entry indexed", async () => {
       const response = await rawRequest("POST", "/v1/chat/completions", {
         apiKey: stackInfo().demo.apiKey,
         body: { model: modelId, messages: [{ role: "user", content: "hi" }] },
@@ -127,7 +127,7 @@ describe("trust figures in service (GET /v1/models, 24-hour window)", () => {
   /** The model's `service` once `ready` holds (figures are cached for up to 5 s). */
   async function serviceOnceReady(model: string, ready: (service: Model["service"]) => boolean) {
     let service: Model["service"] | undefined;
-    await waitUntil(
+    await waitFor(
       `${model} trust figures`,
       async () => {
         const response = await rawRequest("GET", `/v1/models/${model}`, { apiKey: client.apiKey });

@@ -3,9 +3,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "@credit-metered/client";
 import { expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
 import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } from "../support/chain.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 describe("a worker slashed for a fraudulent proof", () => {
   let client: ClientWallet;
@@ -42,7 +42,7 @@ describe("a worker slashed for a fraudulent proof", () => {
       }),
     );
 
-    await waitUntil(
+    await waitFor(
       `${modelId} no longer listed`,
       async () => (await rawRequest("GET", `/v1/models/${modelId}`, { apiKey: client.apiKey })).status === 400,
       { timeoutMs: 30_000, intervalMs: 250 },

@@ -10,8 +10,8 @@ import {
   publicClient,
   walletClient,
 } from "../support/chain.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // The wallet's own hourly spending cap (CreditEscrow.setSpendingCap), enforced by the escrow at openJob and answered
 // by the gateway as 402 spending_cap_exceeded (api/README.md "Spending cap").
@@ -53,7 +53,7 @@ async function spendingOf(wallet: Address) {
 
 /** The wallet's escrow account once every lock of its finished requests has been settled. */
 async function settledAccount(wallet: Address) {
-  await waitUntil("nothing locked for the wallet", async () => (await accountOf(wallet)).locked === 0n);
+  await waitFor("nothing locked for the wallet", async () => (await accountOf(wallet)).locked === 0n);
   return accountOf(wallet);
 }
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { JOB_ID_PATTERN, jobIdToBytes32 } from "@credit-metered/client";
-import { chatBody, expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
+import { chatBody, expectErrorBody, rawRequest, sseData, waitForJobStatus } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { TEST_JOB_TIMEOUT_MS } from "../support/testStackOptions.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
@@ -9,12 +9,20 @@ import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/wor
 describe("job_timeout (504)", () => {
   let client: ClientWallet;
   let modelId: string;
+  let slowModel: string;
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 1n });
     modelId = uniqueModelId("never-answer");
+    slowModel = uniqueModelId("slow");
     await addCatalogModel(modelId, { tier: "standard" });
+    await addCatalogModel(slowModel, { tier: "lite" });
     await startExtraWorker({ models: [modelId], fault: "never_answer" }, client.apiKey);
+    // One token a second for 200 tokens: the stream starts, then outlives the job timeout.
+    await startExtraWorker(
+      { models: [slowModel], ttftMs: 50, tokensPerSecond: 1, minOutputTokens: 200, maxOutputTokens: 200 },
+      client.apiKey,
+    );
   });
 
   it("error: a job no worker completes in time is refunded and answered with job_id, credits_refunded, refund_tx", async () => {
@@ -67,5 +75,19 @@ describe("job_timeout (504)", () => {
     const job = await waitForJobStatus(client.apiKey, jobId, "refunded");
     expect(job.credits_charged).toBe(0);
     expect(job.on_chain).toBeUndefined();
+  });
+
+  it("error: a stream that outlives the job timeout ends with a job_timeout event (refund_tx) and [DONE]", async () => {
+    const response = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      body: chatBody(slowModel, { stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const events = sseData(response.body);
+    expect(events.at(-1)).toBe("[DONE]");
+    const error = JSON.parse(events.at(-2)!) as { error: { code: string; details?: Record<string, unknown> } };
+    expect(error.error.code).toBe("job_timeout");
+    expect(error.error.details?.refund_tx).toMatch(/^0x[0-9a-f]{64}$/);
+    await waitForJobStatus(client.apiKey, String(response.headers["x-service-job-id"]), "refunded");
   });
 });

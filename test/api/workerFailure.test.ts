@@ -26,7 +26,7 @@ describe("a worker failing after its first token (no failover possible once toke
     await startExtraWorker({ models: [modelId], fault: "fail_after_first_token" }, client.apiKey);
   });
 
-  it("error: a non-streaming request fails, the job is failed on chain and nothing is charged", async () => {
+  it("error: a non-streaming request answers 502 job_failed with the job headers, the job is failed on chain and nothing is charged", async () => {
     const before = await accountOf(client.wallet);
     const response = await rawRequest("POST", "/v1/chat/completions", {
       apiKey: client.apiKey,
@@ -35,6 +35,7 @@ describe("a worker failing after its first token (no failover possible once toke
     const error = expectErrorBody(response, 502, "job_failed");
     const jobId = String(response.headers["x-service-job-id"]);
     expect(error.details?.job_id).toBe(jobId);
+    expect(response.headers["x-service-tx-hash"]).toMatch(/^0x[0-9a-f]{64}$/);
 
     const job = await waitForJobStatus(client.apiKey, jobId, "failed");
     expect(job.credits_charged).toBe(0);
@@ -45,13 +46,16 @@ describe("a worker failing after its first token (no failover possible once toke
     expect(after.locked).toBe(0n);
   });
 
-  it("error: a stream that already started ends with an error event instead of a stop chunk", async () => {
+  it("error: a stream that already started ends with a job_failed event and [DONE] instead of a stop chunk, escrow returned", async () => {
+    const before = await accountOf(client.wallet);
     const response = await rawRequest("POST", "/v1/chat/completions", {
       apiKey: client.apiKey,
       body: chatBody(modelId, { stream: true }),
     });
     expect(response.status).toBe(200);
-    const events = sseData(response.body).filter((data) => data !== "[DONE]");
+    const all = sseData(response.body);
+    expect(all.at(-1)).toBe("[DONE]");
+    const events = all.filter((data) => data !== "[DONE]");
     const first = JSON.parse(events[0]!) as { choices: { delta: { role?: string } }[] };
     expect(first.choices[0]!.delta.role).toBe("assistant");
     const last = JSON.parse(events.at(-1)!) as { error?: { code: string; message: string } };
@@ -61,5 +65,8 @@ describe("a worker failing after its first token (no failover possible once toke
     const jobId = String(response.headers["x-service-job-id"]);
     await waitForJobStatus(client.apiKey, jobId, "failed");
     expect(await jobFailedEvents(jobId)).toHaveLength(1);
+    const after = await accountOf(client.wallet);
+    expect(after.available).toBe(before.available);
+    expect(after.locked).toBe(0n);
   });
 });

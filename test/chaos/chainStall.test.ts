@@ -2,10 +2,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { indexedBlockNumber } from "../../scripts/stack/waitForIndexedBlock.js";
 import { publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { call, completionBody, startLoad, summarise, violations } from "./support/clientLoad.js";
-import { expectConserved, frozenFor, gatewayGauge, report, sleep } from "./support/faults.js";
+import { expectConserved, frozenFor, gatewayGauge, report } from "./support/faults.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 12, items 1 and 3: the chain node stops answering (SIGSTOP) for 15 s, then for 25 s, while a client keeps
 // sending completions. Reads answer from what the gateway knows, auth does not wait on the node, completions get
@@ -57,16 +57,12 @@ describe.each([15_000, 25_000])("the chain node frozen for %i ms", (stallMs) => 
     // After: the index reaches the head the chain had when it came back, within the bound.
     await sleep(300);
     const target = await chainHead();
-    await waitUntil(
-      "index at the chain head",
-      async () => (await indexedBlockNumber(stackInfo().indexerUrl)) >= target,
-      {
-        timeoutMs: INDEX_CATCH_UP_BOUND_MS,
-        intervalMs: 100,
-      },
-    );
+    await waitFor("index at the chain head", async () => (await indexedBlockNumber(stackInfo().indexerUrl)) >= target, {
+      timeoutMs: INDEX_CATCH_UP_BOUND_MS,
+      intervalMs: 100,
+    });
     const indexCaughtUpMs = Date.now() - resumedAt;
-    await waitUntil("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
+    await waitFor("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
       timeoutMs: 15_000,
       intervalMs: 200,
     });

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { call, completionBody, summarise, violations, type Outcome } from "./support/clientLoad.js";
-import { crash, expectConserved, frozenFor, gatewayGauge, report, restartIndexer, sleep } from "./support/faults.js";
+import { crash, expectConserved, frozenFor, gatewayGauge, report, restartIndexer } from "./support/faults.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 12, item 2: the index is frozen (SIGSTOP) or stopped. Every index read has a deadline; completions go on
 // from what the gateway knows (catalog, workers, balances from the chain, key status); the read endpoints answer
@@ -67,7 +67,7 @@ function expectDegradedButServing(seen: Awaited<ReturnType<typeof exerciseWithou
 }
 
 async function readyAgainWithin(boundMs: number, since: number): Promise<number> {
-  await waitUntil("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
+  await waitFor("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
     timeoutMs: boundMs,
     intervalMs: 200,
   });

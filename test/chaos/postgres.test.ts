@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { call, completionBody, startLoad, summarise, violations } from "./support/clientLoad.js";
-import { expectConserved, frozenFor, report, sleep } from "./support/faults.js";
+import { expectConserved, frozenFor, report } from "./support/faults.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 12: PostgreSQL frozen (SIGSTOP of the postmaster and every backend) for 8 s while a client sends
 // completions. Gateway and indexer both depend on it: answers are 200 or a retryable 503 within the database
@@ -23,13 +23,13 @@ describe("PostgreSQL frozen for 8 s", () => {
     const load = startLoad(client.apiKey, MODEL, 500);
     await sleep(1_000);
     const { resumedAt } = await frozenFor("postgres", 8_000);
-    await waitUntil(
+    await waitFor(
       "a completion succeeds again",
       async () => (await call("POST", "/v1/chat/completions", client.apiKey, completionBody(MODEL))).status === 200,
       { timeoutMs: 30_000, intervalMs: 500 },
     );
     const servingAgainMs = Date.now() - resumedAt;
-    await waitUntil("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
+    await waitFor("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
       timeoutMs: 30_000,
       intervalMs: 250,
     });

@@ -9,7 +9,6 @@ import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { keccak256, toBytes } from "viem";
 import { escrowEvents } from "../support/conservationAudit.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { verifySignature } from "../webhooks/support/verifySignature.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { call, completionBody } from "./support/clientLoad.js";
@@ -22,8 +21,8 @@ import {
   report,
   restartGateway,
   restartWorker,
-  sleep,
 } from "./support/faults.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 12: processes die (SIGKILL) with work in flight — a worker mid-stream, the gateway with streams open, the
 // gateway again while its webhook dispatcher owes deliveries to a receiver that is failing. Each is followed by
@@ -95,7 +94,7 @@ describe("a worker SIGKILLed mid-stream", () => {
     const { text } = await stream.rest;
     expect(text).toContain('"error"');
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
-    await waitUntil("the job closed on chain", async () => (await closedOnChain(stream.jobId)) !== "open", {
+    await waitFor("the job closed on chain", async () => (await closedOnChain(stream.jobId)) !== "open", {
       timeoutMs: 30_000,
     });
     const closedMs = Date.now() - killedAt;
@@ -117,17 +116,17 @@ describe("the gateway SIGKILLed with streams in flight, then restarted", () => {
     expect(cuts.every(({ text }) => !text.trimEnd().endsWith("data: [DONE]"))).toBe(true);
     await restartGateway();
     const restartedMs = Date.now() - crashedAt;
-    await waitUntil(
+    await waitFor(
       "every job the crash left open is closed on chain",
       async () => (await Promise.all(streams.map((stream) => closedOnChain(stream.jobId)))).every((s) => s !== "open"),
       { timeoutMs: 90_000, intervalMs: 500 },
     );
     const recoveredMs = Date.now() - crashedAt;
     const outcomes = await Promise.all(streams.map((stream) => closedOnChain(stream.jobId)));
-    await waitUntil("no gateway row left open", async () => (await openGatewayRows()).length === 0, {
+    await waitFor("no gateway row left open", async () => (await openGatewayRows()).length === 0, {
       timeoutMs: 30_000,
     });
-    await waitUntil(
+    await waitFor(
       "the open-escrow metric shows nothing open",
       async () =>
         ((await gatewayGauge('gateway_open_escrows{status="pending"}')) ?? 0) +
@@ -190,7 +189,7 @@ describe("a webhook receiver failing, then recovering, across a dispatcher crash
       jobIds.push(answer.headers!.get("x-service-job-id")!);
     }
     // Expected from the chain alone: a JobSettled for each of the three jobs of this wallet.
-    await waitUntil("three settlements on chain", async () => (await escrowEvents("JobSettled")).length >= since + 3);
+    await waitFor("three settlements on chain", async () => (await escrowEvents("JobSettled")).length >= since + 3);
     const expectedSettled = (await escrowEvents("JobSettled")).filter(
       (event) =>
         event.args.wallet?.toLowerCase() === (client.wallet.toLowerCase() as Address) &&
@@ -198,14 +197,14 @@ describe("a webhook receiver failing, then recovering, across a dispatcher crash
     ).length;
     expect(expectedSettled).toBe(3);
     // The receiver has refused some attempts; then the dispatcher dies (inside the gateway) and comes back.
-    await waitUntil("failed attempts reached the receiver", async () => received.filter((r) => !r.ok).length >= 3, {
+    await waitFor("failed attempts reached the receiver", async () => received.filter((r) => !r.ok).length >= 3, {
       timeoutMs: 30_000,
     });
     await crash("gateway", stackInfo().ports.api);
     failing = false;
     const crashedAt = Date.now();
     await restartGateway();
-    await waitUntil(
+    await waitFor(
       "every expected event delivered",
       async () => new Set(received.filter((r) => r.ok).map((r) => r.eventId)).size >= expectedSettled,
       { timeoutMs: 60_000, intervalMs: 250 },
@@ -256,7 +255,7 @@ describe("a gateway that crashed between writing a job's row and sending its esc
     expect((await openGatewayRows()).map((row) => row.job_id)).toContain(jobId);
     // Nothing is locked on chain for it, and the metric agrees.
     expect((await gatewayGauge('gateway_open_escrows{status="pending"}')) ?? 0).toBe(0);
-    await waitUntil(
+    await waitFor(
       "the unsent row is failed",
       async () => !(await openGatewayRows()).some((row) => row.job_id === jobId),
       { timeoutMs: 20_000, intervalMs: 250 },

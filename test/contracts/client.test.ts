@@ -1,4 +1,4 @@
-// Parity of the TypeScript client library (contracts/client) with the deployed Solidity: the gateway,
+// Parity of the TypeScript client library (@credit-metered/client, packages/client) with the deployed Solidity: the gateway,
 // worker and indexer compute prices, ids, hashes and receipts with it, so it must agree with the chain.
 import { createHash } from "node:crypto";
 import { expect } from "chai";

@@ -7,7 +7,6 @@ import { createChainReader } from "../../scripts/verify/chainReader.js";
 import { auditEscrow } from "../../scripts/verify/auditEscrow.js";
 import { rawRequest, waitForJobStatus } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet } from "../support/wallets.js";
 import { startHealthSampler } from "./support/eventLoop.js";
 import type { LiveValues } from "./support/fuzzCase.js";
@@ -27,6 +26,7 @@ import {
   type FuzzContext,
   type RunStats,
 } from "./support/runner.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Requests per run (spread over the properties by share); FUZZ_RUNS=20000 for a long run. FUZZ_SEED replays one.
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
@@ -176,7 +176,7 @@ describe("fuzzing the API from its own schemas: valid, mutated and hostile reque
   it("after the run the service is healthy: /healthz, /readyz, every model listed, a completion served", async () => {
     const { apiUrl } = stackInfo();
     expect((await fetch(`${apiUrl}/healthz`)).status).toBe(200);
-    await waitUntil("the gateway is ready", async () => (await fetch(`${apiUrl}/readyz`)).status === 200, {
+    await waitFor("the gateway is ready", async () => (await fetch(`${apiUrl}/readyz`)).status === 200, {
       timeoutMs: 30_000,
     });
     const listed = (await rawRequest("GET", "/v1/models", { apiKey: ctx.live.keys.funded }))
@@ -194,7 +194,7 @@ describe("fuzzing the API from its own schemas: valid, mutated and hostile reque
     const { rpcUrl, deploymentsFile } = stackInfo();
     const reader = createChainReader(rpcUrl, deploymentsFile);
     // Every job of the run ends (settled, failed or refunded after the 8 s job timeout) before the audit.
-    await waitUntil(
+    await waitFor(
       "no credits locked",
       async () => (await auditEscrow(reader)).wallets.every((wallet) => wallet.locked === 0n),
       {

@@ -5,7 +5,8 @@ import { localAccount } from "@credit-metered/client/local";
 import * as schema from "../../indexer/ponder.schema.js";
 import { indexedBlockNumber } from "../../scripts/stack/waitForIndexedBlock.js";
 import { chainDriver } from "./support/chainDriver.js";
-import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";
+import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
+import { sleep } from "../../scripts/stack/waitFor.js";
 
 // Issue 12, item 1: after the chain node stalled for 15 s or 25 s (SIGSTOP), Ponder 0.16.10 with its own HTTP
 // client stayed frozen for good (its rate limiter read the timeouts as rate limiting). With the indexer's
@@ -41,8 +42,6 @@ async function rpc(method: string, params: unknown[] = [], timeoutMs = 5_000): P
 async function chainHead(): Promise<number> {
   return Number.parseInt((await rpc("eth_blockNumber")) as string, 16);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   stack = await startIndexedStack("stall");

@@ -18,7 +18,8 @@ import {
 import { localAccount } from "@credit-metered/client/local";
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
-import { startIndexedStack, type IndexedStack } from "./support/startIndexedStack.js";
+import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // One chain history, driven step by step through every contract function that emits an event; after each
 // step the indexed rows are read back through @ponder/client, as the gateway reads them.
@@ -704,14 +705,17 @@ describe("latency", () => {
       const receipt = await chain.send(customer, escrow, creditEscrowAbi, "deposit", [1_000_000n]);
       // Hardhat automines: the block exists once the receipt is back. Time from there to the row.
       const mined = performance.now();
-      for (;;) {
-        const rows = await stack.client.db
-          .select({ id: schema.chainEvent.id })
-          .from(schema.chainEvent)
-          .where(and(eq(schema.chainEvent.txHash, receipt.transactionHash), fresh()));
-        if (rows.length > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await waitFor(
+        "the deposit's row",
+        async () =>
+          (
+            await stack.client.db
+              .select({ id: schema.chainEvent.id })
+              .from(schema.chainEvent)
+              .where(and(eq(schema.chainEvent.txHash, receipt.transactionHash), fresh()))
+          ).length > 0,
+        { intervalMs: 5 },
+      );
       lags.push(performance.now() - mined);
     }
     lags.sort((x, y) => x - y);

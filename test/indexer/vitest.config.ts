@@ -1,14 +1,7 @@
-import { defineConfig } from "vitest/config";
+import { stackSuiteConfig } from "../support/vitestBase.js";
 
-// Real processes (Hardhat node, PostgreSQL, Ponder) on fixed ports: one file at a time, in one fork.
-export default defineConfig({
-  test: {
-    include: ["test/indexer/**/*.test.ts"],
-    pool: "forks",
-    poolOptions: { forks: { singleFork: true } },
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 180_000,
-    sequence: { concurrent: false },
-  },
+// Each file starts its own chain, PostgreSQL and Ponder (test/support/startIndexedStack.ts) on fixed ports.
+export default stackSuiteConfig({
+  include: ["test/indexer/**/*.test.ts"],
+  hookTimeout: 180_000,
 });

@@ -6,9 +6,9 @@ import { isPortFree } from "../../scripts/stack/ports.js";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { escrowBalanceSheet, escrowEvents, openJobsOnChain } from "../support/conservationAudit.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { verifySignature } from "../webhooks/support/verifySignature.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 17, "several gateways": two gateway processes behind the stack's proxy, one chain, one database. Under a
 // few dozen concurrent requests (streamed and not) one gateway is killed with SIGKILL. Then every job ends
@@ -109,7 +109,7 @@ describe("two gateways under load, one killed with SIGKILL", () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     // Kill the second gateway while it is serving: some of its jobs are being streamed by workers.
-    await waitUntil(
+    await waitFor(
       "the victim gateway is running jobs",
       async () =>
         (await walletJobs()).filter((job) => job.gateway_id === victim.gatewayId && !FINAL_STATUSES.has(job.status))
@@ -123,7 +123,7 @@ describe("two gateways under load, one killed with SIGKILL", () => {
     );
     // Once the victim's port refuses connections, the proxy sends every new request to the survivor.
     const victimPort = Number(new URL(victim.apiUrl).port);
-    await waitUntil("the victim's port is closed", () => isPortFree(victimPort), { timeoutMs: 10_000, intervalMs: 20 });
+    await waitFor("the victim's port is closed", () => isPortFree(victimPort), { timeoutMs: 10_000, intervalMs: 20 });
     const afterKill = await Promise.all(Array.from({ length: REQUESTS_AFTER_KILL }, (_, i) => complete(i % 2 === 0)));
     expect(afterKill.map((o) => o.status)).toEqual(afterKill.map(() => 200));
     const outcomes = [...(await Promise.all(inFlight)), ...afterKill];
@@ -131,13 +131,13 @@ describe("two gateways under load, one killed with SIGKILL", () => {
     expect(outcomes.filter((o) => o.status >= 500 && o.status !== 503)).toEqual([]);
 
     // No job stays open: the survivor takes over the victim's jobs once its lease expires.
-    await waitUntil(
+    await waitFor(
       "every job of the wallet is settled, refunded or failed",
       async () => (await walletJobs()).every((job) => FINAL_STATUSES.has(job.status)),
       { timeoutMs: 60_000, intervalMs: 250 },
     );
     const closedMs = Date.now() - killedAt;
-    await waitUntil("every job opened on chain is closed", async () => (await openJobsOnChain()).length === 0, {
+    await waitFor("every job opened on chain is closed", async () => (await openJobsOnChain()).length === 0, {
       timeoutMs: 30_000,
       intervalMs: 250,
     });
@@ -167,7 +167,7 @@ describe("two gateways under load, one killed with SIGKILL", () => {
           [webhookId],
         )
       ).rows.map((row) => row.event_id);
-    await waitUntil(
+    await waitFor(
       "every recorded event delivered",
       async () => (await expectedEvents()).every((id) => deliveries.has(id)),
       // A delivery the killed dispatcher had claimed waits out its lease (WEBHOOK_TIMEOUT_MS + 30 s).

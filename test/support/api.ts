@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import type { ErrorBody, JobResource } from "@credit-metered/client/http";
 import { expect } from "vitest";
 import { stackInfo } from "./stackInfo.js";
-import { waitUntil } from "./waitUntil.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 /** The official OpenAI SDK pointed at the gateway, as a client would use it (no retries: tests see each answer). */
 export function openaiFor(apiKey: string, options: { baseUrl?: string } = {}): OpenAI {
@@ -96,7 +96,7 @@ export function sseData(body: string): string[] {
     });
 }
 
-/** The Job resource as the contract declares it (api/contract/jobs.ts). */
+/** The Job resource as the contract declares it (packages/client/src/http/jobs.ts). */
 export type Job = JobResource;
 
 /** Fetches a job of `apiKey`. */
@@ -112,7 +112,7 @@ export async function waitForJobStatus(
   timeoutMs = 30_000,
 ): Promise<Job> {
   let job: Job | undefined;
-  await waitUntil(
+  await waitFor(
     `${jobId} ${status}`,
     async () => {
       const response = await getJob(apiKey, jobId);

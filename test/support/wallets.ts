@@ -2,8 +2,8 @@ import type { Account, Address } from "viem";
 import { generateApiKey } from "@credit-metered/client";
 import { fundCredits, registerApiKey } from "../../scripts/stack/seedDemo.js";
 import { freshAccount } from "./chain.js";
-import { waitUntil } from "./waitUntil.js";
 import { stackInfo } from "./stackInfo.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 export type ClientWallet = { account: Account; wallet: Address; apiKey: string };
 
@@ -32,7 +32,7 @@ export async function depositCredits(account: Account, usdg: bigint): Promise<vo
 
 /** Waits until `GET /v1/account` answers 200 for the key. */
 export async function waitUntilKeyAccepted(apiKey: string): Promise<void> {
-  await waitUntil(`key ${apiKey.slice(0, 14)}… accepted`, async () => {
+  await waitFor(`key ${apiKey.slice(0, 14)}… accepted`, async () => {
     const response = await fetch(`${stackInfo().apiUrl}/v1/account`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });

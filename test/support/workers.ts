@@ -9,8 +9,8 @@ import {
 import { adminAccount, contracts, freshAccount, mined, modelCatalogAbi, walletClient } from "./chain.js";
 import { TIER_PRICES, tierIndex, type TierName } from "@credit-metered/client";
 import { stackInfo } from "./stackInfo.js";
-import { waitUntil } from "./waitUntil.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 let modelCounter = 0;
 
@@ -77,7 +77,7 @@ export async function startExtraWorker(options: ExtraWorkerOptions, apiKey: stri
 
 /** Waits until `GET /v1/models/{id}` reports at least `count` active workers. */
 export async function waitUntilModelHasWorkers(modelId: string, apiKey: string, count: number): Promise<void> {
-  await waitUntil(
+  await waitFor(
     `${modelId} served by ${count} worker(s)`,
     async () => {
       const response = await fetch(`${stackInfo().apiUrl}/v1/models/${encodeURIComponent(modelId)}`, {

@@ -3,10 +3,10 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRequest, waitForJobStatus, type Job } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { WEB_TEST_PORT_BASE } from "./globalSetup.js";
-import { openBrowser, screenshot, type TestBrowser } from "./support/browser.js";
+import { openSignedInBrowser, screenshot, type TestBrowser } from "./support/browser.js";
 import { startOwnWorker } from "./support/ownWorker.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // The pictures of the web app (issue 13.4): Activity charts, the Models page with the trust figures, and the jobs
 // page paged and filtered like the API. The demo wallet's jobs are made here through the real API (this file runs
@@ -67,12 +67,8 @@ beforeAll(async () => {
   await waitForJobStatus(demo.apiKey, String(failed.headers["x-service-job-id"]), "failed");
   apiJobs = await allJobs(demo.apiKey);
 
-  browser = await openBrowser();
+  browser = await openSignedInBrowser();
   page = browser.page;
-  await page.goto(stackInfo().webUrl!);
-  await page.getByTestId("connect-dev-wallet").click();
-  await page.getByTestId("sign-in").click();
-  await page.getByTestId("credits-available").waitFor();
 });
 
 afterAll(async () => {
@@ -166,25 +162,25 @@ describe("Jobs page", () => {
     await page.getByRole("link", { name: "Jobs" }).click();
     await page.getByTestId("job-row").first().waitFor();
     await page.getByTestId("jobs-page-size").selectOption(String(PAGE_SIZE));
-    await waitUntil("first page", async () => (await rowIds()).length === PAGE_SIZE);
+    await waitFor("first page", async () => (await rowIds()).length === PAGE_SIZE);
     expect(await rowIds()).toEqual(apiJobs.slice(0, PAGE_SIZE).map((job) => job.id));
     await screenshot(page, "jobs-page-1", { docs: true });
 
     await page.getByTestId("jobs-older").click();
-    await waitUntil("second page", async () => (await page.getByTestId("jobs-page").innerText()) === "Page 2");
-    await waitUntil("second page rows", async () => (await rowIds())[0] === apiJobs[PAGE_SIZE]!.id);
+    await waitFor("second page", async () => (await page.getByTestId("jobs-page").innerText()) === "Page 2");
+    await waitFor("second page rows", async () => (await rowIds())[0] === apiJobs[PAGE_SIZE]!.id);
     expect(await rowIds()).toEqual(apiJobs.slice(PAGE_SIZE, 2 * PAGE_SIZE).map((job) => job.id));
     expect(await page.getByTestId("jobs-older").isDisabled()).toBe(apiJobs.length <= 2 * PAGE_SIZE);
 
     await page.getByTestId("jobs-newer").click();
-    await waitUntil("back on page 1", async () => (await rowIds())[0] === apiJobs[0]!.id);
+    await waitFor("back on page 1", async () => (await rowIds())[0] === apiJobs[0]!.id);
     expect(await page.getByTestId("jobs-newer").isDisabled()).toBe(true);
   });
 
   it("filters by status and by model with the API's values", async () => {
     await page.getByTestId("jobs-status-filter").selectOption("failed");
     const failed = apiJobs.filter((job) => job.status === "failed").map((job) => job.id);
-    await waitUntil("failed jobs only", async () => JSON.stringify(await rowIds()) === JSON.stringify(failed));
+    await waitFor("failed jobs only", async () => JSON.stringify(await rowIds()) === JSON.stringify(failed));
     await screenshot(page, "jobs-filtered-failed", { docs: true });
 
     await page.getByTestId("jobs-status-filter").selectOption("");
@@ -192,7 +188,7 @@ describe("Jobs page", () => {
     const byApi = (
       await rawRequest("GET", "/v1/jobs?model=qwen3-1.7b&limit=100", { apiKey: stackInfo().demo.apiKey })
     ).json<{ data: Job[] }>().data;
-    await waitUntil(
+    await waitFor(
       "qwen jobs only",
       async () => JSON.stringify(await rowIds()) === JSON.stringify(byApi.map((job) => job.id)),
     );

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { contracts, creditEscrowAbi, mined, publicClient, walletClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
-import { openBrowser, screenshot, type TestBrowser } from "./support/browser.js";
+import { openSignedInBrowser, screenshot, type TestBrowser } from "./support/browser.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // The wallet's own hourly spending cap in the web app (Settings): offered when a key is created, explained, set by
 // the wallet's own transaction and read back from the escrow. The cap is removed again at the end, since the other
@@ -28,12 +28,8 @@ async function capOnChain(): Promise<bigint> {
 }
 
 beforeAll(async () => {
-  browser = await openBrowser();
+  browser = await openSignedInBrowser();
   page = browser.page;
-  await page.goto(stackInfo().webUrl!);
-  await page.getByTestId("connect-dev-wallet").click();
-  await page.getByTestId("sign-in").click();
-  await page.getByTestId("credits-available").waitFor();
 });
 
 afterAll(async () => {
@@ -95,7 +91,7 @@ describe("hourly spending cap in Settings", () => {
     await page.getByTestId("spending-cap-input").fill(CAP.toString());
     await page.getByTestId("spending-cap-save").click();
     await page.getByTestId("spending-cap-done").waitFor({ timeout: 60_000 });
-    await waitUntil("the cap shown", async () =>
+    await waitFor("the cap shown", async () =>
       (await text("spending-cap-current")).startsWith(`Cap: ${CAP} credits per hour`),
     );
     expect(await capOnChain()).toBe(CAP);
@@ -106,7 +102,7 @@ describe("hourly spending cap in Settings", () => {
     // The picture without the new key's one-time secret: leaving the page and coming back hides it.
     await page.getByRole("link", { name: "Balance" }).click();
     await page.getByRole("link", { name: "Settings" }).click();
-    await waitUntil(
+    await waitFor(
       "the cap shown again",
       async () =>
         (await page.getByTestId("spending-cap-current").count()) === 1 &&
@@ -118,7 +114,7 @@ describe("hourly spending cap in Settings", () => {
 
   it("removes the cap: the page and the chain report no cap again", async () => {
     await page.getByTestId("spending-cap-panel").getByRole("button", { name: "Remove cap" }).click();
-    await waitUntil("no cap shown", async () =>
+    await waitFor("no cap shown", async () =>
       (await text("spending-cap-current")).startsWith("No cap: your balance is the only limit."),
     );
     expect(await capOnChain()).toBe(0n);

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountOf, publicClient } from "../support/chain.js";
 import { openaiFor, rawRequest } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
-import { waitUntil } from "../support/waitUntil.js";
 import { waitUntilKeyAccepted } from "../support/wallets.js";
 import { openBrowser, screenshot, type TestBrowser } from "./support/browser.js";
 import { startFailingReceiver } from "./support/failingReceiver.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // One browser session walks through the app as the demo wallet's owner would, page by page; each test builds on
 // the previous one (signed in → funded → key → webhook → revoked …), and every page is saved as a screenshot.
@@ -57,7 +57,7 @@ describe("web application", () => {
     const before = await accountOf(wallet);
     await page.getByRole("link", { name: "Fund" }).click();
     await page.getByTestId("mint-test-usdg").click();
-    await waitUntil("test USDG minted", async () => (await text("wallet-usdg")).startsWith("100.00"));
+    await waitFor("test USDG minted", async () => (await text("wallet-usdg")).startsWith("100.00"));
     expect(await page.getByTestId("deposit-amount").inputValue()).toBe("10");
     await page.getByTestId("deposit").click();
     await page.getByTestId("deposit-done").waitFor({ timeout: 60_000 });
@@ -66,7 +66,7 @@ describe("web application", () => {
     const tx = await page.getByTestId("deposit-done").locator("a").getAttribute("data-tx");
     const receipt = await publicClient().getTransactionReceipt({ hash: tx as `0x${string}` });
     expect(receipt.to?.toLowerCase()).toBe(stackInfo().contracts.creditEscrow.toLowerCase());
-    await waitUntil("balance shows the deposit", async () =>
+    await waitFor("balance shows the deposit", async () =>
       (await text("credits-available")).startsWith(Number(after.available).toLocaleString("en-US")),
     );
     await screenshot(page, "03-fund");
@@ -81,7 +81,7 @@ describe("web application", () => {
     const apiKey = await value.innerText();
     expect(apiKey).toMatch(/^svc_live_[A-Za-z0-9]{32}$/);
     state.apiKey = apiKey;
-    await waitUntil("status active", async () => (await text("key-status")) === "Active");
+    await waitFor("status active", async () => (await text("key-status")) === "Active");
     await screenshot(page, "04-settings-new-key");
 
     await waitUntilKeyAccepted(apiKey);
@@ -109,13 +109,13 @@ describe("web application", () => {
     // A reload drops the in-page wallet; reconnecting the same wallet resumes the session without a new signature.
     await page.getByTestId("connect-dev-wallet").click();
     await page.getByRole("link", { name: "Settings" }).click();
-    await waitUntil("threshold shown", async () => (await page.getByTestId("threshold").inputValue()) === "250");
+    await waitFor("threshold shown", async () => (await page.getByTestId("threshold").inputValue()) === "250");
     await screenshot(page, "05-settings-threshold");
   });
 
   it("shows the failed delivery with its attempts and replays it once the receiver is fixed", async () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
-    await waitUntil(
+    await waitFor(
       "a failed delivery",
       async () => {
         await page.getByRole("link", { name: "Balance" }).click();
@@ -133,8 +133,8 @@ describe("web application", () => {
     receiver.heal();
     await page.getByTestId("replay-all").click();
     await page.getByTestId("replayed").waitFor();
-    await waitUntil("the replay delivered", async () => receiver.received.some((r) => r.status === 200));
-    await waitUntil(
+    await waitFor("the replay delivered", async () => receiver.received.some((r) => r.status === 200));
+    await waitFor(
       "the webhook shown active again",
       async () => {
         await page.getByRole("link", { name: "Balance" }).click();
@@ -150,7 +150,7 @@ describe("web application", () => {
   it("lists the job with its model, charge, worker and transaction links", async () => {
     await page.getByRole("link", { name: "Jobs" }).click();
     const row = page.locator(`[data-job-id="${state.jobId}"]`);
-    await waitUntil(
+    await waitFor(
       "the settled job in the list",
       async () => {
         await page.getByRole("link", { name: "Balance" }).click();
@@ -206,11 +206,11 @@ describe("web application", () => {
     await page.goto(stackInfo().webUrl!);
     await page.getByTestId("connect-dev-wallet").click();
     await page.getByRole("link", { name: "Settings" }).click();
-    await waitUntil("status active", async () => (await text("key-status")) === "Active");
+    await waitFor("status active", async () => (await text("key-status")) === "Active");
     await page.getByTestId("revoke-key").click();
     await page.getByTestId("revoke-done").waitFor({ timeout: 60_000 });
-    await waitUntil("status revoked", async () => (await text("key-status")) === "Revoked");
-    await waitUntil("the API refuses the revoked key", async () => {
+    await waitFor("status revoked", async () => (await text("key-status")) === "Revoked");
+    await waitFor("the API refuses the revoked key", async () => {
       const response = await rawRequest("GET", "/v1/account", { apiKey: state.apiKey! });
       return response.status === 401;
     });

@@ -1,10 +1,10 @@
 import path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { startDispatcherProcess, type DispatcherProcess } from "./support/dispatcherProcess.js";
-import { eventually, sleep } from "./support/eventually.js";
 import { indexed } from "./support/startWebhookStack.js";
 import { attemptsOf, deliveriesOf, webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
 import { ATTEMPT_IN_FLIGHT_ERROR } from "../../api/webhooks/runDeliveries.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Dispatchers as real processes sharing one database: a crash loses nothing and re-sends nothing that was
 // acknowledged; two at once never send the same delivery twice (SKIP LOCKED claims + leases).
@@ -23,6 +23,19 @@ afterEach(async () => {
 async function depositMany(f: WebhookFixture, count: number): Promise<void> {
   for (let i = 0; i < count; i++) await f.chain.deposit(f.wallet, 100n);
   await indexed(stack, await f.chain.publicClient.getBlockNumber());
+}
+
+/** Waits until the fixture's webhook has `count` deliveries, all delivered, and a little longer for any stray re-send. */
+async function allDelivered(f: WebhookFixture, count: number): Promise<void> {
+  await waitFor(
+    "all delivered",
+    async () => {
+      const deliveries = await deliveriesOf(f.pool, f.webhookId);
+      return deliveries.length === count && deliveries.every((d) => d.status === "delivered");
+    },
+    { timeoutMs: 60_000 },
+  );
+  await sleep(500);
 }
 
 function eventIdsReceived(f: WebhookFixture): string[] {
@@ -58,7 +71,7 @@ describe("durability", () => {
     await depositMany(f, events);
 
     const first = await spawn(f, "crash-a", { WEBHOOK_DISPATCH_BATCH: "3" });
-    await eventually("some deliveries made", () => (f.receiver.requests.length >= 8 ? true : undefined));
+    await waitFor("some deliveries made", () => f.receiver.requests.length >= 8, { intervalMs: 20 });
     await first.kill();
     processes.splice(processes.indexOf(first), 1);
     const acknowledged = (await deliveriesOf(f.pool, f.webhookId))
@@ -69,15 +82,7 @@ describe("durability", () => {
     expect(acknowledged.length).toBeLessThan(events);
 
     await spawn(f, "crash-b", { WEBHOOK_DISPATCH_BATCH: "3" });
-    await eventually(
-      "all delivered",
-      async () => {
-        const deliveries = await deliveriesOf(f.pool, f.webhookId);
-        return deliveries.length === events && deliveries.every((d) => d.status === "delivered") ? true : undefined;
-      },
-      60_000,
-    );
-    await sleep(500);
+    await allDelivered(f, events);
 
     const counts = countBy(eventIdsReceived(f));
     expect(counts.size).toBe(events); // nothing lost
@@ -101,15 +106,7 @@ describe("durability", () => {
       spawn(f, "pair-b", { WEBHOOK_DISPATCH_BATCH: "2" }),
     ]);
     await depositMany(f, events);
-    await eventually(
-      "all delivered",
-      async () => {
-        const deliveries = await deliveriesOf(f.pool, f.webhookId);
-        return deliveries.length === events && deliveries.every((d) => d.status === "delivered") ? true : undefined;
-      },
-      60_000,
-    );
-    await sleep(500);
+    await allDelivered(f, events);
 
     const counts = countBy(eventIdsReceived(f));
     expect(counts.size).toBe(events);
@@ -130,16 +127,14 @@ describe("durability", () => {
     await depositMany(f, 1);
     const timing = { WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_LEASE_MS: "5500" };
     const first = await spawn(f, "count-a", timing);
-    await eventually("first attempt received", () => (f.receiver.requests.length >= 1 ? true : undefined));
+    await waitFor("first attempt received", () => f.receiver.requests.length >= 1);
     await first.kill();
     processes.splice(processes.indexOf(first), 1);
 
     await spawn(f, "count-b", timing);
-    await eventually(
-      "delivered",
-      async () => ((await deliveriesOf(f.pool, f.webhookId))[0]?.status === "delivered" ? true : undefined),
-      30_000,
-    );
+    await waitFor("delivered", async () => (await deliveriesOf(f.pool, f.webhookId))[0]?.status === "delivered", {
+      timeoutMs: 30_000,
+    });
     expect(f.receiver.requests.map((r) => r.headers["service-delivery-attempt"])).toEqual(["1", "2"]);
     const attempts = await attemptsOf(f.pool, f.webhookId);
     expect(attempts.map((a) => [a.attempt_number, a.ok, a.error, a.dispatcher])).toEqual([

@@ -5,7 +5,6 @@ import { ponderIndexReader } from "../../api/webhooks/chainEventFeed.js";
 import { enqueueProcessingEvent } from "../../api/webhooks/enqueueProcessingEvent.js";
 import { JobStore } from "../../api/jobs/jobStore.js";
 import { chainActions, type ChainActions } from "./support/chainActions.js";
-import { eventually } from "./support/eventually.js";
 import { startHttpsReceiver, type HttpsReceiver } from "./support/httpsReceiver.js";
 import { selfSignedCert } from "./support/selfSignedCert.js";
 import { freshGatewaySchema, loadStackDeployment } from "./support/startWebhookStack.js";
@@ -13,6 +12,7 @@ import { indexKeyDirectory, startWebhookApi } from "./support/webhookApi.js";
 import { verifySignature } from "./support/verifySignature.js";
 import { Webhook } from "standardwebhooks";
 import type pg from "pg";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Every event name of the spec, derived from real chain activity (Hardhat + deployed contracts + Ponder) or the
 // gateway's job table, delivered over HTTPS to a receiver TEST DOUBLE, signed, with the data the README documents.
@@ -41,8 +41,8 @@ const facts: Record<string, unknown> = {};
 
 const envelopes = (): Envelope[] => receiver.requests.map((r) => JSON.parse(r.rawBody) as Envelope);
 const delivered = (event: string) => envelopes().filter((e) => e.event === event);
-const waitFor = (event: string, count = 1) =>
-  eventually(`${count} × ${event}`, () => (delivered(event).length >= count ? delivered(event) : undefined));
+const deliveredAtLeast = (event: string, count = 1) =>
+  waitFor(`${count} × ${event}`, () => (delivered(event).length >= count ? delivered(event) : undefined));
 
 beforeAll(async () => {
   const deployment = loadStackDeployment(stack);
@@ -57,9 +57,9 @@ beforeAll(async () => {
   worker = await chain.wallet(30);
   const { apiKey, keyHash } = await chain.registerKey(wallet);
   // The key must be indexed before the API can authenticate it.
-  await eventually("key indexed", async () => {
+  await waitFor("key indexed", async () => {
     const response = await fetch(`${api.baseUrl}/v1/webhooks`, { headers: { authorization: `Bearer ${apiKey}` } });
-    return response.status === 200 ? true : undefined;
+    return response.status === 200;
   });
   const created = await fetch(`${api.baseUrl}/v1/webhooks`, {
     method: "POST",
@@ -131,7 +131,7 @@ afterAll(async () => {
 
 describe("event delivery", () => {
   it("delivers credit.topup when credits are deposited", async () => {
-    const [topup] = await waitFor("credit.topup");
+    const [topup] = await deliveredAtLeast("credit.topup");
     expect(topup?.data).toMatchObject({
       credits_added: 150,
       usdg_value: 1.5,
@@ -142,7 +142,7 @@ describe("event delivery", () => {
   });
 
   it("delivers worker.registered with the worker's address, stake and model ids", async () => {
-    const [registered] = await waitFor("worker.registered");
+    const [registered] = await deliveredAtLeast("worker.registered");
     expect(registered?.data).toMatchObject({
       worker_address: worker.address.toLowerCase(),
       stake_svc: 1000,
@@ -151,7 +151,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.submitted when the escrow is locked", async () => {
-    const submitted = await waitFor("job.submitted", 6);
+    const submitted = await deliveredAtLeast("job.submitted", 6);
     const job1 = facts["job1"] as { jobId: string; receipt: { transactionHash: string; blockNumber: bigint } };
     expect(submitted[0]?.data).toEqual({
       job_id: job1.jobId,
@@ -166,7 +166,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.processing from the gateway's job table", async () => {
-    const [processing] = await waitFor("job.processing");
+    const [processing] = await deliveredAtLeast("job.processing");
     const job1 = facts["job1"] as { jobId: string };
     expect(processing?.data).toMatchObject({
       job_id: job1.jobId,
@@ -178,7 +178,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.completed with exactly the spec's data fields", async () => {
-    const [completed] = await waitFor("job.completed");
+    const [completed] = await deliveredAtLeast("job.completed");
     const job1 = facts["job1"] as { jobId: string };
     const settled = facts["settled"] as { receipt: { transactionHash: string; blockNumber: bigint } };
     expect(completed?.data).toEqual({
@@ -197,7 +197,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.disputed with both hashes and the arbitration deadline", async () => {
-    const [disputed] = await waitFor("job.disputed");
+    const [disputed] = await deliveredAtLeast("job.disputed");
     const job1 = facts["job1"] as { jobId: string };
     expect(disputed?.data).toMatchObject({
       job_id: job1.jobId,
@@ -210,7 +210,7 @@ describe("event delivery", () => {
   });
 
   it("delivers worker.slashed with the spec's data when a dispute is upheld", async () => {
-    const [slashed] = await waitFor("worker.slashed");
+    const [slashed] = await deliveredAtLeast("worker.slashed");
     const job1 = facts["job1"] as { jobId: string };
     expect(slashed?.data).toEqual({
       worker_address: worker.address.toLowerCase(),
@@ -222,7 +222,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.failed when the gateway fails a job", async () => {
-    const failed = await waitFor("job.failed");
+    const failed = await deliveredAtLeast("job.failed");
     const job2 = facts["job2"] as { jobId: string };
     expect(failed[0]?.data).toMatchObject({
       job_id: job2.jobId,
@@ -234,7 +234,7 @@ describe("event delivery", () => {
   });
 
   it("delivers job.timeout when a job is refunded after its deadline", async () => {
-    const [timeout] = await waitFor("job.timeout");
+    const [timeout] = await deliveredAtLeast("job.timeout");
     const job3 = facts["job3"] as { jobId: string };
     expect(timeout?.data).toMatchObject({
       job_id: job3.jobId,
@@ -246,8 +246,8 @@ describe("event delivery", () => {
   });
 
   it("delivers credit.low once per crossing below the threshold, re-armed when the balance recovers", async () => {
-    const lows = await waitFor("credit.low", 2);
-    await waitFor("job.submitted", 7); // everything up to the last job was ingested
+    const lows = await deliveredAtLeast("credit.low", 2);
+    await deliveredAtLeast("job.submitted", 7); // everything up to the last job was ingested
     expect(delivered("credit.low").map((e) => e.data)).toEqual([
       { credits_remaining: 70, usdg_value: 0.7, threshold: 100 },
       { credits_remaining: 94, usdg_value: 0.94, threshold: 100 },
@@ -287,7 +287,7 @@ describe("event delivery", () => {
   });
 
   it("has delivered every one of the ten event names", async () => {
-    await waitFor("credit.low", 2);
+    await deliveredAtLeast("credit.low", 2);
     expect(new Set(envelopes().map((e) => e.event))).toEqual(new Set(EVENT_NAMES));
   });
 

@@ -1,4 +1,3 @@
-import { rmSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startWebhookStack, type WebhookStackInfo } from "./support/startWebhookStack.js";
 
@@ -13,9 +12,6 @@ export default async function setup(project: TestProject) {
   const stack = await startWebhookStack();
   const { stop, ...info } = stack;
   project.provide("webhookStack", info);
-  return async () => {
-    await stop();
-    // The stack's folder (database, logs) is kept only on request: KEEP_WEBHOOK_STACK=1.
-    if (process.env["KEEP_WEBHOOK_STACK"] !== "1") rmSync(info.stateDir, { recursive: true, force: true });
-  };
+  // The stack's folder (database, logs) is removed with it unless KEEP_TEST_STATE=1.
+  return stop;
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { eventually, sleep } from "./support/eventually.js";
 import { attemptsOf, deliveriesOf, webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 12 item 5: a send on a kept-alive connection that the receiver closed while idle (ECONNRESET "socket hang
 // up" to a healthy receiver) is retried at once on a fresh connection, within the same attempt, instead of failing
@@ -28,9 +28,9 @@ describe("stale keep-alive connections", () => {
     const rounds = 4;
     for (let round = 1; round <= rounds; round++) {
       await f.chain.deposit(f.wallet, 100n);
-      await eventually(`delivery ${round}`, async () => {
+      await waitFor(`delivery ${round}`, async () => {
         const delivered = (await deliveriesOf(f.pool, f.webhookId)).filter((d) => d.status === "delivered");
-        return delivered.length === round ? true : undefined;
+        return delivered.length === round;
       });
       await sleep(300); // the kept-alive connection is now stale for the receiver, not for the sender
     }

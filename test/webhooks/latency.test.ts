@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { eventually } from "./support/eventually.js";
 import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // How long from a mined block to the first delivery attempt of the event it carries: Hardhat automine →
 // Ponder (100 ms polling) → dispatcher (100 ms polling of the index) → HTTPS POST. Printed, and bounded loosely.
@@ -26,7 +26,7 @@ describe("latency", () => {
       const tx = receipt.transactionHash.toLowerCase();
       const minedAt = fixture.chain.minedAt.get(tx);
       if (minedAt === undefined) throw new Error("no mined time");
-      const startedAt = await eventually(`delivery of ${tx}`, async () => {
+      const startedAt = await waitFor(`delivery of ${tx}`, async () => {
         const { rows } = await fixture.pool.query<{ started_at: Date }>(
           `SELECT a.started_at FROM webhook_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
            JOIN webhook_event e ON e.id = d.event_id

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { eventually, sleep } from "./support/eventually.js";
 import {
   attemptsOf,
   deliveriesOf,
@@ -10,6 +9,7 @@ import {
 } from "./support/webhookFixture.js";
 import { startWebhookApi } from "./support/webhookApi.js";
 import { setLowCreditThreshold } from "../../api/webhooks/deliveryStore.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // Delivery outcomes and the retry schedule (spec, Delivery and retries), with a compressed schedule
 // (0, 200, 200, 200, 200 ms) and short timeouts; the receiver is an HTTPS TEST DOUBLE.
@@ -32,9 +32,7 @@ describe("retries", () => {
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("delivered", async () =>
-      (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
-    );
+    await waitFor("delivered", async () => (await deliveriesOf(pool, webhookId))[0]?.status === "delivered");
     const attempts = await attemptsOf(pool, webhookId);
     expect(attempts.map((a) => [a.attempt_number, a.status_code, a.ok])).toEqual([
       [1, 500, false],
@@ -67,9 +65,7 @@ describe("retries", () => {
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("webhook failed", async () =>
-      (await webhookStatus(pool, webhookId)) === "failed" ? true : undefined,
-    );
+    await waitFor("webhook failed", async () => (await webhookStatus(pool, webhookId)) === "failed");
     await sleep(1_000);
     expect(receiver.requests).toHaveLength(5);
     expect((await deliveriesOf(pool, webhookId)).map((d) => d.status)).toEqual(["failed"]);
@@ -78,9 +74,7 @@ describe("retries", () => {
 
     // A later event for the failed webhook is held, not attempted.
     await fixture.chain.deposit(fixture.wallet, 100n);
-    await eventually("second delivery held", async () =>
-      (await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined,
-    );
+    await waitFor("second delivery held", async () => (await deliveriesOf(pool, webhookId))[1]?.status === "held");
     await sleep(500);
     expect(receiver.requests).toHaveLength(5);
   });
@@ -92,9 +86,7 @@ describe("retries", () => {
     fixture.startDispatcher({ timeoutMs: 500 });
     await fixture.chain.deposit(fixture.wallet, 100n);
 
-    await eventually("delivered", async () =>
-      (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
-    );
+    await waitFor("delivered", async () => (await deliveriesOf(pool, webhookId))[0]?.status === "delivered");
     const attempts = await attemptsOf(pool, webhookId);
     expect(attempts).toHaveLength(2);
     expect(attempts[0]).toMatchObject({ ok: false, status_code: null, error: "timeout after 500 ms" });
@@ -109,13 +101,9 @@ describe("retries", () => {
     receiver.setBehaviour(() => ({ status: 500, body: "nope" }));
     fixture.startDispatcher();
     await fixture.chain.deposit(fixture.wallet, 100n);
-    await eventually("webhook failed", async () =>
-      (await webhookStatus(pool, webhookId)) === "failed" ? true : undefined,
-    );
+    await waitFor("webhook failed", async () => (await webhookStatus(pool, webhookId)) === "failed");
     await fixture.chain.deposit(fixture.wallet, 100n); // held
-    await eventually("held", async () =>
-      (await deliveriesOf(pool, webhookId))[1]?.status === "held" ? true : undefined,
-    );
+    await waitFor("held", async () => (await deliveriesOf(pool, webhookId))[1]?.status === "held");
 
     const api = await startWebhookApi({
       pool,
@@ -164,9 +152,7 @@ describe("retries", () => {
       });
       expect(await replayOne.json()).toEqual({ object: "replay", replayed: 1 });
       expect(await webhookStatus(pool, webhookId)).toBe("active");
-      await eventually("first delivered", async () =>
-        (await deliveriesOf(pool, webhookId))[0]?.status === "delivered" ? true : undefined,
-      );
+      await waitFor("first delivered", async () => (await deliveriesOf(pool, webhookId))[0]?.status === "delivered");
       expect((await deliveriesOf(pool, webhookId))[1]?.status).toBe("held");
 
       const replayAll = await fetch(`${api.baseUrl}/app/webhooks/deliveries/replay`, {
@@ -175,8 +161,8 @@ describe("retries", () => {
         body: "{}",
       });
       expect(await replayAll.json()).toEqual({ object: "replay", replayed: 1 });
-      await eventually("all delivered", async () =>
-        (await deliveriesOf(pool, webhookId)).every((d) => d.status === "delivered") ? true : undefined,
+      await waitFor("all delivered", async () =>
+        (await deliveriesOf(pool, webhookId)).every((d) => d.status === "delivered"),
       );
       // The replayed event is the same event: same id and bytes as the failed attempts.
       const bodies = receiver.requests.map((r) => r.rawBody);
@@ -202,7 +188,7 @@ describe("retries", () => {
     await chain.openJob(keyHash, "llama-3.3-70b-instruct", 100); // 260
     await chain.openJob(keyHash, "llama-3.3-70b-instruct", 100); // 220: crosses 250
 
-    await eventually("credit.low", () => (receiver.requests.length > 0 ? true : undefined));
+    await waitFor("credit.low", () => receiver.requests.length > 0);
     await sleep(500);
     expect(receiver.requests.map((r) => (JSON.parse(r.rawBody) as { data: unknown }).data)).toEqual([
       { credits_remaining: 220, usdg_value: 2.2, threshold: 250 },

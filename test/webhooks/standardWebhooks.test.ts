@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { generateSecret, insertWebhook } from "../../api/webhooks/webhookStore.js";
-import { eventually } from "./support/eventually.js";
 import type { ReceivedRequest } from "./support/httpsReceiver.js";
 import { verifySignature } from "./support/verifySignature.js";
 import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
 
 // Issue 13 item 2: besides the spec's Service-Signature, every delivery carries webhook-id, webhook-timestamp and
 // webhook-signature per the Standard Webhooks specification. Verified here with the `standardwebhooks` package
@@ -36,7 +36,7 @@ beforeAll(async () => {
   }
   fixture.startDispatcher();
   await fixture.chain.deposit(fixture.wallet, 100n);
-  await eventually("four deliveries", () => (fixture.receiver.requests.length >= 4 ? true : undefined));
+  await waitFor("four deliveries", () => fixture.receiver.requests.length >= 4);
   for (const request of fixture.receiver.requests)
     byVariant.set(new URL(request.url, "https://x").searchParams.get("variant") ?? "fixture", request);
 });

@@ -1,15 +1,8 @@
-import { defineConfig } from "vitest/config";
+import { stackSuiteConfig } from "../support/vitestBase.js";
 
-// Real processes (Hardhat node, PostgreSQL, Ponder, dispatchers) on fixed ports 8760-8789: one file at a time.
-export default defineConfig({
-  test: {
-    include: ["test/webhooks/**/*.test.ts"],
-    globalSetup: ["test/webhooks/globalSetup.ts"],
-    pool: "forks",
-    poolOptions: { forks: { singleFork: true } },
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 240_000,
-    sequence: { concurrent: false },
-  },
+// A chain, PostgreSQL and Ponder shared by every file (globalSetup.ts) on fixed ports 8760-8789, dispatchers per test.
+export default stackSuiteConfig({
+  include: ["test/webhooks/**/*.test.ts"],
+  globalSetup: "test/webhooks/globalSetup.ts",
+  hookTimeout: 240_000,
 });

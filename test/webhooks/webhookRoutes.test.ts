@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type pg from "pg";
 import type { LocalAccount } from "viem";
 import { chainActions, type ChainActions } from "./support/chainActions.js";
-import { eventually, sleep } from "./support/eventually.js";
 import { freshGatewaySchema, loadStackDeployment } from "./support/startWebhookStack.js";
 import { indexKeyDirectory, startWebhookApi } from "./support/webhookApi.js";
 import { attemptsOf, webhookFixture } from "./support/webhookFixture.js";
@@ -11,6 +10,7 @@ import { MAX_WEBHOOKS_PER_WALLET } from "../../api/webhooks/webhookLimits.js";
 import { startDispatcher } from "../../api/webhooks/startDispatcher.js";
 import { ponderIndexReader } from "../../api/webhooks/chainEventFeed.js";
 import { ATTEMPT_IN_FLIGHT_ERROR } from "../../api/webhooks/runDeliveries.js";
+import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 
 // POST/GET/DELETE /v1/webhooks behind the real authenticate middleware (keys from the index), production
 // target policy; plus the delivery-time SSRF guard and the low-credit threshold setting.
@@ -36,9 +36,7 @@ async function call(method: string, path: string, key: string | null, body?: unk
 }
 
 async function waitUntilIndexed(key: string) {
-  await eventually("key indexed", async () =>
-    (await call("GET", "/v1/webhooks", key)).status === 200 ? true : undefined,
-  );
+  await waitFor("key indexed", async () => (await call("GET", "/v1/webhooks", key)).status === 200);
 }
 
 beforeAll(async () => {
@@ -352,7 +350,7 @@ describe("delivery-time target check", () => {
       });
       try {
         await fixture.chain.deposit(fixture.wallet, 100n);
-        const attempts = await eventually("attempt recorded", async () => {
+        const attempts = await waitFor("attempt recorded", async () => {
           const rows = await attemptsOf(fixture.pool, sneaky.id);
           return rows.length > 0 && rows[0]?.error !== ATTEMPT_IN_FLIGHT_ERROR ? rows : undefined;
         });

@@ -10,12 +10,10 @@ import { API_SCHEMA, INDEXER_SCHEMA } from "../../../scripts/stack/startLocalSta
 import { startWorker } from "../../../scripts/stack/startWorkers.js";
 import { escrowBalanceSheet, openJobsOnChain } from "../../support/conservationAudit.js";
 import { stackInfo } from "../../support/stackInfo.js";
-import { waitUntil } from "../../support/waitUntil.js";
 import { CHAOS_WORKER_DEFAULTS } from "../chaosStack.js";
+import { sleep, waitFor } from "../../../scripts/stack/waitFor.js";
 
 // Fault injection into the chaos stack's real processes, and the audit that follows each fault.
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type ProcessName = "chain" | "indexer" | "gateway" | `worker${number}`;
 
@@ -92,7 +90,7 @@ export async function crash(name: ProcessName, port: number): Promise<void> {
   } catch {
     // Already gone.
   }
-  await waitUntil(`${name} gone from port ${port}`, () => isPortFree(port), { timeoutMs: 10_000 });
+  await waitFor(`${name} gone from port ${port}`, () => isPortFree(port), { timeoutMs: 10_000 });
 }
 
 /** Starts the gateway again as the stack started it (same port, database, keys and settings). */
@@ -176,11 +174,11 @@ export type AuditResult = { closedWithinMs: number; escrowHeld: bigint; escrowOw
  */
 export async function expectConserved(boundMs = 90_000): Promise<AuditResult> {
   const started = Date.now();
-  await waitUntil("every job opened on chain is closed", async () => (await openJobsOnChain()).length === 0, {
+  await waitFor("every job opened on chain is closed", async () => (await openJobsOnChain()).length === 0, {
     timeoutMs: boundMs,
     intervalMs: 250,
   });
-  await waitUntil("no gateway row left open", async () => (await openGatewayRows()).length === 0, {
+  await waitFor("no gateway row left open", async () => (await openGatewayRows()).length === 0, {
     timeoutMs: Math.max(5_000, boundMs - (Date.now() - started)),
     intervalMs: 250,
   });

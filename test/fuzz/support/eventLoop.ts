@@ -1,3 +1,5 @@
+import { waitFor } from "../../../scripts/stack/waitFor.js";
+
 /**
  * The gateway's worst event-loop delay since the previous read, in ms: prom-client's default metrics keep a
  * `perf_hooks.monitorEventLoopDelay` histogram and reset it on every `/metrics` scrape, so reading before and after
@@ -12,19 +14,13 @@ export async function readEventLoopMaxMs(apiUrl: string): Promise<number> {
   return Number(match[1]) * 1000;
 }
 
-/** Waits until `/healthz` answers again (after a request that timed out), up to `timeoutMs`. */
+/** Waits until `/healthz` answers again (after a request that timed out), up to `timeoutMs`; false if it never did. */
 export async function waitForHealthy(apiUrl: string, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const response = await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
-      if (response.status === 200) return true;
-    } catch {
-      // still busy
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return false;
+  return waitFor(
+    "the gateway's /healthz",
+    async () => (await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(5_000) })).status === 200,
+    { timeoutMs, intervalMs: 500 },
+  ).catch(() => false);
 }
 
 /**

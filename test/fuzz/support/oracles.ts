@@ -397,7 +397,11 @@ function plainValue(raw: string, validate: ValidateFunction): "valid" | "invalid
   return validate(value) ? "valid" : "invalid";
 }
 
-/** Levels of nested arrays and objects in a JSON value (the top-level object is 1); iterative, for deep values. */
+/**
+ * Levels of nested arrays and objects in a JSON value (the top-level object is 1); iterative, for deep values.
+ * Deliberately not api/http/jsonDepth.ts: the oracle judges the gateway, so it shares no code with what it checks
+ * (and it walks a parsed value, where the gateway scans bytes before parsing).
+ */
 export function jsonDepth(value: unknown): number {
   let deepest = 0;
   const stack: [unknown, number][] = [[value, 1]];

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { repoRoot } from "../../../scripts/stack/repoRoot.js";
+import { stackInfo } from "../../support/stackInfo.js";
 
 /** Debian's Chromium (CI installs it with apt); CHROMIUM_PATH overrides. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -55,6 +56,20 @@ export async function openBrowser(): Promise<TestBrowser> {
       rmSync(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A fresh browser signed in to the web app as the demo wallet: the development wallet connected and the sign-in with
+ * Ethereum done, on the dashboard once it shows the wallet's credits.
+ */
+export async function openSignedInBrowser(): Promise<TestBrowser> {
+  const browser = await openBrowser();
+  const { page } = browser;
+  await page.goto(stackInfo().webUrl!);
+  await page.getByTestId("connect-dev-wallet").click();
+  await page.getByTestId("sign-in").click();
+  await page.getByTestId("credits-available").waitFor();
+  return browser;
 }
 
 /** The committed pictures of the app (docs/screenshots/), refreshed when `UPDATE_DOCS_SCREENSHOTS=1`. */

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { repoRoot } from "../../../scripts/stack/repoRoot.js";
 import { spawnChild, type ChildHandle } from "../../../scripts/stack/spawnChild.js";
-import { eventually } from "./eventually.js";
+import { waitFor } from "../../../scripts/stack/waitFor.js";
 
 export interface DispatcherProcess {
   name: string;
@@ -43,20 +43,16 @@ export async function startDispatcherProcess(options: {
   handle.child.stdout?.on("data", (chunk: Buffer) => {
     if (chunk.toString().includes("dispatcher ready")) ready = true;
   });
-  await eventually(
-    `dispatcher ${options.name} ready`,
-    () => {
-      if (!handle.isAlive()) throw new Error(`dispatcher ${options.name} exited; see ${options.logFile}`);
-      return ready ? true : undefined;
-    },
-    60_000,
-  );
+  await waitFor(`dispatcher ${options.name} ready (log: ${options.logFile})`, () => ready, {
+    timeoutMs: 60_000,
+    isAlive: () => handle.isAlive(),
+  });
   const pid = handle.child.pid as number;
   return {
     name: options.name,
     async kill() {
       process.kill(-pid, "SIGKILL");
-      await eventually(`dispatcher ${options.name} dead`, () => (handle.isAlive() ? undefined : true));
+      await waitFor(`dispatcher ${options.name} dead`, () => !handle.isAlive());
       await handle.stop();
     },
     stop: () => handle.stop(),

@@ -3,22 +3,24 @@ import path from "node:path";
 import { createClient } from "@ponder/client";
 import type { Deployment } from "@credit-metered/client";
 import { loadDeployment } from "@credit-metered/client/node";
-import * as schema from "../../../indexer/ponder.schema.js";
-import { deployContracts } from "../../../scripts/deploy/deployContracts.js";
-import { repoRoot } from "../../../scripts/stack/repoRoot.js";
-import { startChain, type RunningChain } from "../../../scripts/stack/startChain.js";
-import { startIndexer, type RunningIndexer } from "../../../scripts/stack/startIndexer.js";
-import { startPostgres, type RunningPostgres } from "../../../scripts/stack/startPostgres.js";
-import { waitForIndexedBlock } from "../../../scripts/stack/waitForIndexedBlock.js";
+import * as schema from "../../indexer/ponder.schema.js";
+import { deployContracts } from "../../scripts/deploy/deployContracts.js";
+import { repoRoot } from "../../scripts/stack/repoRoot.js";
+import { startChain, type RunningChain } from "../../scripts/stack/startChain.js";
+import { startIndexer, type RunningIndexer } from "../../scripts/stack/startIndexer.js";
+import { startPostgres, type RunningPostgres } from "../../scripts/stack/startPostgres.js";
+import { waitForIndexedBlock } from "../../scripts/stack/waitForIndexedBlock.js";
 
-// Ports of the indexer tests (8670-8689 are reserved for them).
-const CHAIN_PORT = 8670;
-const POSTGRES_PORT = 8671;
-const INDEXER_PORT = 8672;
+export type IndexedStackPorts = { chain: number; postgres: number; indexer: number };
+
+/** Ports of the indexer suite (8670-8689 are reserved for it). */
+export const INDEXER_TEST_PORTS: IndexedStackPorts = { chain: 8670, postgres: 8671, indexer: 8672 };
 
 export type IndexerClient = ReturnType<typeof createClient<typeof schema>>;
 
 export type IndexedStack = {
+  /** `.local/test-<name>-…`: the database, the deployments and the logs; removed by `stop` unless KEEP_TEST_STATE=1. */
+  stateDir: string;
   chain: RunningChain;
   postgres: RunningPostgres;
   deployment: Deployment;
@@ -34,15 +36,21 @@ export type IndexedStack = {
   stop: () => Promise<void>;
 };
 
-/** A fresh Hardhat node with the contracts deployed, embedded Postgres in a new folder, and the indexer. */
-export async function startIndexedStack(name: string): Promise<IndexedStack> {
+/**
+ * A fresh Hardhat node with the contracts deployed, embedded Postgres in a new folder, and the indexer (schema
+ * `indexer_<name>`): the stack of the suites that need the chain's read model without a gateway (indexer, webhooks).
+ */
+export async function startIndexedStack(
+  name: string,
+  ports: IndexedStackPorts = INDEXER_TEST_PORTS,
+): Promise<IndexedStack> {
   mkdirSync(path.join(repoRoot, ".local"), { recursive: true });
   const stateDir = mkdtempSync(path.join(repoRoot, ".local", `test-${name}-`));
-  const chain = await startChain({ port: CHAIN_PORT, logFile: path.join(stateDir, "chain.log") });
+  const chain = await startChain({ port: ports.chain, logFile: path.join(stateDir, "chain.log") });
   let postgres: RunningPostgres | undefined;
   let indexer: RunningIndexer | undefined;
   try {
-    postgres = await startPostgres({ stateDir, port: POSTGRES_PORT });
+    postgres = await startPostgres({ stateDir, port: ports.postgres });
     const deploymentsFile = path.join(stateDir, "deployments.json");
     await deployContracts({ rpcUrl: chain.rpcUrl, outFile: deploymentsFile });
     const deployment = loadDeployment(deploymentsFile);
@@ -54,7 +62,7 @@ export async function startIndexedStack(name: string): Promise<IndexedStack> {
         databaseSchema,
         rpcUrl: chain.rpcUrl,
         deploymentsFile,
-        port: INDEXER_PORT,
+        port: ports.indexer,
         logFile: path.join(stateDir, "indexer.log"),
         logLevel: "info",
         resetSchema,
@@ -62,6 +70,7 @@ export async function startIndexedStack(name: string): Promise<IndexedStack> {
     indexer = await launch(true);
     const indexerUrl = indexer.indexerUrl;
     const stack: IndexedStack = {
+      stateDir,
       chain,
       postgres,
       deployment,

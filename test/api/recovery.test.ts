@@ -2,7 +2,6 @@
 // stored receipt or refunded after their deadline by the sweeper, with no client request involved.
 // The refund case waits out the real 120 s job timeout: shifting the chain clock (evm_increaseTime) would leave
 // it ahead of the workers' clocks for good, and the escrow would then refuse every later receipt.
-// Run against a running dev stack: see gatewayEdges.e2e.test.ts.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
@@ -17,10 +16,10 @@ import {
   signReceipt,
 } from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
-import { waitForJobStatus } from "../../test/support/api.js";
-import { chainTime, contracts, mined, walletClient } from "../../test/support/chain.js";
-import { stackInfo } from "../../test/support/stackInfo.js";
-import { createClientWallet, type ClientWallet } from "../../test/support/wallets.js";
+import { waitForJobStatus } from "../support/api.js";
+import { chainTime, contracts, mined, walletClient } from "../support/chain.js";
+import { stackInfo } from "../support/stackInfo.js";
+import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 
 const MODEL = "qwen3-1.7b";
 const gateway = localAccount(LOCAL_ACCOUNT_INDEX.gateway);

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { repoRoot } from "../../scripts/stack/repoRoot.js";
+import { repoRoot } from "../../../scripts/stack/repoRoot.js";
 
 /**
  * Global setup that hands the end-to-end suite (test/api) the already running dev stack of devStack.ts instead

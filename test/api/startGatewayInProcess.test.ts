@@ -1,13 +1,12 @@
 // `startGateway` in process, as other test suites use it, with the faster `submitted` lock mode and a settlement
 // window wide enough to batch: concurrent requests share one nonce counter and one settleBatch transaction.
-// Run against a running dev stack: see gatewayEdges.e2e.test.ts.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_ACCOUNT_INDEX, localPrivateKey } from "@credit-metered/client/local";
 import { findFreePort } from "../../scripts/stack/ports.js";
-import { stackInfo } from "../../test/support/stackInfo.js";
-import { loadConfig } from "../config.js";
-import { startGateway, type RunningGateway } from "../main.js";
+import { stackInfo } from "../support/stackInfo.js";
+import { loadConfig } from "../../api/config.js";
+import { startGateway, type RunningGateway } from "../../api/main.js";
 
 describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", () => {
   let gateway: RunningGateway;

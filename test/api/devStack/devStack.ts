@@ -1,8 +1,9 @@
 // A whole local stack on the gateway's development ports (8690-8698) with its own state folder, for poking the
-// gateway by hand while developing it: `npx tsx api/testing/devStack.ts` (Ctrl-C stops everything).
+// gateway by hand while developing it: `npx tsx test/api/devStack/devStack.ts` (Ctrl-C stops everything). Then
+// `npx vitest run --config test/api/devStack/vitest.config.ts [test/api/<file>.test.ts]` runs the API suite against it.
 import path from "node:path";
-import { repoRoot } from "../../scripts/stack/repoRoot.js";
-import { startLocalStack, stackPorts } from "../../scripts/stack/startLocalStack.js";
+import { repoRoot } from "../../../scripts/stack/repoRoot.js";
+import { startLocalStack, stackPorts } from "../../../scripts/stack/startLocalStack.js";
 
 const base = Number(process.env.API_DEV_PORT_BASE ?? 8690);
 const stack = await startLocalStack({
