@@ -20,8 +20,8 @@ const disputeWithEscrowErrorsAbi = [
 ] as const;
 
 /**
- * Gas limit of an openJobBatch: the transaction's base cost plus a bound per lock. A lock costs ~34k warm and
- * ~75k at worst (snapshots/gas.json: openJob, cold wallet, key and model); only the gas used is paid.
+ * Gas limit of an openJobBatch: the transaction's base cost plus a bound per lock. A lock costs ~32k warm and
+ * ~77k at worst (snapshots/gas.json: openJobGasUsed, cold wallet, key and model); only the gas used is paid.
  */
 const LOCK_BATCH_GAS_BASE = 40_000n;
 const LOCK_GAS_PER_LOCK = 90_000n;

@@ -261,7 +261,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     const gatewayEnv: Record<string, string> = {
       LOG_LEVEL: "info",
-      // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/app/appSettings.ts).
+      // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/config.ts).
       APP_DEV_MODE: "true",
       ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
       ...options.gatewayEnv,

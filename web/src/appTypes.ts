@@ -1,4 +1,4 @@
-// Shapes of the backend's /app/* answers (api/app, api/webhooks/appWebhooksRouter.ts). The answers the gateway
+// Shapes of the backend's /app/* answers (api/endpoints/app/). The answers the gateway
 // declares in its HTTP contract (@credit-metered/client/http) are imported from there, types only (nothing of the server
 // is bundled).
 import type { KeyStatus, ProductContracts } from "@credit-metered/client";
