@@ -273,6 +273,9 @@ export class Oracles {
       case "jobs-query": {
         if (fuzzCase.key === undefined) return;
         const offending = new Set<string>();
+        // Parameters whose value the gateway may read either way (a literal space ends the request target, an
+        // integer with leading zeros): the gateway may rightly name one of them when it refuses the query.
+        const unclear = new Set<string>();
         let ambiguous = false;
         const counts = new Map<string, number>();
         for (const entry of intent.params) counts.set(entry.name, (counts.get(entry.name) ?? 0) + 1);
@@ -281,7 +284,10 @@ export class Oracles {
           if (!validate) continue;
           const verdict = plainValue(entry.raw, validate);
           if (entry.bracketed || (counts.get(entry.name) ?? 0) > 1 || verdict === "invalid") offending.add(entry.name);
-          else if (verdict === "ambiguous" || entry.name === "before" || entry.name === "after") ambiguous = true;
+          else if (verdict === "ambiguous" || entry.name === "before" || entry.name === "after") {
+            ambiguous = true;
+            unclear.add(entry.name);
+          }
         }
         // A parameter the endpoint does not list is refused naming it (api/README.md, "Query parameters");
         // an empty name (`&&`, `=`) has nothing to name: any spec-format 4xx will do.
@@ -295,9 +301,12 @@ export class Oracles {
           return;
         }
         if (offending.size > 0) {
-          // With an unlisted parameter as well, naming either one is right.
+          // With an unlisted parameter as well, naming either one is right; so is naming a parameter whose value
+          // the gateway may read as invalid (seed 80568930: `status=0x5&after=5␠` named `after`, read as `5`).
           const named =
-            offending.has(String(param)) || (intent.unlisted !== undefined && intent.unlisted === (param ?? ""));
+            offending.has(String(param)) ||
+            unclear.has(String(param)) ||
+            (intent.unlisted !== undefined && intent.unlisted === (param ?? ""));
           if (answer.status !== 400 || code !== "invalid_request" || !named)
             add(
               "query-form",
