@@ -170,6 +170,22 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 creditsPerRequest;
         uint32 creditsPer1kTokens;
         uint32 contextWindow;
+        OpenSkipReason lockRefusal;
+        // The last request that passed `_check` (key hash zero: none) and the credits it locks.
+        bytes32 checkedKeyHash;
+        bytes32 checkedModelKey;
+        uint32 checkedMaxTokens;
+        uint256 credits;
+    }
+
+    /// @dev One wallet's account (and spend word, when opening) as a transaction has changed it so far: a batch
+    /// of one wallet's jobs reads it once and stores it once (`_flushAccount`), not once per job.
+    struct HeldAccount {
+        address wallet;
+        uint256 available;
+        uint256 locked;
+        uint256 spendWord;
+        bool spendChanged;
     }
 
     /// @param admin Default admin (two-step transfer, `ADMIN_TRANSFER_DELAY`); grants the other roles.
@@ -291,15 +307,19 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     // ---------------------------------------------------------------- jobs
 
     /// @inheritdoc ICreditEscrow
-    function openJob(
-        bytes32 jobId,
-        bytes32 keyHash,
-        bytes32 modelKey,
-        uint32 maxTokens
-    ) external onlyRole(GATEWAY_ROLE) {
+    /// @dev The parameters are unnamed: they are read through `request`.
+    function openJob(bytes32, bytes32, bytes32, uint32) external onlyRole(GATEWAY_ROLE) {
         if (_config.paused) revert EnforcedPause();
+        // The four static arguments are laid out in calldata exactly as one `OpenRequest`, right after the
+        // selector: view them as one, so the single and the batch path share `_open` without a memory copy.
+        OpenRequest calldata request;
+        assembly ("memory-safe") {
+            request := 4
+        }
         OpenLookups memory lookups;
-        _open(OpenRequest(jobId, keyHash, modelKey, maxTokens), _deadline(), lookups, true);
+        HeldAccount memory held;
+        _open(request, _deadline(), lookups, held, true);
+        _flushAccount(held);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -308,14 +328,18 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint256 count = requests.length;
         if (count == 0) revert BatchInvalid();
         uint64 deadline = _deadline();
-        // Registry and catalog answers cannot change within this transaction, so repeats are served from memory.
+        // Registry and catalog answers cannot change within this transaction, so repeats are served from memory;
+        // so is the wallet's account and spend word, written once at the end (or when the batch moves on to
+        // another wallet).
         OpenLookups memory lookups;
-        for (uint256 i; i < count; ++i) {
+        HeldAccount memory held;
+        for (uint256 i; i < count; i = _next(i)) {
             OpenRequest calldata request = requests[i];
-            OpenSkipReason reason = _open(request, deadline, lookups, false);
+            OpenSkipReason reason = _open(request, deadline, lookups, held, false);
             if (reason == OpenSkipReason.None) ++opened;
             else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
         }
+        _flushAccount(held);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -323,8 +347,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
         Lookups memory lookups;
-        (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
-        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        SettledJob memory job;
+        HeldAccount memory held;
+        _verifyReceipt(receipt, signature, config, lookups, job, true);
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
+        _flushAccount(held);
         _debitOutstanding(config, job.charged);
         // Every state change (a due treasury move included) before the transfers.
         address treasury_ = _treasuryInEffect();
@@ -342,8 +369,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint256 count = receipts.length;
         if (count == 0 || count != signatures.length) revert BatchInvalid();
 
-        // Catalog and registry answers cannot change within this transaction, so repeats are served from memory.
+        // Catalog and registry answers cannot change within this transaction, so repeats are served from memory;
+        // one memory `job` serves every receipt in turn, and each wallet's account is stored once.
         Lookups memory lookups;
+        SettledJob memory job;
+        HeldAccount memory held;
         BatchTotals memory totals = BatchTotals({
             workers: new address[](count),
             amounts: new uint256[](count),
@@ -351,9 +381,10 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             feeTotal: 0,
             chargedTotal: 0
         });
-        for (uint256 i; i < count; ++i) {
-            if (_settleBatchItem(receipts[i], signatures[i], config, lookups, totals)) ++settled;
+        for (uint256 i; i < count; i = _next(i)) {
+            if (_settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals)) ++settled;
         }
+        _flushAccount(held);
 
         if (settled == 0) return 0;
         _debitOutstanding(config, totals.chargedTotal);
@@ -669,16 +700,25 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         emit Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }
 
+    /// @dev A loop index's successor; a batch is far shorter than 2^256.
+    function _next(uint256 i) private pure returns (uint256) {
+        unchecked {
+            return i + 1;
+        }
+    }
+
     /// @dev The deadline of a job opened now (fits a uint32 until 2106).
     function _deadline() private view returns (uint64) {
         return uint64(block.timestamp) + jobTimeout;
     }
 
-    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`).
+    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`). The wallet's account and spend
+    /// word change in `held` only; `_flushAccount` stores them.
     function _open(
-        OpenRequest memory request,
+        OpenRequest calldata request,
         uint64 deadline,
         OpenLookups memory lookups,
+        HeldAccount memory held,
         bool strict
     ) private returns (OpenSkipReason) {
         bytes32 jobId = request.jobId;
@@ -686,12 +726,38 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             if (strict) revert JobAlreadyExists(jobId);
             return OpenSkipReason.JobExists;
         }
-        if (lookups.keyHash != request.keyHash || lookups.wallet == address(0)) {
-            (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(request.keyHash);
-            lookups.keyHash = request.keyHash;
+        // A batch's requests mostly repeat the key, model and size of the last one that passed `_check`: registry
+        // and catalog answers cannot change within a transaction, so only the wallet's balance and cap remain.
+        if (
+            lookups.checkedKeyHash != request.keyHash ||
+            lookups.checkedModelKey != request.modelKey ||
+            lookups.checkedMaxTokens != request.maxTokens
+        ) {
+            OpenSkipReason reason = _check(request, lookups, strict);
+            if (reason != OpenSkipReason.None) return reason;
+        }
+        uint256 credits = lookups.credits;
+        if (!_lock(lookups, held, credits, strict)) return lookups.lockRefusal;
+        _jobs[jobId] = JobRecord.pack(lookups.wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
+        _emitOpened(jobId, lookups, credits, held.available, deadline);
+        return OpenSkipReason.None;
+    }
+
+    /// @dev Checks a request's key, model and size, loading the registry's and catalog's answers into `lookups`
+    /// (unless they are there already); prices the lock. Only a request that passes is remembered as checked.
+    function _check(
+        OpenRequest calldata request,
+        OpenLookups memory lookups,
+        bool strict
+    ) private view returns (OpenSkipReason) {
+        lookups.checkedKeyHash = 0;
+        bytes32 keyHash = request.keyHash;
+        if (lookups.keyHash != keyHash || lookups.wallet == address(0)) {
+            (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(keyHash);
+            lookups.keyHash = keyHash;
         }
         if (lookups.keyStatus != IApiKeyRegistry.KeyStatus.Active) {
-            if (strict) revert IApiKeyRegistry.KeyNotActive(request.keyHash, lookups.keyStatus);
+            if (strict) revert IApiKeyRegistry.KeyNotActive(keyHash, lookups.keyStatus);
             return OpenSkipReason.KeyNotActive;
         }
         OpenSkipReason reason = _requireListed(request.modelKey, lookups, strict);
@@ -703,7 +769,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             if (strict) revert MaxTokensInvalid(maxTokens);
             return OpenSkipReason.MaxTokensInvalid;
         }
-        return _lock(request, lookups, credits, deadline, strict);
+        lookups.credits = credits;
+        lookups.checkedKeyHash = keyHash;
+        lookups.checkedModelKey = request.modelKey;
+        lookups.checkedMaxTokens = maxTokens;
+        return OpenSkipReason.None;
     }
 
     /// @dev Loads the model's listing into `lookups` (unless it is there already) and checks it is listed.
@@ -734,23 +804,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return OpenSkipReason.None;
     }
 
-    /// @dev Moves `credits` of the key's wallet from available to locked, within the wallet's spending cap, and
-    /// records the job.
+    /// @dev Moves `credits` of the key's wallet from available to locked, within the wallet's spending cap, in
+    /// `held` (loading the wallet's account and spend word first when it holds another wallet's). On refusal
+    /// returns false with the reason in `lookups.lockRefusal`.
     function _lock(
-        OpenRequest memory request,
         OpenLookups memory lookups,
+        HeldAccount memory held,
         uint256 credits,
-        uint64 deadline,
         bool strict
-    ) private returns (OpenSkipReason) {
+    ) private returns (bool) {
         address wallet = lookups.wallet;
-        Account storage account = _accounts[wallet];
-        Account memory current = account;
-        if (current.available < credits) {
-            if (strict) revert InsufficientCredits(wallet, current.available, credits);
-            return OpenSkipReason.InsufficientCredits;
+        if (held.wallet != wallet) {
+            _hold(held, wallet);
+            held.spendWord = _spend[wallet];
         }
-        uint256 word = _spend[wallet];
+        uint256 available = held.available;
+        if (available < credits) {
+            if (strict) revert InsufficientCredits(wallet, available, credits);
+            lookups.lockRefusal = OpenSkipReason.InsufficientCredits;
+            return false;
+        }
+        uint256 word = held.spendWord;
         if (word != 0) {
             (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
             if (!fits) {
@@ -763,55 +837,94 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
                         word.roomAt(credits, block.timestamp)
                     );
                 }
-                return OpenSkipReason.SpendingCapExceeded;
+                lookups.lockRefusal = OpenSkipReason.SpendingCapExceeded;
+                return false;
             }
-            if (updated != word) _spend[wallet] = updated;
+            if (updated != word) {
+                held.spendWord = updated;
+                held.spendChanged = true;
+            }
         }
-        uint256 balanceAfter;
         // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
         unchecked {
-            balanceAfter = current.available - credits;
-            account.available = uint96(balanceAfter);
-            account.locked = current.locked + uint96(credits);
+            held.available = available - credits;
+            held.locked += credits;
         }
-        _jobs[request.jobId] = JobRecord.pack(wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
-        emit JobOpened(
-            request.jobId,
-            wallet,
-            request.keyHash,
-            request.modelKey,
-            lookups.tier,
-            credits,
-            balanceAfter,
-            deadline
-        );
-        return OpenSkipReason.None;
+        return true;
     }
 
-    /// @dev Books a verified receipt: refunds the unused lock, commits the settlement; returns what to pay.
+    /// @dev Makes `held` hold `wallet`'s account, storing the one it held before.
+    function _hold(HeldAccount memory held, address wallet) private {
+        _flushAccount(held);
+        Account storage account = _accounts[wallet];
+        held.wallet = wallet;
+        held.available = account.available;
+        held.locked = account.locked;
+        held.spendChanged = false;
+    }
+
+    /// @dev Stores the account (and the spend word, if it changed) `held` holds, if any.
+    function _flushAccount(HeldAccount memory held) private {
+        address wallet = held.wallet;
+        if (wallet == address(0)) return;
+        Account storage account = _accounts[wallet];
+        // Both stay below the wallet's deposits, far below 2^96.
+        account.available = uint96(held.available);
+        account.locked = uint96(held.locked);
+        if (held.spendChanged) _spend[wallet] = held.spendWord;
+    }
+
+    /// @dev `JobOpened`, encoded by hand: the batch emits one per job.
+    function _emitOpened(
+        bytes32 jobId,
+        OpenLookups memory lookups,
+        uint256 credits,
+        uint256 balanceAfter,
+        uint64 deadline
+    ) private {
+        bytes32 topic = JobOpened.selector;
+        address wallet = lookups.wallet;
+        bytes32 keyHash = lookups.keyHash;
+        bytes32 modelKey = lookups.modelKey;
+        Tier tier = lookups.tier;
+        // Data words past the free-memory pointer, not allocated: nothing else uses memory before the log.
+        assembly ("memory-safe") {
+            let data := mload(0x40)
+            mstore(data, modelKey)
+            mstore(add(data, 0x20), tier)
+            mstore(add(data, 0x40), credits)
+            mstore(add(data, 0x60), balanceAfter)
+            mstore(add(data, 0x80), deadline)
+            log4(data, 0xa0, topic, jobId, wallet, keyHash)
+        }
+    }
+
+    /// @dev Books a verified receipt: refunds the unused lock (in `held`), commits the settlement; returns what to
+    /// pay.
     function _book(
         Receipt calldata receipt,
-        SettledJob memory job
+        SettledJob memory job,
+        HeldAccount memory held
     ) private returns (uint256 workerAmount, uint256 feeAmount) {
-        Account storage account = _accounts[job.wallet];
-        // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of account.locked;
-        // available + refunded stays below the wallet's deposits, far below 2^96.
+        if (held.wallet != job.wallet) _hold(held, job.wallet);
+        // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of the wallet's locked
+        // credits; available + refunded stays below the wallet's deposits, far below 2^96.
         unchecked {
             job.refunded = job.creditsLocked - job.charged;
-            job.balanceAfter = account.available + job.refunded;
-            account.available = uint96(job.balanceAfter);
-            account.locked -= uint96(job.creditsLocked);
+            job.balanceAfter = held.available + job.refunded;
+            held.available = job.balanceAfter;
+            held.locked -= job.creditsLocked;
         }
 
         // charged < 2^40 (it is capped by the lock), so the commitment's uint64 holds it.
         _jobs[receipt.jobId] = JobRecord.commitment(
-            Settlement({
-                wallet: job.wallet,
-                worker: job.worker,
-                outputHash: receipt.outputHash,
-                creditsCharged: uint64(job.charged),
-                finalTokenAt: receipt.finalTokenAt
-            }),
+            JobRecord.hashSettlement(
+                job.wallet,
+                job.worker,
+                receipt.outputHash,
+                uint64(job.charged),
+                receipt.finalTokenAt
+            ),
             uint32(block.timestamp),
             JobStatus.Settled
         );
@@ -831,14 +944,16 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bytes calldata signature,
         Config memory config,
         Lookups memory lookups,
+        SettledJob memory job,
+        HeldAccount memory held,
         BatchTotals memory totals
     ) private returns (bool) {
-        (SettleSkipReason reason, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, false);
+        SettleSkipReason reason = _verifyReceipt(receipt, signature, config, lookups, job, false);
         if (reason != SettleSkipReason.None) {
             emit SettlementSkipped(receipt.jobId, reason);
             return false;
         }
-        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         totals.feeTotal += feeAmount;
         totals.chargedTotal += job.charged;
         uint256 slot;
@@ -871,26 +986,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @dev Checks a receipt against its open job: signer eligible, final token plausible against the opening,
     /// the deadline and now, and the settle grace not over. Prices it, capped at the lock. Says why it cannot
-    /// settle (reverting instead when `strict`).
+    /// settle (reverting instead when `strict`). Fills `job` (every field it sets is set for each receipt).
     function _verifyReceipt(
         Receipt calldata receipt,
         bytes calldata signature,
         Config memory config,
         Lookups memory lookups,
+        SettledJob memory job,
         bool strict
-    ) private returns (SettleSkipReason, SettledJob memory job) {
+    ) private returns (SettleSkipReason) {
         JobStatus status;
         (job.wallet, job.creditsLocked, job.deadline, job.modelIndex, status) = _jobs[receipt.jobId].unpack();
         if (status != JobStatus.Open) {
             if (strict) revert JobNotInStatus(receipt.jobId, status, JobStatus.Open);
-            return (SettleSkipReason.JobNotOpen, job);
+            return SettleSkipReason.JobNotOpen;
         }
         bool recovered;
         (job.worker, recovered) = _signerOf(receipt, signature, strict);
-        if (!recovered) return (SettleSkipReason.SignatureInvalid, job);
-        if (!_eligible(receipt.jobId, job, lookups, strict)) return (SettleSkipReason.WorkerNotEligible, job);
+        if (!recovered) return SettleSkipReason.SignatureInvalid;
+        if (!_eligible(receipt.jobId, job, lookups, strict)) return SettleSkipReason.WorkerNotEligible;
         SettleSkipReason timing = _checkTiming(receipt.jobId, receipt.finalTokenAt, job.deadline, config, strict);
-        if (timing != SettleSkipReason.None) return (timing, job);
+        if (timing != SettleSkipReason.None) return timing;
 
         uint256 charged = Pricing.price(
             lookups.creditsPerRequest,
@@ -899,7 +1015,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         );
         job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;
         job.feeBps = _feeAt(config, job.deadline - jobTimeout);
-        return (SettleSkipReason.None, job);
+        return SettleSkipReason.None;
     }
 
     /// @dev Loads the job's price version into `lookups` and checks the signer may serve its model (both served
@@ -950,10 +1066,18 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool strict
     ) private view returns (address signer, bool recovered) {
         bytes32 digest = _hashTypedDataV4(ReceiptHash.hash(receipt));
-        if (strict) return (ECDSA.recoverCalldata(digest, signature), true);
         ECDSA.RecoverError error;
-        (signer, error, ) = ECDSA.tryRecoverCalldata(digest, signature);
+        bytes32 errorArg;
+        (signer, error, errorArg) = ECDSA.tryRecoverCalldata(digest, signature);
         recovered = error == ECDSA.RecoverError.NoError;
+        // One recovery path for both modes (code size); the strict one reverts as ECDSA.recoverCalldata would.
+        if (strict && !recovered) {
+            if (error == ECDSA.RecoverError.InvalidSignatureLength) {
+                revert ECDSA.ECDSAInvalidSignatureLength(uint256(errorArg));
+            }
+            if (error == ECDSA.RecoverError.InvalidSignatureS) revert ECDSA.ECDSAInvalidSignatureS(errorArg);
+            revert ECDSA.ECDSAInvalidSignature();
+        }
     }
 
     /// @dev A final token must lie between the opening (less the clock skew) and the deadline, and not in the
@@ -981,26 +1105,33 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return SettleSkipReason.None;
     }
 
+    /// @dev `JobSettled`, encoded by hand: the batch emits one per receipt.
     function _emitSettled(
         Receipt calldata receipt,
         SettledJob memory job,
         uint256 workerAmount,
         uint256 feeAmount
     ) private {
-        emit JobSettled(
-            receipt.jobId,
-            job.wallet,
-            job.worker,
-            receipt.outputHash,
-            receipt.promptTokens,
-            receipt.completionTokens,
-            receipt.finalTokenAt,
-            job.charged,
-            job.refunded,
-            workerAmount,
-            feeAmount,
-            job.balanceAfter
-        );
+        bytes32 topic = JobSettled.selector;
+        bytes32 jobId = receipt.jobId;
+        address wallet = job.wallet;
+        address worker = job.worker;
+        uint256 charged = job.charged;
+        uint256 refunded = job.refunded;
+        uint256 balanceAfter = job.balanceAfter;
+        // Data words past the free-memory pointer, not allocated: nothing else uses memory before the log.
+        assembly ("memory-safe") {
+            let data := mload(0x40)
+            // outputHash, promptTokens, completionTokens, finalTokenAt: the receipt's last four words, as they
+            // stand in calldata (ReceiptHash.hash rejected dirty bits when the receipt was verified).
+            calldatacopy(data, add(receipt, 0x20), 0x80)
+            mstore(add(data, 0x80), charged)
+            mstore(add(data, 0xa0), refunded)
+            mstore(add(data, 0xc0), workerAmount)
+            mstore(add(data, 0xe0), feeAmount)
+            mstore(add(data, 0x100), balanceAfter)
+            log4(data, 0x120, topic, jobId, wallet, worker)
+        }
     }
 
     /// @dev Returns an open job's lock to its wallet and records `status` (failed or refunded).
