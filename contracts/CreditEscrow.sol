@@ -170,13 +170,19 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 creditsPerRequest;
         uint32 creditsPer1kTokens;
         uint32 contextWindow;
-        OpenSkipReason lockRefusal;
         // The last request that passed `_check` (key hash zero: none) and the credits it locks.
         bytes32 checkedKeyHash;
         bytes32 checkedModelKey;
-        uint32 checkedMaxTokens;
+        uint256 checkedMaxTokens;
         uint256 credits;
+        uint256 openRecord;
+        // JobOpened's data: modelKey, tier, creditsLocked, balanceAfter (written per job), deadline.
+        uint256[5] openedData;
     }
+
+    /// @dev `Account` packs into one slot, from the low bits: available (96), locked (96), lastTopUpAt (64).
+    uint256 private constant ACCOUNT_LOCKED_SHIFT = 96;
+    uint256 private constant ACCOUNT_TOP_UP_SHIFT = 192;
 
     /// @dev One wallet's account (and spend word, when opening) as a transaction has changed it so far: a batch
     /// of one wallet's jobs reads it once and stores it once (`_flushAccount`), not once per job.
@@ -184,6 +190,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         address wallet;
         uint256 available;
         uint256 locked;
+        uint256 lastTopUpAt;
         uint256 spendWord;
         bool spendChanged;
     }
@@ -307,9 +314,15 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     // ---------------------------------------------------------------- jobs
 
     /// @inheritdoc ICreditEscrow
-    /// @dev The parameters are unnamed: they are read through `request`.
-    function openJob(bytes32, bytes32, bytes32, uint32) external onlyRole(GATEWAY_ROLE) {
+    function openJob(
+        bytes32 jobId,
+        bytes32 keyHash,
+        bytes32 modelKey,
+        uint32 maxTokens
+    ) external onlyRole(GATEWAY_ROLE) {
         if (_config.paused) revert EnforcedPause();
+        // Decoded (and so validated) by the dispatcher; read below through `request`.
+        (jobId, keyHash, modelKey, maxTokens);
         // The four static arguments are laid out in calldata exactly as one `OpenRequest`, right after the
         // selector: view them as one, so the single and the batch path share `_open` without a memory copy.
         OpenRequest calldata request;
@@ -333,11 +346,15 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         // another wallet).
         OpenLookups memory lookups;
         HeldAccount memory held;
-        for (uint256 i; i < count; i = _next(i)) {
-            OpenRequest calldata request = requests[i];
+        // A batch is far shorter than 2^256: the counters cannot overflow.
+        for (uint256 i; i < count; ) {
+            OpenRequest calldata request = _requestAt(requests, i);
             OpenSkipReason reason = _open(request, deadline, lookups, held, false);
-            if (reason == OpenSkipReason.None) ++opened;
-            else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
+            unchecked {
+                if (reason == OpenSkipReason.None) ++opened;
+                else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
+                ++i;
+            }
         }
         _flushAccount(held);
     }
@@ -381,8 +398,13 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             feeTotal: 0,
             chargedTotal: 0
         });
-        for (uint256 i; i < count; i = _next(i)) {
-            if (_settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals)) ++settled;
+        // A batch is far shorter than 2^256: the counters cannot overflow.
+        for (uint256 i; i < count; ) {
+            bool booked = _settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals);
+            unchecked {
+                if (booked) ++settled;
+                ++i;
+            }
         }
         _flushAccount(held);
 
@@ -700,10 +722,38 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         emit Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }
 
-    /// @dev A loop index's successor; a batch is far shorter than 2^256.
-    function _next(uint256 i) private pure returns (uint256) {
-        unchecked {
-            return i + 1;
+    /// @dev A request's job id, the storage slot of its `_jobs` entry (computed once for opening's check and
+    /// write) and the record there.
+    function _loadJob(OpenRequest calldata request) private view returns (bytes32 jobId, uint256 slot, uint256 record) {
+        jobId = request.jobId;
+        assembly ("memory-safe") {
+            mstore(0, jobId)
+            mstore(0x20, _jobs.slot)
+            slot := keccak256(0, 0x40)
+            record := sload(slot)
+        }
+    }
+
+    /// @dev Word `index` of a request as it stands in calldata (not decoded).
+    function _word(OpenRequest calldata request, uint256 index) private pure returns (bytes32 word) {
+        assembly ("memory-safe") {
+            word := calldataload(add(request, shl(5, index)))
+        }
+    }
+
+    /// @dev `requests[i]` without the bounds check: the batch loop keeps `i` below the length.
+    function _requestAt(
+        OpenRequest[] calldata requests,
+        uint256 i
+    ) private pure returns (OpenRequest calldata request) {
+        assembly ("memory-safe") {
+            request := add(requests.offset, shl(7, i))
+        }
+    }
+
+    function _storeWord(uint256 slot, uint256 word) private {
+        assembly ("memory-safe") {
+            sstore(slot, word)
         }
     }
 
@@ -721,25 +771,48 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         HeldAccount memory held,
         bool strict
     ) private returns (OpenSkipReason) {
-        bytes32 jobId = request.jobId;
-        if (_jobs[jobId] != 0) {
+        (bytes32 jobId, uint256 slot, uint256 record) = _loadJob(request);
+        if (record != 0) {
             if (strict) revert JobAlreadyExists(jobId);
             return OpenSkipReason.JobExists;
         }
         // A batch's requests mostly repeat the key, model and size of the last one that passed `_check`: registry
         // and catalog answers cannot change within a transaction, so only the wallet's balance and cap remain.
+        // The request's words are compared raw: a dirty `maxTokens` word never equals the clean one checked, so it
+        // goes to `_check`, whose decoding rejects it.
         if (
-            lookups.checkedKeyHash != request.keyHash ||
-            lookups.checkedModelKey != request.modelKey ||
-            lookups.checkedMaxTokens != request.maxTokens
+            lookups.checkedKeyHash != _word(request, 1) ||
+            lookups.checkedModelKey != _word(request, 2) ||
+            lookups.checkedMaxTokens != uint256(_word(request, 3))
         ) {
             OpenSkipReason reason = _check(request, lookups, strict);
             if (reason != OpenSkipReason.None) return reason;
+            _prepareOpening(lookups, deadline);
+        }
+        // Moves the credits from available to locked in `held`, within the wallet's spending cap.
+        address wallet = lookups.wallet;
+        if (held.wallet != wallet) {
+            _hold(held, wallet);
+            held.spendWord = _spend[wallet];
         }
         uint256 credits = lookups.credits;
-        if (!_lock(lookups, held, credits, strict)) return lookups.lockRefusal;
-        _jobs[jobId] = JobRecord.pack(lookups.wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
-        _emitOpened(jobId, lookups, credits, held.available, deadline);
+        uint256 available = held.available;
+        if (available < credits) {
+            if (strict) revert InsufficientCredits(wallet, available, credits);
+            return OpenSkipReason.InsufficientCredits;
+        }
+        if (held.spendWord != 0 && !_withinCap(held, wallet, credits, strict)) {
+            return OpenSkipReason.SpendingCapExceeded;
+        }
+        // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
+        unchecked {
+            available -= credits;
+            held.available = available;
+            held.locked += credits;
+        }
+        // The record of every job of the checked request (same wallet, lock, deadline and price version).
+        _storeWord(slot, lookups.openRecord);
+        _emitOpened(jobId, lookups, available);
         return OpenSkipReason.None;
     }
 
@@ -804,51 +877,30 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return OpenSkipReason.None;
     }
 
-    /// @dev Moves `credits` of the key's wallet from available to locked, within the wallet's spending cap, in
-    /// `held` (loading the wallet's account and spend word first when it holds another wallet's). On refusal
-    /// returns false with the reason in `lookups.lockRefusal`.
-    function _lock(
-        OpenLookups memory lookups,
+    /// @dev Records a lock of `credits` in the capped wallet's spend word in `held`, if it fits under the cap.
+    function _withinCap(
         HeldAccount memory held,
+        address wallet,
         uint256 credits,
         bool strict
-    ) private returns (bool) {
-        address wallet = lookups.wallet;
-        if (held.wallet != wallet) {
-            _hold(held, wallet);
-            held.spendWord = _spend[wallet];
-        }
-        uint256 available = held.available;
-        if (available < credits) {
-            if (strict) revert InsufficientCredits(wallet, available, credits);
-            lookups.lockRefusal = OpenSkipReason.InsufficientCredits;
+    ) private view returns (bool) {
+        uint256 word = held.spendWord;
+        (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
+        if (!fits) {
+            if (strict) {
+                revert SpendingCapExceeded(
+                    wallet,
+                    word.capOf(),
+                    lockedInWindow,
+                    credits,
+                    word.roomAt(credits, block.timestamp)
+                );
+            }
             return false;
         }
-        uint256 word = held.spendWord;
-        if (word != 0) {
-            (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
-            if (!fits) {
-                if (strict) {
-                    revert SpendingCapExceeded(
-                        wallet,
-                        word.capOf(),
-                        lockedInWindow,
-                        credits,
-                        word.roomAt(credits, block.timestamp)
-                    );
-                }
-                lookups.lockRefusal = OpenSkipReason.SpendingCapExceeded;
-                return false;
-            }
-            if (updated != word) {
-                held.spendWord = updated;
-                held.spendChanged = true;
-            }
-        }
-        // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
-        unchecked {
-            held.available = available - credits;
-            held.locked += credits;
+        if (updated != word) {
+            held.spendWord = updated;
+            held.spendChanged = true;
         }
         return true;
     }
@@ -857,9 +909,14 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     function _hold(HeldAccount memory held, address wallet) private {
         _flushAccount(held);
         Account storage account = _accounts[wallet];
+        uint256 word;
+        assembly ("memory-safe") {
+            word := sload(account.slot)
+        }
         held.wallet = wallet;
-        held.available = account.available;
-        held.locked = account.locked;
+        held.available = uint96(word);
+        held.locked = uint96(word >> ACCOUNT_LOCKED_SHIFT);
+        held.lastTopUpAt = word >> ACCOUNT_TOP_UP_SHIFT;
         held.spendChanged = false;
     }
 
@@ -868,33 +925,43 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         address wallet = held.wallet;
         if (wallet == address(0)) return;
         Account storage account = _accounts[wallet];
-        // Both stay below the wallet's deposits, far below 2^96.
-        account.available = uint96(held.available);
-        account.locked = uint96(held.locked);
+        // Both stay below the wallet's deposits, far below 2^96. One write of the whole slot.
+        uint256 word = (held.lastTopUpAt << ACCOUNT_TOP_UP_SHIFT) |
+            (uint256(uint96(held.locked)) << ACCOUNT_LOCKED_SHIFT) |
+            uint256(uint96(held.available));
+        assembly ("memory-safe") {
+            sstore(account.slot, word)
+        }
         if (held.spendChanged) _spend[wallet] = held.spendWord;
     }
 
-    /// @dev `JobOpened`, encoded by hand: the batch emits one per job.
-    function _emitOpened(
-        bytes32 jobId,
-        OpenLookups memory lookups,
-        uint256 credits,
-        uint256 balanceAfter,
-        uint64 deadline
-    ) private {
+    /// @dev What every job of the request just checked shares: its record (same wallet, lock, deadline and price
+    /// version) and `JobOpened`'s data words but the balance.
+    function _prepareOpening(OpenLookups memory lookups, uint64 deadline) private pure {
+        uint256 credits = lookups.credits;
+        lookups.openRecord = JobRecord.pack(
+            lookups.wallet,
+            credits,
+            uint32(deadline),
+            lookups.modelIndex,
+            JobStatus.Open
+        );
+        uint256[5] memory data = lookups.openedData;
+        data[0] = uint256(lookups.modelKey);
+        data[1] = uint256(lookups.tier);
+        data[2] = credits;
+        data[4] = deadline;
+    }
+
+    /// @dev `JobOpened`, encoded by hand: the batch emits one per job, from the data words `_prepareOpening` filled
+    /// and the wallet's balance after this job.
+    function _emitOpened(bytes32 jobId, OpenLookups memory lookups, uint256 balanceAfter) private {
         bytes32 topic = JobOpened.selector;
         address wallet = lookups.wallet;
         bytes32 keyHash = lookups.keyHash;
-        bytes32 modelKey = lookups.modelKey;
-        Tier tier = lookups.tier;
-        // Data words past the free-memory pointer, not allocated: nothing else uses memory before the log.
+        uint256[5] memory data = lookups.openedData;
         assembly ("memory-safe") {
-            let data := mload(0x40)
-            mstore(data, modelKey)
-            mstore(add(data, 0x20), tier)
-            mstore(add(data, 0x40), credits)
             mstore(add(data, 0x60), balanceAfter)
-            mstore(add(data, 0x80), deadline)
             log4(data, 0xa0, topic, jobId, wallet, keyHash)
         }
     }

@@ -23,7 +23,10 @@ library ReceiptHash {
             mstore(data, typeHash)
             calldatacopy(add(data, 0x20), receipt, 0xa0)
             // promptTokens and completionTokens are uint32, finalTokenAt uint64.
-            if or(or(shr(32, mload(add(data, 0x60))), shr(32, mload(add(data, 0x80)))), shr(64, mload(add(data, 0xa0)))) {
+            if or(
+                or(shr(32, mload(add(data, 0x60))), shr(32, mload(add(data, 0x80)))),
+                shr(64, mload(add(data, 0xa0)))
+            ) {
                 revert(0, 0)
             }
             digest := keccak256(data, 0xc0)
