@@ -170,7 +170,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 creditsPerRequest;
         uint32 creditsPer1kTokens;
         uint32 contextWindow;
-        // The last request that passed `_check` (key hash zero: none) and the credits it locks.
+        // The last request that passed `_check` (size zero: none) and the credits it locks.
         bytes32 checkedKeyHash;
         bytes32 checkedModelKey;
         uint256 checkedMaxTokens;
@@ -779,11 +779,12 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         // A batch's requests mostly repeat the key, model and size of the last one that passed `_check`: registry
         // and catalog answers cannot change within a transaction, so only the wallet's balance and cap remain.
         // The request's words are compared raw: a dirty `maxTokens` word never equals the clean one checked, so it
-        // goes to `_check`, whose decoding rejects it.
+        // goes to `_check`, whose decoding rejects it. A checked size is never zero: zero means nothing checked.
         if (
             lookups.checkedKeyHash != _word(request, 1) ||
             lookups.checkedModelKey != _word(request, 2) ||
-            lookups.checkedMaxTokens != uint256(_word(request, 3))
+            lookups.checkedMaxTokens != uint256(_word(request, 3)) ||
+            lookups.checkedMaxTokens == 0
         ) {
             OpenSkipReason reason = _check(request, lookups, strict);
             if (reason != OpenSkipReason.None) return reason;
@@ -823,7 +824,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         OpenLookups memory lookups,
         bool strict
     ) private view returns (OpenSkipReason) {
-        lookups.checkedKeyHash = 0;
+        lookups.checkedMaxTokens = 0;
         bytes32 keyHash = request.keyHash;
         if (lookups.keyHash != keyHash || lookups.wallet == address(0)) {
             (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(keyHash);

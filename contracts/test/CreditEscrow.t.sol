@@ -153,6 +153,19 @@ contract CreditEscrowTest is EscrowFixture {
         _openJob(JOB, maxModel, 0);
     }
 
+    function test_openJobBatch_skipsARequestOfZeroKeyModelAndSizeAsItsFirst() public {
+        // Nothing has passed the check yet: an all-zero request must not pass for a repeat of an earlier one.
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = ICreditEscrow.OpenRequest(JOB, bytes32(0), bytes32(0), 0);
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.JobOpenSkipped(JOB, bytes32(0), ICreditEscrow.OpenSkipReason.KeyNotActive);
+        vm.prank(gateway);
+        uint256 opened = escrow.openJobBatch(requests);
+        vm.assertEq(opened, 0, "nothing opened");
+        (JobStatus status, , , ) = escrow.jobOf(JOB);
+        vm.assertEq(uint8(status), uint8(JobStatus.None), "no job recorded");
+    }
+
     function test_openJob_revertsIfCallerNotGateway() public {
         vm.expectRevert(
             abi.encodeWithSelector(
