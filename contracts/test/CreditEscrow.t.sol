@@ -251,6 +251,21 @@ contract CreditEscrowTest is EscrowFixture {
         vm.assertEq(before - (_available(wallet) + _locked(wallet)), newPrice, "new version: its own prices");
     }
 
+    /// @dev The max model's version (index 1) is cached first, so a cache read that ignored the index would find
+    /// its prices.
+    function test_settle_chargesAJobItsOwnVersionsPricesFromTheCache() public {
+        bytes32 maxJob = bytes32(uint256(JOB) + 20);
+        bytes32 liteFirst = bytes32(uint256(JOB) + 21);
+        _openJob(maxJob, maxModel, 1_000);
+        _openJob(liteFirst, liteModel, 1_000);
+        _openJob(JOB, liteModel, 1_000);
+        _settleAndMeasure(maxJob, 600);
+        _settleAndMeasure(liteFirst, 600); // fills the cache for the lite model's version
+        // Within the threshold: the flat price, below the lock (which would cap another version's higher price).
+        (uint256 charged, , , ) = _settleAndMeasure(JOB, 100);
+        vm.assertEq(charged, LITE_CPR, "the lite version's prices");
+    }
+
     function test_settle_succeedsIfModelRetiredWhileOpen() public {
         _openJob(JOB, maxModel, 2_000);
         catalog.retireModel(MAX_MODEL_ID);
