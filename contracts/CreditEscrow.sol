@@ -170,6 +170,29 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 creditsPerRequest;
         uint32 creditsPer1kTokens;
         uint32 contextWindow;
+        // The last request that passed `_check` (size zero: none) and the credits it locks.
+        bytes32 checkedKeyHash;
+        bytes32 checkedModelKey;
+        uint256 checkedMaxTokens;
+        uint256 credits;
+        uint256 openRecord;
+        // JobOpened's data: modelKey, tier, creditsLocked, balanceAfter (written per job), deadline.
+        uint256[5] openedData;
+    }
+
+    /// @dev `Account` packs into one slot, from the low bits: available (96), locked (96), lastTopUpAt (64).
+    uint256 private constant ACCOUNT_LOCKED_SHIFT = 96;
+    uint256 private constant ACCOUNT_TOP_UP_SHIFT = 192;
+
+    /// @dev One wallet's account (and spend word, when opening) as a transaction has changed it so far: a batch
+    /// of one wallet's jobs reads it once and stores it once (`_flushAccount`), not once per job.
+    struct HeldAccount {
+        address wallet;
+        uint256 available;
+        uint256 locked;
+        uint256 lastTopUpAt;
+        uint256 spendWord;
+        bool spendChanged;
     }
 
     /// @param admin Default admin (two-step transfer, `ADMIN_TRANSFER_DELAY`); grants the other roles.
@@ -298,8 +321,18 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint32 maxTokens
     ) external onlyRole(GATEWAY_ROLE) {
         if (_config.paused) revert EnforcedPause();
+        // Decoded (and so validated) by the dispatcher; read below through `request`.
+        (jobId, keyHash, modelKey, maxTokens);
+        // The four static arguments are laid out in calldata exactly as one `OpenRequest`, right after the
+        // selector: view them as one, so the single and the batch path share `_open` without a memory copy.
+        OpenRequest calldata request;
+        assembly ("memory-safe") {
+            request := 4
+        }
         OpenLookups memory lookups;
-        _open(OpenRequest(jobId, keyHash, modelKey, maxTokens), _deadline(), lookups, true);
+        HeldAccount memory held;
+        _open(request, _deadline(), lookups, held, true);
+        _flushAccount(held);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -308,14 +341,22 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint256 count = requests.length;
         if (count == 0) revert BatchInvalid();
         uint64 deadline = _deadline();
-        // Registry and catalog answers cannot change within this transaction, so repeats are served from memory.
+        // Registry and catalog answers cannot change within this transaction, so repeats are served from memory;
+        // so is the wallet's account and spend word, written once at the end (or when the batch moves on to
+        // another wallet).
         OpenLookups memory lookups;
-        for (uint256 i; i < count; ++i) {
-            OpenRequest calldata request = requests[i];
-            OpenSkipReason reason = _open(request, deadline, lookups, false);
-            if (reason == OpenSkipReason.None) ++opened;
-            else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
+        HeldAccount memory held;
+        // A batch is far shorter than 2^256: the counters cannot overflow.
+        for (uint256 i; i < count; ) {
+            OpenRequest calldata request = _requestAt(requests, i);
+            OpenSkipReason reason = _open(request, deadline, lookups, held, false);
+            unchecked {
+                if (reason == OpenSkipReason.None) ++opened;
+                else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
+                ++i;
+            }
         }
+        _flushAccount(held);
     }
 
     /// @inheritdoc ICreditEscrow
@@ -323,8 +364,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
         Lookups memory lookups;
-        (, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, true);
-        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        SettledJob memory job;
+        HeldAccount memory held;
+        _verifyReceipt(receipt, signature, config, lookups, job, true);
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
+        _flushAccount(held);
         _debitOutstanding(config, job.charged);
         // Every state change (a due treasury move included) before the transfers.
         address treasury_ = _treasuryInEffect();
@@ -342,8 +386,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         uint256 count = receipts.length;
         if (count == 0 || count != signatures.length) revert BatchInvalid();
 
-        // Catalog and registry answers cannot change within this transaction, so repeats are served from memory.
+        // Catalog and registry answers cannot change within this transaction, so repeats are served from memory;
+        // one memory `job` serves every receipt in turn, and each wallet's account is stored once.
         Lookups memory lookups;
+        SettledJob memory job;
+        HeldAccount memory held;
         BatchTotals memory totals = BatchTotals({
             workers: new address[](count),
             amounts: new uint256[](count),
@@ -351,9 +398,15 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             feeTotal: 0,
             chargedTotal: 0
         });
-        for (uint256 i; i < count; ++i) {
-            if (_settleBatchItem(receipts[i], signatures[i], config, lookups, totals)) ++settled;
+        // A batch is far shorter than 2^256: the counters cannot overflow.
+        for (uint256 i; i < count; ) {
+            bool booked = _settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals);
+            unchecked {
+                if (booked) ++settled;
+                ++i;
+            }
         }
+        _flushAccount(held);
 
         if (settled == 0) return 0;
         _debitOutstanding(config, totals.chargedTotal);
@@ -669,29 +722,116 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         emit Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }
 
+    /// @dev A request's job id, the storage slot of its `_jobs` entry (computed once for opening's check and
+    /// write) and the record there.
+    function _loadJob(OpenRequest calldata request) private view returns (bytes32 jobId, uint256 slot, uint256 record) {
+        jobId = request.jobId;
+        assembly ("memory-safe") {
+            mstore(0, jobId)
+            mstore(0x20, _jobs.slot)
+            slot := keccak256(0, 0x40)
+            record := sload(slot)
+        }
+    }
+
+    /// @dev Word `index` of a request as it stands in calldata (not decoded).
+    function _word(OpenRequest calldata request, uint256 index) private pure returns (bytes32 word) {
+        assembly ("memory-safe") {
+            word := calldataload(add(request, shl(5, index)))
+        }
+    }
+
+    /// @dev `requests[i]` without the bounds check: the batch loop keeps `i` below the length.
+    function _requestAt(
+        OpenRequest[] calldata requests,
+        uint256 i
+    ) private pure returns (OpenRequest calldata request) {
+        assembly ("memory-safe") {
+            request := add(requests.offset, shl(7, i))
+        }
+    }
+
+    function _storeWord(uint256 slot, uint256 word) private {
+        assembly ("memory-safe") {
+            sstore(slot, word)
+        }
+    }
+
     /// @dev The deadline of a job opened now (fits a uint32 until 2106).
     function _deadline() private view returns (uint64) {
         return uint64(block.timestamp) + jobTimeout;
     }
 
-    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`).
+    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`). The wallet's account and spend
+    /// word change in `held` only; `_flushAccount` stores them.
     function _open(
-        OpenRequest memory request,
+        OpenRequest calldata request,
         uint64 deadline,
         OpenLookups memory lookups,
+        HeldAccount memory held,
         bool strict
     ) private returns (OpenSkipReason) {
-        bytes32 jobId = request.jobId;
-        if (_jobs[jobId] != 0) {
+        (bytes32 jobId, uint256 slot, uint256 record) = _loadJob(request);
+        if (record != 0) {
             if (strict) revert JobAlreadyExists(jobId);
             return OpenSkipReason.JobExists;
         }
-        if (lookups.keyHash != request.keyHash || lookups.wallet == address(0)) {
-            (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(request.keyHash);
-            lookups.keyHash = request.keyHash;
+        // A batch's requests mostly repeat the key, model and size of the last one that passed `_check`: registry
+        // and catalog answers cannot change within a transaction, so only the wallet's balance and cap remain.
+        // The request's words are compared raw: a dirty `maxTokens` word never equals the clean one checked, so it
+        // goes to `_check`, whose decoding rejects it. A checked size is never zero: zero means nothing checked.
+        if (
+            lookups.checkedKeyHash != _word(request, 1) ||
+            lookups.checkedModelKey != _word(request, 2) ||
+            lookups.checkedMaxTokens != uint256(_word(request, 3)) ||
+            lookups.checkedMaxTokens == 0
+        ) {
+            OpenSkipReason reason = _check(request, lookups, strict);
+            if (reason != OpenSkipReason.None) return reason;
+            _prepareOpening(lookups, deadline);
+        }
+        // Moves the credits from available to locked in `held`, within the wallet's spending cap.
+        address wallet = lookups.wallet;
+        if (held.wallet != wallet) {
+            _hold(held, wallet);
+            held.spendWord = _spend[wallet];
+        }
+        uint256 credits = lookups.credits;
+        uint256 available = held.available;
+        if (available < credits) {
+            if (strict) revert InsufficientCredits(wallet, available, credits);
+            return OpenSkipReason.InsufficientCredits;
+        }
+        if (held.spendWord != 0 && !_withinCap(held, wallet, credits, strict)) {
+            return OpenSkipReason.SpendingCapExceeded;
+        }
+        // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
+        unchecked {
+            available -= credits;
+            held.available = available;
+            held.locked += credits;
+        }
+        // The record of every job of the checked request (same wallet, lock, deadline and price version).
+        _storeWord(slot, lookups.openRecord);
+        _emitOpened(jobId, lookups, available);
+        return OpenSkipReason.None;
+    }
+
+    /// @dev Checks a request's key, model and size, loading the registry's and catalog's answers into `lookups`
+    /// (unless they are there already); prices the lock. Only a request that passes is remembered as checked.
+    function _check(
+        OpenRequest calldata request,
+        OpenLookups memory lookups,
+        bool strict
+    ) private view returns (OpenSkipReason) {
+        lookups.checkedMaxTokens = 0;
+        bytes32 keyHash = request.keyHash;
+        if (lookups.keyHash != keyHash || lookups.wallet == address(0)) {
+            (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(keyHash);
+            lookups.keyHash = keyHash;
         }
         if (lookups.keyStatus != IApiKeyRegistry.KeyStatus.Active) {
-            if (strict) revert IApiKeyRegistry.KeyNotActive(request.keyHash, lookups.keyStatus);
+            if (strict) revert IApiKeyRegistry.KeyNotActive(keyHash, lookups.keyStatus);
             return OpenSkipReason.KeyNotActive;
         }
         OpenSkipReason reason = _requireListed(request.modelKey, lookups, strict);
@@ -703,7 +843,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             if (strict) revert MaxTokensInvalid(maxTokens);
             return OpenSkipReason.MaxTokensInvalid;
         }
-        return _lock(request, lookups, credits, deadline, strict);
+        lookups.credits = credits;
+        lookups.checkedKeyHash = keyHash;
+        lookups.checkedModelKey = request.modelKey;
+        lookups.checkedMaxTokens = maxTokens;
+        return OpenSkipReason.None;
     }
 
     /// @dev Loads the model's listing into `lookups` (unless it is there already) and checks it is listed.
@@ -734,84 +878,121 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return OpenSkipReason.None;
     }
 
-    /// @dev Moves `credits` of the key's wallet from available to locked, within the wallet's spending cap, and
-    /// records the job.
-    function _lock(
-        OpenRequest memory request,
-        OpenLookups memory lookups,
+    /// @dev Records a lock of `credits` in the capped wallet's spend word in `held`, if it fits under the cap.
+    function _withinCap(
+        HeldAccount memory held,
+        address wallet,
         uint256 credits,
-        uint64 deadline,
         bool strict
-    ) private returns (OpenSkipReason) {
-        address wallet = lookups.wallet;
-        Account storage account = _accounts[wallet];
-        Account memory current = account;
-        if (current.available < credits) {
-            if (strict) revert InsufficientCredits(wallet, current.available, credits);
-            return OpenSkipReason.InsufficientCredits;
-        }
-        uint256 word = _spend[wallet];
-        if (word != 0) {
-            (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
-            if (!fits) {
-                if (strict) {
-                    revert SpendingCapExceeded(
-                        wallet,
-                        word.capOf(),
-                        lockedInWindow,
-                        credits,
-                        word.roomAt(credits, block.timestamp)
-                    );
-                }
-                return OpenSkipReason.SpendingCapExceeded;
+    ) private view returns (bool) {
+        uint256 word = held.spendWord;
+        (bool fits, uint256 updated, uint256 lockedInWindow) = word.tryLock(credits, block.timestamp);
+        if (!fits) {
+            if (strict) {
+                revert SpendingCapExceeded(
+                    wallet,
+                    word.capOf(),
+                    lockedInWindow,
+                    credits,
+                    word.roomAt(credits, block.timestamp)
+                );
             }
-            if (updated != word) _spend[wallet] = updated;
+            return false;
         }
-        uint256 balanceAfter;
-        // Checked just above; locked + credits <= total credits ever deposited, far below 2^96.
-        unchecked {
-            balanceAfter = current.available - credits;
-            account.available = uint96(balanceAfter);
-            account.locked = current.locked + uint96(credits);
+        if (updated != word) {
+            held.spendWord = updated;
+            held.spendChanged = true;
         }
-        _jobs[request.jobId] = JobRecord.pack(wallet, credits, uint32(deadline), lookups.modelIndex, JobStatus.Open);
-        emit JobOpened(
-            request.jobId,
-            wallet,
-            request.keyHash,
-            request.modelKey,
-            lookups.tier,
-            credits,
-            balanceAfter,
-            deadline
-        );
-        return OpenSkipReason.None;
+        return true;
     }
 
-    /// @dev Books a verified receipt: refunds the unused lock, commits the settlement; returns what to pay.
+    /// @dev Makes `held` hold `wallet`'s account, storing the one it held before.
+    function _hold(HeldAccount memory held, address wallet) private {
+        _flushAccount(held);
+        Account storage account = _accounts[wallet];
+        uint256 word;
+        assembly ("memory-safe") {
+            word := sload(account.slot)
+        }
+        held.wallet = wallet;
+        held.available = uint96(word);
+        held.locked = uint96(word >> ACCOUNT_LOCKED_SHIFT);
+        held.lastTopUpAt = word >> ACCOUNT_TOP_UP_SHIFT;
+        held.spendChanged = false;
+    }
+
+    /// @dev Stores the account (and the spend word, if it changed) `held` holds, if any.
+    function _flushAccount(HeldAccount memory held) private {
+        address wallet = held.wallet;
+        if (wallet == address(0)) return;
+        Account storage account = _accounts[wallet];
+        // Both stay below the wallet's deposits, far below 2^96. One write of the whole slot.
+        uint256 word = (held.lastTopUpAt << ACCOUNT_TOP_UP_SHIFT) |
+            (uint256(uint96(held.locked)) << ACCOUNT_LOCKED_SHIFT) |
+            uint256(uint96(held.available));
+        assembly ("memory-safe") {
+            sstore(account.slot, word)
+        }
+        if (held.spendChanged) _spend[wallet] = held.spendWord;
+    }
+
+    /// @dev What every job of the request just checked shares: its record (same wallet, lock, deadline and price
+    /// version) and `JobOpened`'s data words but the balance.
+    function _prepareOpening(OpenLookups memory lookups, uint64 deadline) private pure {
+        uint256 credits = lookups.credits;
+        lookups.openRecord = JobRecord.pack(
+            lookups.wallet,
+            credits,
+            uint32(deadline),
+            lookups.modelIndex,
+            JobStatus.Open
+        );
+        uint256[5] memory data = lookups.openedData;
+        data[0] = uint256(lookups.modelKey);
+        data[1] = uint256(lookups.tier);
+        data[2] = credits;
+        data[4] = deadline;
+    }
+
+    /// @dev `JobOpened`, encoded by hand: the batch emits one per job, from the data words `_prepareOpening` filled
+    /// and the wallet's balance after this job.
+    function _emitOpened(bytes32 jobId, OpenLookups memory lookups, uint256 balanceAfter) private {
+        bytes32 topic = JobOpened.selector;
+        address wallet = lookups.wallet;
+        bytes32 keyHash = lookups.keyHash;
+        uint256[5] memory data = lookups.openedData;
+        assembly ("memory-safe") {
+            mstore(add(data, 0x60), balanceAfter)
+            log4(data, 0xa0, topic, jobId, wallet, keyHash)
+        }
+    }
+
+    /// @dev Books a verified receipt: refunds the unused lock (in `held`), commits the settlement; returns what to
+    /// pay.
     function _book(
         Receipt calldata receipt,
-        SettledJob memory job
+        SettledJob memory job,
+        HeldAccount memory held
     ) private returns (uint256 workerAmount, uint256 feeAmount) {
-        Account storage account = _accounts[job.wallet];
-        // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of account.locked;
-        // available + refunded stays below the wallet's deposits, far below 2^96.
+        if (held.wallet != job.wallet) _hold(held, job.wallet);
+        // charged <= creditsLocked (capped in _verifyReceipt) and the job's lock is part of the wallet's locked
+        // credits; available + refunded stays below the wallet's deposits, far below 2^96.
         unchecked {
             job.refunded = job.creditsLocked - job.charged;
-            job.balanceAfter = account.available + job.refunded;
-            account.available = uint96(job.balanceAfter);
-            account.locked -= uint96(job.creditsLocked);
+            job.balanceAfter = held.available + job.refunded;
+            held.available = job.balanceAfter;
+            held.locked -= job.creditsLocked;
         }
 
         // charged < 2^40 (it is capped by the lock), so the commitment's uint64 holds it.
         _jobs[receipt.jobId] = JobRecord.commitment(
-            Settlement({
-                wallet: job.wallet,
-                worker: job.worker,
-                outputHash: receipt.outputHash,
-                creditsCharged: uint64(job.charged),
-                finalTokenAt: receipt.finalTokenAt
-            }),
+            JobRecord.hashSettlement(
+                job.wallet,
+                job.worker,
+                receipt.outputHash,
+                uint64(job.charged),
+                receipt.finalTokenAt
+            ),
             uint32(block.timestamp),
             JobStatus.Settled
         );
@@ -831,14 +1012,16 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bytes calldata signature,
         Config memory config,
         Lookups memory lookups,
+        SettledJob memory job,
+        HeldAccount memory held,
         BatchTotals memory totals
     ) private returns (bool) {
-        (SettleSkipReason reason, SettledJob memory job) = _verifyReceipt(receipt, signature, config, lookups, false);
+        SettleSkipReason reason = _verifyReceipt(receipt, signature, config, lookups, job, false);
         if (reason != SettleSkipReason.None) {
             emit SettlementSkipped(receipt.jobId, reason);
             return false;
         }
-        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job);
+        (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         totals.feeTotal += feeAmount;
         totals.chargedTotal += job.charged;
         uint256 slot;
@@ -871,26 +1054,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @dev Checks a receipt against its open job: signer eligible, final token plausible against the opening,
     /// the deadline and now, and the settle grace not over. Prices it, capped at the lock. Says why it cannot
-    /// settle (reverting instead when `strict`).
+    /// settle (reverting instead when `strict`). Fills `job` (every field it sets is set for each receipt).
     function _verifyReceipt(
         Receipt calldata receipt,
         bytes calldata signature,
         Config memory config,
         Lookups memory lookups,
+        SettledJob memory job,
         bool strict
-    ) private returns (SettleSkipReason, SettledJob memory job) {
+    ) private returns (SettleSkipReason) {
         JobStatus status;
         (job.wallet, job.creditsLocked, job.deadline, job.modelIndex, status) = _jobs[receipt.jobId].unpack();
         if (status != JobStatus.Open) {
             if (strict) revert JobNotInStatus(receipt.jobId, status, JobStatus.Open);
-            return (SettleSkipReason.JobNotOpen, job);
+            return SettleSkipReason.JobNotOpen;
         }
         bool recovered;
         (job.worker, recovered) = _signerOf(receipt, signature, strict);
-        if (!recovered) return (SettleSkipReason.SignatureInvalid, job);
-        if (!_eligible(receipt.jobId, job, lookups, strict)) return (SettleSkipReason.WorkerNotEligible, job);
+        if (!recovered) return SettleSkipReason.SignatureInvalid;
+        if (!_eligible(receipt.jobId, job, lookups, strict)) return SettleSkipReason.WorkerNotEligible;
         SettleSkipReason timing = _checkTiming(receipt.jobId, receipt.finalTokenAt, job.deadline, config, strict);
-        if (timing != SettleSkipReason.None) return (timing, job);
+        if (timing != SettleSkipReason.None) return timing;
 
         uint256 charged = Pricing.price(
             lookups.creditsPerRequest,
@@ -899,7 +1083,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         );
         job.charged = charged < job.creditsLocked ? charged : job.creditsLocked;
         job.feeBps = _feeAt(config, job.deadline - jobTimeout);
-        return (SettleSkipReason.None, job);
+        return SettleSkipReason.None;
     }
 
     /// @dev Loads the job's price version into `lookups` and checks the signer may serve its model (both served
@@ -950,10 +1134,18 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool strict
     ) private view returns (address signer, bool recovered) {
         bytes32 digest = _hashTypedDataV4(ReceiptHash.hash(receipt));
-        if (strict) return (ECDSA.recoverCalldata(digest, signature), true);
         ECDSA.RecoverError error;
-        (signer, error, ) = ECDSA.tryRecoverCalldata(digest, signature);
+        bytes32 errorArg;
+        (signer, error, errorArg) = ECDSA.tryRecoverCalldata(digest, signature);
         recovered = error == ECDSA.RecoverError.NoError;
+        // One recovery path for both modes (code size); the strict one reverts as ECDSA.recoverCalldata would.
+        if (strict && !recovered) {
+            if (error == ECDSA.RecoverError.InvalidSignatureLength) {
+                revert ECDSA.ECDSAInvalidSignatureLength(uint256(errorArg));
+            }
+            if (error == ECDSA.RecoverError.InvalidSignatureS) revert ECDSA.ECDSAInvalidSignatureS(errorArg);
+            revert ECDSA.ECDSAInvalidSignature();
+        }
     }
 
     /// @dev A final token must lie between the opening (less the clock skew) and the deadline, and not in the
@@ -981,26 +1173,33 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         return SettleSkipReason.None;
     }
 
+    /// @dev `JobSettled`, encoded by hand: the batch emits one per receipt.
     function _emitSettled(
         Receipt calldata receipt,
         SettledJob memory job,
         uint256 workerAmount,
         uint256 feeAmount
     ) private {
-        emit JobSettled(
-            receipt.jobId,
-            job.wallet,
-            job.worker,
-            receipt.outputHash,
-            receipt.promptTokens,
-            receipt.completionTokens,
-            receipt.finalTokenAt,
-            job.charged,
-            job.refunded,
-            workerAmount,
-            feeAmount,
-            job.balanceAfter
-        );
+        bytes32 topic = JobSettled.selector;
+        bytes32 jobId = receipt.jobId;
+        address wallet = job.wallet;
+        address worker = job.worker;
+        uint256 charged = job.charged;
+        uint256 refunded = job.refunded;
+        uint256 balanceAfter = job.balanceAfter;
+        // Data words past the free-memory pointer, not allocated: nothing else uses memory before the log.
+        assembly ("memory-safe") {
+            let data := mload(0x40)
+            // outputHash, promptTokens, completionTokens, finalTokenAt: the receipt's last four words, as they
+            // stand in calldata (ReceiptHash.hash rejected dirty bits when the receipt was verified).
+            calldatacopy(data, add(receipt, 0x20), 0x80)
+            mstore(add(data, 0x80), charged)
+            mstore(add(data, 0xa0), refunded)
+            mstore(add(data, 0xc0), workerAmount)
+            mstore(add(data, 0xe0), feeAmount)
+            mstore(add(data, 0x100), balanceAfter)
+            log4(data, 0x120, topic, jobId, wallet, worker)
+        }
     }
 
     /// @dev Returns an open job's lock to its wallet and records `status` (failed or refunded).

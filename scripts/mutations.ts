@@ -57,14 +57,14 @@ const MUTANTS: Mutant[] = [
     file: "contracts/CreditEscrow.sol",
     find: `        if (config.paused) revert EnforcedPause();
         Lookups memory lookups;
-        (, SettledJob memory job)`,
+        SettledJob memory job;`,
     replace: `        Lookups memory lookups;
-        (, SettledJob memory job)`,
+        SettledJob memory job;`,
   },
   {
     id: "skip the spending-cap check",
     file: "contracts/CreditEscrow.sol",
-    find: "        if (word != 0) {",
+    find: "        if (held.spendWord != 0 && !_withinCap(held, wallet, credits, strict)) {",
     replace: "        if (false) {",
   },
   {
@@ -150,6 +150,30 @@ const MUTANTS: Mutant[] = [
     file: "contracts/CreditEscrow.sol",
     find: "            prices = _versionPrices[index];\n",
     replace: "            prices = _versionPrices[1];\n",
+  },
+  {
+    id: "trust the last open check for a request with another key",
+    file: "contracts/CreditEscrow.sol",
+    find: "            lookups.checkedKeyHash != _word(request, 1) ||\n",
+    replace: "",
+  },
+  {
+    id: "open a batch's job against the previous wallet's account",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (held.wallet != wallet) {",
+    replace: "        if (held.wallet == address(0)) {",
+  },
+  {
+    id: "refund a batch's job to the previous wallet",
+    file: "contracts/CreditEscrow.sol",
+    find: "if (held.wallet != job.wallet) _hold(held, job.wallet);",
+    replace: "if (held.wallet == address(0)) _hold(held, job.wallet);",
+  },
+  {
+    id: "lose the spend window a batch filled",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (held.spendChanged) _spend[wallet] = held.spendWord;\n",
+    replace: "\n",
   },
 ];
 

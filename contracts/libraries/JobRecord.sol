@@ -68,21 +68,42 @@ library JobRecord {
         return (record & ~STATUS_MASK) | uint256(status);
     }
 
-    /// @notice The settlement commitment stored for a settled job, carrying its settlement time and `status`.
-    function commitment(
-        Settlement memory settlement,
-        uint32 settledAt,
-        JobStatus status
-    ) internal pure returns (uint256) {
-        return
-            (uint256(keccak256(abi.encode(settlement))) & ~TAG_MASK) |
-            (uint256(settledAt) << SETTLED_AT_SHIFT) |
-            uint256(status);
+    /// @notice `keccak256(abi.encode(settlement))` of the settlement facts, hashed in memory past the free-memory
+    /// pointer (nothing allocated: settlement hashes it once per receipt).
+    function hashSettlement(
+        address wallet,
+        address worker,
+        bytes32 outputHash,
+        uint64 creditsCharged,
+        uint64 finalTokenAt
+    ) internal pure returns (bytes32 digest) {
+        assembly ("memory-safe") {
+            let data := mload(0x40)
+            mstore(data, wallet)
+            mstore(add(data, 0x20), worker)
+            mstore(add(data, 0x40), outputHash)
+            mstore(add(data, 0x60), creditsCharged)
+            mstore(add(data, 0x80), finalTokenAt)
+            digest := keccak256(data, 0xa0)
+        }
+    }
+
+    /// @notice The settlement commitment stored for a settled job (`settlementHash` from `hashSettlement`),
+    /// carrying its settlement time and `status`.
+    function commitment(bytes32 settlementHash, uint32 settledAt, JobStatus status) internal pure returns (uint256) {
+        return (uint256(settlementHash) & ~TAG_MASK) | (uint256(settledAt) << SETTLED_AT_SHIFT) | uint256(status);
     }
 
     /// @notice Whether `settlement` is what `record` committed to, whatever its tag says.
-    function matches(uint256 record, Settlement memory settlement) internal pure returns (bool) {
-        return (record & ~TAG_MASK) == (uint256(keccak256(abi.encode(settlement))) & ~TAG_MASK);
+    function matches(uint256 record, Settlement calldata settlement) internal pure returns (bool) {
+        bytes32 settlementHash = hashSettlement(
+            settlement.wallet,
+            settlement.worker,
+            settlement.outputHash,
+            settlement.creditsCharged,
+            settlement.finalTokenAt
+        );
+        return (record & ~TAG_MASK) == (uint256(settlementHash) & ~TAG_MASK);
     }
 
     /// @notice The block time at which a committed job was settled.

@@ -13,17 +13,23 @@ library ReceiptHash {
         );
 
     /// @notice The EIP-712 `hashStruct` of `receipt`.
-    function hash(Receipt calldata receipt) internal pure returns (bytes32) {
-        return
-            keccak256(
-                abi.encode(
-                    RECEIPT_TYPEHASH,
-                    receipt.jobId,
-                    receipt.outputHash,
-                    receipt.promptTokens,
-                    receipt.completionTokens,
-                    receipt.finalTokenAt
-                )
-            );
+    /// @dev The receipt's five words are static and already ABI-encoded in calldata: copied behind the type hash
+    /// past the free-memory pointer (nothing allocated) and hashed. A word with dirty high bits is not a valid
+    /// encoding and reverts, as the ABI decoder would.
+    function hash(Receipt calldata receipt) internal pure returns (bytes32 digest) {
+        bytes32 typeHash = RECEIPT_TYPEHASH;
+        assembly ("memory-safe") {
+            let data := mload(0x40)
+            mstore(data, typeHash)
+            calldatacopy(add(data, 0x20), receipt, 0xa0)
+            // promptTokens and completionTokens are uint32, finalTokenAt uint64.
+            if or(
+                or(shr(32, mload(add(data, 0x60))), shr(32, mload(add(data, 0x80)))),
+                shr(64, mload(add(data, 0xa0)))
+            ) {
+                revert(0, 0)
+            }
+            digest := keccak256(data, 0xc0)
+        }
     }
 }

@@ -153,6 +153,19 @@ contract CreditEscrowTest is EscrowFixture {
         _openJob(JOB, maxModel, 0);
     }
 
+    function test_openJobBatch_skipsARequestOfZeroKeyModelAndSizeAsItsFirst() public {
+        // Nothing has passed the check yet: an all-zero request must not pass for a repeat of an earlier one.
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = ICreditEscrow.OpenRequest(JOB, bytes32(0), bytes32(0), 0);
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.JobOpenSkipped(JOB, bytes32(0), ICreditEscrow.OpenSkipReason.KeyNotActive);
+        vm.prank(gateway);
+        uint256 opened = escrow.openJobBatch(requests);
+        vm.assertEq(opened, 0, "nothing opened");
+        (JobStatus status, , , ) = escrow.jobOf(JOB);
+        vm.assertEq(uint8(status), uint8(JobStatus.None), "no job recorded");
+    }
+
     function test_openJob_revertsIfCallerNotGateway() public {
         vm.expectRevert(
             abi.encodeWithSelector(
@@ -236,6 +249,21 @@ contract CreditEscrowTest is EscrowFixture {
         _settle(fresh, _sign(WORKER_PK, fresh));
         uint256 newPrice = 2 * MAX_CPR + (100 * 3 * uint256(MAX_CP1K) + 999) / 1_000;
         vm.assertEq(before - (_available(wallet) + _locked(wallet)), newPrice, "new version: its own prices");
+    }
+
+    /// @dev The max model's version (index 1) is cached first, so a cache read that ignored the index would find
+    /// its prices.
+    function test_settle_chargesAJobItsOwnVersionsPricesFromTheCache() public {
+        bytes32 maxJob = bytes32(uint256(JOB) + 20);
+        bytes32 liteFirst = bytes32(uint256(JOB) + 21);
+        _openJob(maxJob, maxModel, 1_000);
+        _openJob(liteFirst, liteModel, 1_000);
+        _openJob(JOB, liteModel, 1_000);
+        _settleAndMeasure(maxJob, 600);
+        _settleAndMeasure(liteFirst, 600); // fills the cache for the lite model's version
+        // Within the threshold: the flat price, below the lock (which would cap another version's higher price).
+        (uint256 charged, , , ) = _settleAndMeasure(JOB, 100);
+        vm.assertEq(charged, LITE_CPR, "the lite version's prices");
     }
 
     function test_settle_succeedsIfModelRetiredWhileOpen() public {
