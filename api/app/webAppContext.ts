@@ -1,13 +1,16 @@
 import type { Request } from "express";
 import { createPublicClient, getAddress, http, type Address, type PublicClient } from "viem";
-import type { Deployment } from "@credit-metered/client";
+import { MIN_DEPOSIT, type Deployment } from "@credit-metered/client";
 import type { GatewayConfig } from "../config.js";
 import { sessionWallet, type ResolveWallet } from "./sessionWallet.js";
 
 /** The chain the local stack runs (Hardhat); dev-mode helpers exist only there. */
 export const LOCAL_CHAIN_ID = 31337;
-/** The Fund page preselects this many stablecoin (1,000 credits). */
-export const SUGGESTED_DEPOSIT_USDG = 10;
+/**
+ * The Fund page preselects the smallest funding (spec, Limits: "the equivalent of 1 in stablecoin units (suggested
+ * start amount in the web application)"), i.e. the escrow's MIN_DEPOSIT: 1 USDG, 100 credits.
+ */
+export const SUGGESTED_DEPOSIT_USDG = Number(MIN_DEPOSIT) / 1_000_000;
 /** The Activity page shows at most this many days. */
 export const MAX_ACTIVITY_DAYS = 90;
 

@@ -52,17 +52,17 @@ describe("web application", () => {
     expect(await text("credits-locked")).toBe(`${Number(onChain.locked).toLocaleString("en-US")} credits`);
   });
 
-  it("funds 10 USDG with one permit signature and one deposit transaction", async () => {
+  it("funds the suggested 1 USDG (the smallest funding) with one permit signature and one deposit transaction", async () => {
     const wallet = stackInfo().demo.wallet;
     const before = await accountOf(wallet);
     await page.getByRole("link", { name: "Fund" }).click();
     await page.getByTestId("mint-test-usdg").click();
     await waitFor("test USDG minted", async () => (await text("wallet-usdg")).startsWith("100.00"));
-    expect(await page.getByTestId("deposit-amount").inputValue()).toBe("10");
+    expect(await page.getByTestId("deposit-amount").inputValue()).toBe("1");
     await page.getByTestId("deposit").click();
     await page.getByTestId("deposit-done").waitFor({ timeout: 60_000 });
     const after = await accountOf(wallet);
-    expect(after.available - before.available).toBe(1_000n);
+    expect(after.available - before.available).toBe(100n);
     const tx = await page.getByTestId("deposit-done").locator("a").getAttribute("data-tx");
     const receipt = await publicClient().getTransactionReceipt({ hash: tx as `0x${string}` });
     expect(receipt.to?.toLowerCase()).toBe(stackInfo().contracts.creditEscrow.toLowerCase());

@@ -10,7 +10,7 @@ import { TxLink } from "../components/ExplorerLink";
 import { ErrorNote, SuccessNote } from "../components/StatusNote";
 import { useAsync } from "../useAsync";
 
-const PRESETS = [5, 10, 25, 100];
+const PRESETS = [1, 5, 10, 25, 100];
 
 /** Deposit stablecoin with an EIP-2612 permit: one signature, one transaction. */
 export function FundPage() {
