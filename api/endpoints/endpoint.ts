@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from "express";
+import type { OperationDoc } from "../openapi/operation.js";
 
 /**
  * Who may call an endpoint, which also decides where the composition root mounts it: `open` endpoints before
@@ -16,6 +17,11 @@ export interface Endpoint<Deps> {
   access: EndpointAccess;
   /** Mounted only when this holds (the dev-mode faucet, the RPC proxy without a public RPC URL). */
   enabledFor?: (deps: Deps) => boolean;
+  /**
+   * The endpoint's OpenAPI operation (request, response, headers, errors), declared here once; the document
+   * (`npm run openapi`) is generated from every endpoint that has one. Only the public API (`/v1`) declares it.
+   */
+  openapi?: OperationDoc;
   /** Builds the handler once, at start-up. */
   handler: (deps: Deps) => RequestHandler;
 }

@@ -10,6 +10,8 @@ import type { IndexedAccount } from "../../readModel/indexReader.js";
 import { markStale } from "../../readModel/staleness.js";
 import { withDeadline } from "../../runtime/withDeadline.js";
 import type { Endpoint } from "../endpoint.js";
+import { accountSchema } from "@credit-metered/client/http";
+import { STALE_HEADER } from "../../readModel/staleness.js";
 
 function isoOf(seconds: bigint | null | undefined): string | null {
   return seconds == null || seconds === 0n ? null : new Date(Number(seconds) * 1000).toISOString();
@@ -25,6 +27,18 @@ export const getAccount: Endpoint<GatewayDeps> = {
   method: "get",
   path: "/v1/account",
   access: "apiKey",
+  openapi: {
+    operationId: "getAccount",
+    summary: "The key's wallet and its credits",
+    tag: "Account",
+    response: {
+      status: 200,
+      description: "The account.",
+      body: accountSchema,
+      headers: ["x-service-credits-remaining", STALE_HEADER],
+    },
+    errors: [],
+  },
   handler: (deps) => async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);

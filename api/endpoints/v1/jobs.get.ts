@@ -6,12 +6,22 @@ import { loadJob } from "../../jobs/loadJob.js";
 import { markStale } from "../../readModel/staleness.js";
 import { withDeadline } from "../../runtime/withDeadline.js";
 import type { Endpoint } from "../endpoint.js";
+import { jobSchema } from "@credit-metered/client/http";
+import { JOB_HEADERS } from "../../openapi/operation.js";
+import { STALE_HEADER } from "../../readModel/staleness.js";
 
 /** `GET /v1/jobs/{job_id}` (spec): one of the authenticated key's jobs, with its transaction headers. */
 export const getJob: Endpoint<GatewayDeps> = {
   method: "get",
   path: "/v1/jobs/:job_id",
   access: "apiKey",
+  openapi: {
+    operationId: "getJob",
+    summary: "One job of the key",
+    tag: "Jobs",
+    response: { status: 200, description: "The job.", body: jobSchema, headers: [...JOB_HEADERS, STALE_HEADER] },
+    errors: ["job_not_found"],
+  },
   handler: (deps) => async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);

@@ -7,6 +7,13 @@ export const getOpenapi: Endpoint<unknown> = {
   method: "get",
   path: "/v1/openapi.json",
   access: "open",
+  openapi: {
+    operationId: "getOpenApiDocument",
+    summary: "This document",
+    tag: "Meta",
+    response: { status: 200, description: "The OpenAPI 3.1 document.", body: { type: "object" } },
+    errors: ["rate_limited"],
+  },
   handler: () => {
     const body = readCommittedOpenapi();
     return (req, res) => {

@@ -8,6 +8,8 @@ import { webhookUrlProblem } from "../../webhooks/validateWebhookUrl.js";
 import { createWebhookBody } from "../../webhooks/webhookSchemas.js";
 import { generateSecret, insertWebhook } from "../../webhooks/webhookStore.js";
 import type { Endpoint } from "../endpoint.js";
+import { webhookSchema } from "@credit-metered/client/http";
+import { MAX_WEBHOOKS_PER_WALLET } from "../../webhooks/webhookLimits.js";
 
 /** What the `/v1/webhooks` endpoints use. */
 export interface WebhookEndpointDeps {
@@ -24,6 +26,19 @@ export const createWebhook: Endpoint<WebhookEndpointDeps> = {
   method: "post",
   path: "/v1/webhooks",
   access: "apiKey",
+  openapi: {
+    operationId: "createWebhook",
+    summary: `Register a webhook for the key's wallet (at most ${MAX_WEBHOOKS_PER_WALLET} per wallet)`,
+    tag: "Webhooks",
+    requestBody: createWebhookBody,
+    response: {
+      status: 201,
+      description: "The webhook (with `secret` only when generated).",
+      body: webhookSchema,
+      headers: ["location"],
+    },
+    errors: ["invalid_request", "webhook_limit_reached", "payload_too_large", "unsupported_media_type"],
+  },
   handler: (deps) => async (req, res) => {
     parseQuery(req, NO_QUERY);
     const body = parseOrThrow(createWebhookBody, req.body ?? {});
