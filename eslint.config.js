@@ -50,6 +50,7 @@ export default tseslint.config(
       "indexer/generated/**",
       "indexer/ponder-env.d.ts",
       "web/dist/**",
+      "docs-site/dist/**",
       "bench/results/**",
       "test-results/**",
       "packages/client/src/abis.ts",

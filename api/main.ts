@@ -50,6 +50,8 @@ import { LatencyStats } from "./workerPool/latencyStats.js";
 import { WorkerClient } from "./workerPool/workerClient.js";
 import { WorkerPool } from "./workerPool/workerPool.js";
 import { chainEventFeed, dispatcherDepsFrom, startDispatcher, targetPolicyFrom } from "./webhooks/index.js";
+import { buildDocsSite } from "../docs-site/site.js";
+import { serveDocs } from "./docs/serveDocs.js";
 
 export interface StartGatewayOptions {
   logger?: Logger;
@@ -213,6 +215,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return sample.sampledAt > 0 && !sample.chainUp;
   };
 
+  // The docs site (`{docs_url}` by default: error bodies link to its errors page), built in memory: a few ms.
+  const docsSite = await buildDocsSite({ apiBaseUrl: config.PUBLIC_BASE_URL });
   // The token counter is built and its long-prompt path compiled now, not on the first completion.
   await warmUpCounting();
   await workers.refresh();
@@ -261,6 +265,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     routers: [
       logging,
       routerOf(endpointsFor("open"), deps),
+      serveDocs(docsSite),
       ...(options.extraRouters?.(deps) ?? []),
       v1,
       routerOf(endpointsFor("webApp"), deps),

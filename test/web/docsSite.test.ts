@@ -1,0 +1,206 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorCatalog, errorCodes, retryAdviceOf, type ErrorBody, type ErrorCode } from "@credit-metered/client/http";
+import { ApiError, errorBody } from "../../api/errors/ApiError.js";
+import { DOCS_PAGES } from "../../docs-site/site.js";
+import { rawRequest, type RawResponse } from "../support/api.js";
+import { stackInfo } from "../support/stackInfo.js";
+import { DOCS_SCREENSHOT_DIR, SCREENSHOT_DIR, openBrowser, type TestBrowser } from "./support/browser.js";
+
+// The documentation site (`{docs_url}`) as the running gateway serves it, read in a real browser: the errors page
+// generated from the error catalog, every link of every page, the API reference rendered offline, and the link in
+// every error body the gateway answers.
+
+let browser: TestBrowser;
+let page: Page;
+/** `{docs_url}` as the gateway writes it into error bodies (read from a real one). */
+let docsUrl: string;
+
+const demoKey = () => stackInfo().demo.apiKey;
+const errorOf = (response: RawResponse) => response.json<ErrorBody>().error;
+
+beforeAll(async () => {
+  browser = await openBrowser();
+  page = browser.page;
+  const docs = errorOf(await rawRequest("GET", "/v1/models")).docs;
+  docsUrl = docs.slice(0, docs.indexOf("/errors#"));
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Opens a docs page and waits until it has rendered (the reference renders in the browser, from openapi.json). */
+async function openPage(url: string): Promise<void> {
+  const response = await page.goto(url);
+  expect(response?.status(), url).toBe(200);
+  if (new URL(url).pathname.endsWith("/reference")) {
+    await page.getByText("Create a chat completion", { exact: false }).first().waitFor({ timeout: 30_000 });
+  }
+}
+
+/** The page's screenshot (viewport) in test-results/web, and in docs/screenshots with UPDATE_DOCS_SCREENSHOTS=1. */
+async function screenshotDocs(name: string): Promise<void> {
+  const dirs = [SCREENSHOT_DIR, ...(process.env.UPDATE_DOCS_SCREENSHOTS === "1" ? [DOCS_SCREENSHOT_DIR] : [])];
+  for (const dir of dirs) {
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, `docs-${name}.png`) });
+  }
+}
+
+/** Whether the page at `url` (no fragment) has an element with id `id`. */
+async function hasAnchor(url: string, id: string): Promise<boolean> {
+  await openPage(url);
+  return page.evaluate((anchor) => document.getElementById(anchor) !== null, id);
+}
+
+describe("the docs site served by the gateway at {docs_url}", () => {
+  it("is the gateway's own /docs by default, and /docs answers the overview", async () => {
+    expect(docsUrl).toBe(`${stackInfo().apiUrl}/docs`);
+    await openPage(`${docsUrl}/`);
+    expect(await page.locator("h1").first().innerText()).toBe("Credit-metered inference API");
+  });
+
+  it("serves every page, and screenshots of each are in docs/screenshots", async () => {
+    for (const { name, title } of DOCS_PAGES) {
+      await openPage(`${docsUrl}/${name}`);
+      expect(await page.title()).toContain(title);
+      await screenshotDocs(name);
+    }
+  });
+
+  it("the errors page has one anchor per code of the error catalog, with its status, type, when and retry advice", async () => {
+    await openPage(`${docsUrl}/errors`);
+    const ids = await page.$$eval("section.error-code", (sections) => sections.map((section) => section.id));
+    expect(ids).toEqual(errorCodes);
+    for (const code of errorCodes) {
+      const text = await page.locator(`section#${code}`).innerText();
+      const entry = errorCatalog[code];
+      expect(text).toContain(String(entry.status));
+      expect(text).toContain(entry.type);
+      // The catalog's prose, with its `code spans` rendered as code.
+      expect(text).toContain(entry.when.replaceAll("`", ""));
+      expect(text).toContain(retryAdviceOf(code).replaceAll("`", ""));
+      const details: Record<string, string> | undefined = (entry as { details?: Record<string, string> }).details;
+      for (const field of Object.keys(details ?? {})) expect(text).toContain(field);
+    }
+    await page.goto(`${docsUrl}/errors#insufficient_credits`);
+    await screenshotDocs("errors-insufficient_credits");
+  });
+
+  it("every link on every page resolves: a page of the site, holding the anchor it names; nothing off the site", async () => {
+    const links = new Map<string, string>(); // target → the page that links to it
+    for (const { name } of DOCS_PAGES) {
+      const pageUrl = `${docsUrl}/${name}`;
+      await openPage(pageUrl);
+      const hrefs = await page.$$eval("a[href]", (anchors) =>
+        anchors.map((anchor) => (anchor as HTMLAnchorElement).href),
+      );
+      for (const href of hrefs) links.set(href, links.get(href) ?? pageUrl);
+    }
+    expect(links.size).toBeGreaterThan(50);
+    const offSite = [...links.keys()].filter((href) => !href.startsWith(`${docsUrl}/`));
+    expect(offSite).toEqual([]);
+    const anchorsOf = new Map<string, Set<string>>();
+    for (const [href, from] of links) {
+      const target = new URL(href);
+      const hash = decodeURIComponent(target.hash.slice(1));
+      target.hash = "";
+      const response = await page.request.get(target.href);
+      expect(response.status(), `${href} (linked from ${from})`).toBe(200);
+      if (!hash || !response.headers()["content-type"]?.startsWith("text/html")) continue;
+      if (!anchorsOf.has(target.href)) {
+        await openPage(target.href);
+        anchorsOf.set(target.href, new Set(await page.$$eval("[id]", (elements) => elements.map((e) => e.id))));
+      }
+      expect(anchorsOf.get(target.href)!.has(hash), `${href} (linked from ${from}) names a missing anchor`).toBe(true);
+    }
+  });
+
+  it("the API reference renders every operation of the OpenAPI document from the site's own files, offline", async () => {
+    const offSite: string[] = [];
+    const listener = (request: { url: () => string }) => {
+      if (!request.url().startsWith(stackInfo().apiUrl) && !request.url().startsWith("data:"))
+        offSite.push(request.url());
+    };
+    page.on("request", listener);
+    try {
+      await openPage(`${docsUrl}/reference`);
+      const document = (await (await page.request.get(`${docsUrl}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, { summary: string }>>;
+      };
+      expect(document).toEqual((await rawRequest("GET", "/v1/openapi.json")).json());
+      const body = await page.locator("body").innerText();
+      for (const operations of Object.values(document.paths)) {
+        for (const { summary } of Object.values(operations)) expect(body).toContain(summary);
+      }
+    } finally {
+      page.off("request", listener);
+    }
+    expect(offSite).toEqual([]);
+  });
+});
+
+describe("every error links to its entry", () => {
+  /** Real errors, each driven on the running gateway by the request that causes it. */
+  const realErrors: [ErrorCode, () => Promise<RawResponse>][] = [
+    ["missing_api_key", () => rawRequest("GET", "/v1/models")],
+    ["invalid_api_key", () => rawRequest("GET", "/v1/models", { apiKey: `svc_live_${"0".repeat(32)}` })],
+    ["route_not_found", () => rawRequest("GET", "/v1/no-such-endpoint", { apiKey: demoKey() })],
+    ["method_not_allowed", () => rawRequest("PUT", "/v1/models", { apiKey: demoKey() })],
+    ["invalid_request", () => rawRequest("GET", "/v1/jobs?colour=blue", { apiKey: demoKey() })],
+    ["job_not_found", () => rawRequest("GET", `/v1/jobs/job_${"0".repeat(26)}`, { apiKey: demoKey() })],
+    ["model_not_found", () => rawRequest("GET", "/v1/models/no-such-model", { apiKey: demoKey() })],
+    ["webhook_not_found", () => rawRequest("DELETE", `/v1/webhooks/wh_${"0".repeat(26)}`, { apiKey: demoKey() })],
+    ["expectation_failed", () => rawRequest("GET", "/v1/models", { apiKey: demoKey(), headers: { expect: "teapot" } })],
+    [
+      "unsupported_media_type",
+      () =>
+        rawRequest("POST", "/v1/chat/completions", {
+          apiKey: demoKey(),
+          body: "{}",
+          headers: { "content-type": "application/json", "content-encoding": "compress" },
+        }),
+    ],
+    [
+      "payload_too_large",
+      () => rawRequest("POST", "/v1/chat/completions", { apiKey: demoKey(), body: `"${"x".repeat(2_000_000)}"` }),
+    ],
+    [
+      "model_not_found",
+      () =>
+        rawRequest("POST", "/v1/chat/completions", {
+          apiKey: demoKey(),
+          body: { model: "no-such-model", messages: [{ role: "user", content: "hi" }] },
+        }),
+    ],
+    ["app_session_required", () => rawRequest("GET", "/app/me")],
+  ];
+
+  it.each(realErrors)("a real %s answer links to a page holding the %s anchor", async (code, send) => {
+    const response = await send();
+    const error = errorOf(response);
+    expect(error.code).toBe(code);
+    expect(response.status).toBe(errorCatalog[code].status);
+    expect(error.docs).toBe(`${docsUrl}/errors#${code}`);
+    const [url, anchor] = error.docs.split("#") as [string, string];
+    expect(await hasAnchor(url, anchor)).toBe(true);
+  });
+
+  it("every code of the catalog, as the gateway writes its body, links to a page holding its anchor", async () => {
+    const missing: string[] = [];
+    const pages = new Map<string, Set<string>>();
+    for (const code of errorCodes) {
+      const link = errorBody(new ApiError(code), docsUrl).error.docs;
+      const [url, anchor] = link.split("#") as [string, string];
+      if (!pages.has(url)) {
+        await openPage(url);
+        pages.set(url, new Set(await page.$$eval("[id]", (elements) => elements.map((e) => e.id))));
+      }
+      if (!pages.get(url)!.has(anchor)) missing.push(link);
+    }
+    expect(missing).toEqual([]);
+  });
+});
