@@ -12,8 +12,12 @@ export const configSchema = z.object({
   API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Public root of this API (used for links in responses and docs). */
   PUBLIC_BASE_URL: z.url().optional(),
-  /** `{docs_url}` of the spec; error bodies link `{docs_url}/errors#<code>`. Defaults to the gateway's own /docs. */
-  DOCS_URL: z.url().optional(),
+  /** `{docs_url}` of the spec; error bodies link `{docs_url}/errors#<code>`. Defaults to the gateway's own /docs
+   *  (the docs site it serves, docs-site/); an http(s) URL, a trailing slash dropped (else the links get `//`). */
+  DOCS_URL: z
+    .url({ protocol: /^https?$/, error: "an http(s) URL" })
+    .transform((url) => url.replace(/\/+$/, ""))
+    .optional(),
   /** `{app_url}` of the spec (the web application). */
   APP_URL: z.url().optional(),
   /** `{explorer_url}` of the spec; locally the web app's explorer page. */
