@@ -146,6 +146,10 @@ describe("the docs site served by the gateway at {docs_url}", () => {
           await page.getByRole("heading", { name: operation.summary }).first().waitFor({ timeout: 15_000 });
         }
       }
+      await page.goto("about:blank");
+      await page.goto(`${docsUrl}/reference#tag/jobs/GET/v1/jobs`);
+      await page.getByRole("heading", { name: document.paths["/v1/jobs"]!.get!.summary }).first().waitFor();
+      await screenshotDocs("reference-list-jobs");
     } finally {
       page.off("request", listener);
     }
