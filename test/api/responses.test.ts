@@ -176,18 +176,20 @@ describe("POST /v1/responses", () => {
   describe("the AI SDK's openai() provider at its default (the Responses API)", () => {
     const provider = () => createOpenAI({ baseURL: `${stackInfo().apiUrl}/v1`, apiKey: client.apiKey });
 
-    it("generateText: the text, the token usage, and the charge in the raw body", async () => {
+    it("generateText: the text, the token usage, and the charge in usage.raw", async () => {
       const result = await generateText({ model: provider()(MODEL), prompt: "Say hello.", maxRetries: 0 });
       expect(result.text.length).toBeGreaterThan(0);
       expect(result.finishReason).toBe("stop");
       expect(result.usage.inputTokens).toBeGreaterThan(0);
       expect(result.usage.outputTokens).toBeGreaterThan(0);
-      const body = result.response.body as ResponseObject;
-      expect(body.output[0]!.content[0]!.text).toBe(result.text);
-      await expectChargeMatchesJob(client.apiKey, body.usage!.service.job_id, body.usage!);
+      // The provider's raw usage is passed through whole: the charge rides in it as on chat completions.
+      const raw = result.usage.raw as unknown as ChargedUsage;
+      expect(raw.output_tokens).toBe(result.usage.outputTokens);
+      expect(result.response.id).toBe(`resp_${raw.service.job_id}`);
+      await expectChargeMatchesJob(client.apiKey, raw.service.job_id, raw);
     });
 
-    it("streamText with a system message: the streamed text and its usage", async () => {
+    it("streamText with a system message: the streamed text, its usage and the charge in usage.raw", async () => {
       const result = streamText({
         model: provider()(MODEL),
         system: "Answer briefly.",
@@ -203,7 +205,9 @@ describe("POST /v1/responses", () => {
       expect(usage.inputTokens).toBeGreaterThan(0);
       expect(usage.outputTokens).toBeGreaterThan(0);
       const metadata = (await result.providerMetadata) as { openai?: { responseId?: string } } | undefined;
-      expect(metadata?.openai?.responseId).toMatch(/^resp_job_/);
+      const raw = usage.raw as unknown as ChargedUsage;
+      expect(metadata?.openai?.responseId).toBe(`resp_${raw.service.job_id}`);
+      await expectChargeMatchesJob(client.apiKey, raw.service.job_id, raw);
     });
   });
 
