@@ -20,6 +20,12 @@ import {
   listWebhooksQuery,
   modelListSchema,
   modelSchema,
+  responseCreateRequestSchema,
+  responseInputMessageSchema,
+  responseObjectSchema,
+  responseOutputMessageSchema,
+  responseStreamEventSchema,
+  responseUsageSchema,
   txHashSchema,
   usageSchema,
   webhookDeletedSchema,
@@ -53,6 +59,12 @@ const COMPONENTS: z.ZodType[] = [
   chatCompletionRequestSchema,
   chatCompletionSchema,
   chatCompletionChunkSchema,
+  responseInputMessageSchema,
+  responseCreateRequestSchema,
+  responseUsageSchema,
+  responseOutputMessageSchema,
+  responseObjectSchema,
+  responseStreamEventSchema,
   modelSchema,
   modelListSchema,
   jobSchema,
@@ -216,6 +228,63 @@ const paths: Record<string, Schema> = {
               schema: {
                 type: "string",
                 description: "`data: <ChatCompletionChunk JSON>` events (see the schema), then `data: [DONE]`.",
+              },
+            },
+          },
+        },
+        ...errorResponses(
+          ...AUTH,
+          "invalid_request",
+          "model_not_found",
+          "context_length_exceeded",
+          "insufficient_credits",
+          "spending_cap_exceeded",
+          "idempotency_key_reused",
+          "idempotency_key_in_progress",
+          "payload_too_large",
+          "unsupported_media_type",
+          "job_failed",
+          "no_workers_available",
+          "job_timeout",
+        ),
+      },
+    },
+  },
+  "/v1/responses": {
+    post: {
+      operationId: "createResponse",
+      summary:
+        "Create a response (OpenAI Responses API, stateless and text only; the same escrowed job as a chat completion)",
+      tags: ["Completions"],
+      parameters: [
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Retries with the same key and body replay the first answer (24 h).",
+          schema: { type: "string", minLength: 1, maxLength: 255 },
+        },
+      ],
+      requestBody: { required: true, content: { "application/json": { schema: ref("ResponseCreateRequest") } } },
+      responses: {
+        "200": {
+          description:
+            "The response, `usage` carrying the charge; with `stream: true` a server-sent event stream of " +
+            "`event: <type>` / `data: <ResponseStreamEvent>` events ending with `response.completed` (no `[DONE]`).",
+          headers: pick(
+            "x-service-job-id",
+            "x-service-tx-hash",
+            "x-service-settlement-tx",
+            "x-service-worker",
+            "x-service-credits-remaining",
+            "x-request-id",
+          ),
+          content: {
+            "application/json": { schema: ref("Response") },
+            "text/event-stream": {
+              schema: {
+                type: "string",
+                description: "`event: <type>` and `data: <ResponseStreamEvent JSON>` pairs (see the schema).",
               },
             },
           },
@@ -405,7 +474,10 @@ export function openapiDocument(): Schema {
     servers: [{ url: "http://127.0.0.1:8080", description: "Local stack (`npm start`)" }],
     security: [{ bearer: [] }],
     tags: [
-      { name: "Completions", description: "OpenAI-compatible chat completions, escrowed and settled on chain." },
+      {
+        name: "Completions",
+        description: "OpenAI-compatible chat completions and Responses, escrowed and settled on chain.",
+      },
       { name: "Models", description: "The catalog: models with at least one active worker, with their prices." },
       { name: "Jobs", description: "Every completion is a job: its state, its on-chain facts, disputes." },
       { name: "Account", description: "The key's wallet and its credit balance." },

@@ -10,6 +10,7 @@ import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
+import { ResponseValidator } from "../../api/openapi/responseValidator.js";
 
 // POST /v1/responses (api/README.md "The Responses API"): OpenAI's Responses API, stateless and text only, as the
 // same job as a chat completion — escrow, price, headers, job resource, dispute — read through unmodified clients.
@@ -171,6 +172,66 @@ describe("POST /v1/responses", () => {
     expect(response.body).not.toContain("[DONE]");
     const events = eventsOf(response.body);
     for (const { event, data } of events) expect(event).toBe(data.type);
+  });
+
+  it("the OpenAPI document describes the real answers: a whole response, every streamed event, a refusal", async () => {
+    const validator = new ResponseValidator();
+    const check = (response: Awaited<ReturnType<typeof rawRequest>>) => {
+      const contentType = response.headers["content-type"];
+      const body = contentType?.startsWith("application/json") ? response.json() : response.body;
+      const problems = validator.check({
+        method: "POST",
+        path: "/v1/responses",
+        status: response.status,
+        contentType,
+        body,
+      });
+      expect(problems, response.body.slice(0, 400)).toEqual([]);
+    };
+    const whole = await rawRequest("POST", "/v1/responses", {
+      apiKey: client.apiKey,
+      body: { model: MODEL, input: "Describe yourself.", max_output_tokens: 8 },
+    });
+    expect(whole.status, whole.body).toBe(200);
+    check(whole);
+    const streamed = await rawRequest("POST", "/v1/responses", {
+      apiKey: client.apiKey,
+      body: { model: MODEL, input: "Describe yourself.", stream: true },
+    });
+    check(streamed);
+    const event = validator.schema("ResponseStreamEvent");
+    for (const { data } of eventsOf(streamed.body)) expect(event(data), JSON.stringify(event.errors)).toBe(true);
+    const refused = await rawRequest("POST", "/v1/responses", {
+      apiKey: client.apiKey,
+      body: { model: MODEL, input: "hi", tools: [], tool_choice: "required" },
+    });
+    expect(refused.status).toBe(400);
+    check(refused);
+  });
+
+  it("an Idempotency-Key retry of a stream replays the same response as Responses events, once charged", async () => {
+    const headers = { "idempotency-key": `responses-${Date.now()}` };
+    const body = { model: MODEL, input: "Once only.", stream: true };
+    const first = await rawRequest("POST", "/v1/responses", { apiKey: client.apiKey, headers, body });
+    expect(first.status, first.body).toBe(200);
+    const again = await rawRequest("POST", "/v1/responses", { apiKey: client.apiKey, headers, body });
+    expect(again.status, again.body).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.headers["x-service-job-id"]).toBe(first.headers["x-service-job-id"]);
+    const completedOf = (raw: string) => eventsOf(raw).at(-1)!.data;
+    const replayed = eventsOf(again.body).map(({ data }) => data);
+    expect(foldedTypes(replayed.map((event) => event.type))).toEqual(EVENT_ORDER);
+    const [original, replay] = [completedOf(first.body), completedOf(again.body)];
+    if (original.type !== "response.completed" || replay.type !== "response.completed")
+      throw new Error("not completed");
+    expect(replay.response.output).toEqual(original.response.output);
+    expect(replay.response.usage!.service.job_id).toBe(original.response.usage!.service.job_id);
+    const other = await rawRequest("POST", "/v1/chat/completions", {
+      apiKey: client.apiKey,
+      headers,
+      body: { model: MODEL, messages: [{ role: "user", content: "Once only." }], stream: true },
+    });
+    expectErrorBody(other, 409, "idempotency_key_reused");
   });
 
   describe("the AI SDK's openai() provider at its default (the Responses API)", () => {
