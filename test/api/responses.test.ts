@@ -375,6 +375,39 @@ describe("POST /v1/responses", () => {
     expect(done.headers["x-service-tx-hash"]).toBe(escrowTx);
   });
 
+  it("error: a worker failing mid-stream ends the stream with response.failed holding job_failed, nothing charged", async () => {
+    const model = uniqueModelId("responses-fail");
+    await addCatalogModel(model);
+    await startExtraWorker({ models: [model], fault: "fail_after_first_token" }, client.apiKey);
+    const response = await rawRequest("POST", "/v1/responses", {
+      apiKey: client.apiKey,
+      body: { model, input: "Fail halfway.", stream: true },
+    });
+    expect(response.status).toBe(200);
+    const events = eventsOf(response.body).map(({ data }) => data);
+    expect(events.map((event) => event.type).slice(0, 5)).toEqual(EVENT_ORDER.slice(0, 5));
+    const last = events.at(-1)!;
+    if (last.type !== "response.failed") throw new Error(`expected response.failed, got ${last.type}`);
+    expect(last.response.status).toBe("failed");
+    expect(last.response.error).toMatchObject({ code: "job_failed", type: "api_error" });
+    expect(last.response.error!.docs).toMatch(/\/errors#job_failed$/);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    const job = await waitForJobStatus(client.apiKey, String(response.headers["x-service-job-id"]), "failed");
+    expect(job.credits_charged).toBe(0);
+  });
+
+  it("error: an input over the context window is context_length_exceeded naming input", async () => {
+    const response = await rawRequest("POST", "/v1/responses", {
+      apiKey: client.apiKey,
+      body: {
+        model: "qwen3-1.7b",
+        instructions: "Read this.",
+        input: [{ role: "user", content: "word ".repeat(40_000) }],
+      },
+    });
+    expectErrorBody(response, 400, "context_length_exceeded", { param: "input" });
+  });
+
   describe("what the service does not offer", () => {
     it.each([
       ["tools", { tools: [{ type: "function", name: "f", parameters: {} }] }, "tools"],
