@@ -139,6 +139,24 @@ describe("POST /v1/responses", () => {
       await expectChargeMatchesJob(client.apiKey, jobId, completed.response.usage!);
     });
 
+    it("responses.stream() accumulates the events into the final response with its charge", async () => {
+      const openai = openaiFor(client.apiKey);
+      const stream = openai.responses.stream({ model: MODEL, input: "Accumulate." });
+      let text = "";
+      stream.on("response.output_text.delta", (event) => (text += event.delta));
+      const final = await stream.finalResponse();
+      expect(final.status).toBe("completed");
+      // `output_text` is computed by `responses.create` only; the stream helper returns the message as sent.
+      const message = final.output[0];
+      expect(message?.type === "message" && message.content[0]?.type === "output_text" && message.content[0].text).toBe(
+        text,
+      );
+      expect(text.length).toBeGreaterThan(0);
+      const usage = final.usage as unknown as ChargedUsage;
+      expect(final.id).toBe(`resp_${usage.service.job_id}`);
+      await expectChargeMatchesJob(client.apiKey, usage.service.job_id, usage);
+    });
+
     it("ends a stream with response.incomplete when max_output_tokens cuts the answer", async () => {
       const openai = openaiFor(client.apiKey);
       const stream = await openai.responses.create({

@@ -3,7 +3,7 @@ import type { Hex } from "viem";
 import { creditsToUsdg } from "@credit-metered/client";
 import { chatProtocol } from "../../completions/chatFormat.js";
 import { usageOf, type ServiceCharge } from "../../completions/completionObjects.js";
-import type { CompletionFormat, CompletionProtocol } from "../../completions/completionFormat.js";
+import type { CompletionFormat, CompletionProtocol, FormattedJob } from "../../completions/completionFormat.js";
 import { openEscrow } from "../../completions/openEscrow.js";
 import { prepareCompletion } from "../../completions/prepareCompletion.js";
 import { chargeFor } from "../../completions/pricing.js";
@@ -105,7 +105,7 @@ async function runCompletion(
   auth: { wallet: Hex; keyHash: Hex },
   request: ChatCompletionRequest,
   remember: (response: StoredResponse) => Promise<void>,
-  formatFor: (job: { jobId: string; created: number; model: string }) => CompletionFormat,
+  formatFor: (job: FormattedJob) => CompletionFormat,
 ): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
   const opened = await openEscrow(deps, prepared);
