@@ -25,6 +25,7 @@ import { listJobsEndpoint } from "./v1/jobs.list.js";
 import { getModel } from "./v1/models.get.js";
 import { listModels } from "./v1/models.list.js";
 import { getOpenapi } from "./v1/openapi.get.js";
+import { createResponse } from "./v1/responses.create.js";
 import { APP_WEBHOOK_ENDPOINTS, V1_WEBHOOK_ENDPOINTS } from "./webhookRouters.js";
 
 export { routerOf, type Endpoint, type EndpointAccess } from "./endpoint.js";
@@ -38,6 +39,7 @@ export const ENDPOINTS: readonly Endpoint<GatewayDeps>[] = [
   getOpenapi,
   // The `/v1` API (spec), behind the API key.
   createChatCompletion,
+  createResponse,
   listJobsEndpoint,
   getJob,
   disputeJobEndpoint,

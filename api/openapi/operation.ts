@@ -45,7 +45,7 @@ export interface HeaderParameter {
 
 /** The document's tags, in its order. */
 export const OPERATION_TAGS = {
-  Completions: "OpenAI-compatible chat completions, escrowed and settled on chain.",
+  Completions: "OpenAI-compatible chat completions and Responses, escrowed and settled on chain.",
   Models: "The catalog: models with at least one active worker, with their prices.",
   Jobs: "Every completion is a job: its state, its on-chain facts, disputes.",
   Account: "The key's wallet and its credit balance.",

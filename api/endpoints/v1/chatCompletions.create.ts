@@ -1,15 +1,9 @@
-import type { Request, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { Hex } from "viem";
 import { creditsToUsdg } from "@credit-metered/client";
-import {
-  completionIdOf,
-  chunkObject,
-  completionObject,
-  usageChunkObject,
-  usageOf,
-  type CompletionMeta,
-  type ServiceCharge,
-} from "../../completions/completionObjects.js";
+import { chatProtocol } from "../../completions/chatFormat.js";
+import { usageOf, type ServiceCharge } from "../../completions/completionObjects.js";
+import type { CompletionFormat, CompletionProtocol, FormattedJob } from "../../completions/completionFormat.js";
 import { openEscrow } from "../../completions/openEscrow.js";
 import { prepareCompletion } from "../../completions/prepareCompletion.js";
 import { chargeFor } from "../../completions/pricing.js";
@@ -20,10 +14,10 @@ import {
   withJobHeaders,
   type RelayOutcome,
 } from "../../completions/relayCompletion.js";
-import { parseChatRequest } from "../../completions/requestSchema.js";
-import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../../completions/writeSse.js";
+import type { ChatCompletionRequest } from "../../completions/requestSchema.js";
+import { startSse } from "../../completions/writeSse.js";
 import type { GatewayDeps } from "../../deps.js";
-import { ApiError, errorBody } from "../../errors/ApiError.js";
+import { ApiError } from "../../errors/ApiError.js";
 import { authOf } from "../../http/middleware/authenticate.js";
 import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
 import { bodyHashOf, type StoredResponse } from "../../jobs/idempotencyStore.js";
@@ -79,19 +73,30 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
       "job_timeout",
     ],
   },
-  handler: (deps) => async (req, res) => {
+  handler: (deps) => completionHandler(deps, chatProtocol(deps.config.MAX_MESSAGES, deps.config.DOCS_URL)),
+};
+
+/**
+ * The handler of a completion endpoint (chat completions, Responses: api/responses/): one pipeline, one money path;
+ * the protocol only translates the body into the job and the job's events into its wire format.
+ */
+export function completionHandler<Parsed>(deps: GatewayDeps, protocol: CompletionProtocol<Parsed>): RequestHandler {
+  return async (req, res) => {
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
-    const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
+    const parsed = protocol.parse(req.body);
+    const request = protocol.jobOf(parsed);
     const idempotencyKey = idempotencyKeyOf(req);
     if (idempotencyKey !== undefined) {
-      // The request as validated, not the raw body: every field that changes the job, nothing the gateway ignores
-      // (an ignored field may be nested deeper than JSON.stringify can follow).
-      const claim = await deps.idempotency.claim(auth.keyHash, idempotencyKey, bodyHashOf(request));
+      const claim = await deps.idempotency.claim(
+        auth.keyHash,
+        idempotencyKey,
+        bodyHashOf(protocol.fingerprintOf(parsed)),
+      );
       if (claim.kind === "reused") throw new ApiError("idempotency_key_reused");
       if (claim.kind === "in_progress") throw new ApiError("idempotency_key_in_progress");
       if (claim.kind === "replay") {
-        replay(res, claim.response);
+        replay(res, claim.response, protocol);
         return;
       }
     }
@@ -108,13 +113,15 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
       stored = true;
     };
     try {
-      await runCompletion(deps, req, res, auth, request, remember);
+      await runCompletion(deps, req, res, auth, request, remember, (job) => protocol.formatFor(parsed, job));
+    } catch (error) {
+      throw error instanceof ApiError ? protocol.mapError(parsed, error) : error;
     } finally {
       if (idempotencyKey !== undefined && !stored)
         await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
     }
-  },
-};
+  };
+}
 
 function idempotencyKeyOf(req: Request): string | undefined {
   const value = req.headers["idempotency-key"];
@@ -134,8 +141,9 @@ async function runCompletion(
   req: Request,
   res: Response,
   auth: { wallet: Hex; keyHash: Hex },
-  request: ReturnType<typeof parseChatRequest>,
+  request: ChatCompletionRequest,
   remember: (response: StoredResponse) => Promise<void>,
+  formatFor: (job: FormattedJob) => CompletionFormat,
 ): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
   const opened = await openEscrow(deps, prepared);
@@ -149,15 +157,13 @@ async function runCompletion(
   res.on("close", () => {
     if (!res.writableFinished) clientGone.abort();
   });
-  const meta: CompletionMeta = {
-    id: completionIdOf(opened.jobId),
+  const format = formatFor({
+    jobId: opened.jobId,
     created: Math.floor(opened.startedAt / 1000),
     model: prepared.model.id,
-    systemFingerprint: "unknown",
-  };
+  });
   let servingWorker: Hex | undefined;
   let streamStarted = false;
-  let firstChunk = true;
 
   try {
     const outcome: RelayOutcome = await relayCompletion(deps, prepared, opened, {
@@ -165,17 +171,16 @@ async function runCompletion(
       deliversIncrementally: request.stream,
       onServing(worker, backend) {
         servingWorker = worker;
-        meta.systemFingerprint = backend;
         if (request.stream && !clientGone.signal.aborted) {
           // Worst case until settlement: the lock is gone, the unused part comes back when the job settles.
           startSse(res, { ...jobHeaders(opened, worker, opened.balanceAfterLock), "x-service-backend": backend });
           streamStarted = true;
+          format.streamStarted(res, backend);
         }
       },
       onToken(text) {
         if (!request.stream || clientGone.signal.aborted) return;
-        writeSse(res, chunkObject(meta, firstChunk ? { role: "assistant", content: text } : { content: text }, null));
-        firstChunk = false;
+        format.token(res, text);
       },
     });
 
@@ -190,8 +195,8 @@ async function runCompletion(
             ? timeoutError(opened, outcome.worker, conclusion.kind === "closed" ? conclusion.tx : undefined)
             : closedBeforeSettlement(opened, prepared, outcome.worker);
       if (!streamStarted) throw error;
-      writeSse(res, errorBody(error, deps.config.DOCS_URL));
-      endSse(res, undefined);
+      format.streamFailed(res, error);
+      format.endStream(res, undefined);
       return;
     }
     const { settlement } = conclusion;
@@ -215,10 +220,7 @@ async function runCompletion(
       // transaction follows as the trailer; the connection stays open only for that.
       const knownTx = await settlementTxIfSent(settlement.submitted);
       const usageNow = usageOf(outcome.promptTokens, outcome.completionTokens, charge(knownTx));
-      if (firstChunk) writeSse(res, chunkObject(meta, { role: "assistant", content: "" }, null));
-      writeSse(res, chunkObject(meta, {}, outcome.finishReason));
-      if (request.includeUsage) writeSse(res, usageChunkObject(meta, usageNow));
-      writeDone(res);
+      format.streamFinished(res, { ...outcome, usage: usageNow });
       const settlementTx = knownTx ?? (await settlementTxOf(settlement.submitted));
       const headers = {
         ...jobHeaders(opened, outcome.worker, creditsRemaining),
@@ -226,14 +228,14 @@ async function runCompletion(
         "x-service-backend": outcome.backend,
       };
       const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
-      const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
+      const completion = format.body({ ...outcome, usage });
       await remember({ status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage });
-      endSse(res, settlementTx);
+      format.endStream(res, settlementTx);
       return;
     }
     const settlementTx = await settlementTxOf(settlement.submitted);
     const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
-    const completion = completionObject(meta, outcome.text, outcome.finishReason, usage);
+    const completion = format.body({ ...outcome, usage });
     const headers = {
       ...jobHeaders(opened, outcome.worker, creditsRemaining),
       ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
@@ -245,12 +247,9 @@ async function runCompletion(
   } catch (error) {
     if (streamStarted) {
       deps.logger.error({ err: error, job_id: opened.jobId }, "error after the stream started");
-      if (!doneWasWritten(res))
-        writeSse(
-          res,
-          errorBody(error instanceof ApiError ? error : new ApiError("internal_error"), deps.config.DOCS_URL),
-        );
-      endSse(res, undefined);
+      if (!format.streamCompleted(res))
+        format.streamFailed(res, error instanceof ApiError ? error : new ApiError("internal_error"));
+      format.endStream(res, undefined);
       return undefined;
     }
     if (error instanceof ApiError) throw error;
@@ -304,26 +303,13 @@ async function settlementTxOf(submitted: Promise<Hex>): Promise<Hex | undefined>
   }
 }
 
-/** Answers an idempotent retry with the first response; a stream is replayed as one content chunk. */
-function replay(res: Response, stored: StoredResponse): void {
+/** Answers an idempotent retry with the first response; a stream in the protocol's own events. */
+function replay<Parsed>(res: Response, stored: StoredResponse, protocol: CompletionProtocol<Parsed>): void {
   res.setHeader("idempotent-replayed", "true");
-  if (!stored.stream) {
-    for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
-    res.status(stored.status).json(stored.body);
+  if (stored.stream) {
+    protocol.replayStream(res, stored);
     return;
   }
-  const completion = stored.body as ReturnType<typeof completionObject>;
-  const meta: CompletionMeta = {
-    id: completion.id,
-    created: completion.created,
-    model: completion.model,
-    systemFingerprint: completion.system_fingerprint,
-  };
-  const { "x-service-settlement-tx": settlementTx, ...headers } = stored.headers;
-  startSse(res, headers);
-  const choice = completion.choices[0];
-  writeSse(res, chunkObject(meta, { role: "assistant", content: choice?.message.content ?? "" }, null));
-  writeSse(res, chunkObject(meta, {}, choice?.finish_reason ?? "stop"));
-  if (stored.includeUsage) writeSse(res, usageChunkObject(meta, completion.usage));
-  endSse(res, settlementTx);
+  for (const [name, value] of Object.entries(stored.headers)) res.setHeader(name, value);
+  res.status(stored.status).json(stored.body);
 }

@@ -10,6 +10,7 @@ export * from "./eventNames.js";
 export * from "./common.js";
 export * from "./query.js";
 export * from "./completions.js";
+export * from "./responses.js";
 export * from "./models.js";
 export * from "./jobs.js";
 export * from "./account.js";

@@ -1,0 +1,55 @@
+import { responseCreateRequestSchema, responseObjectSchema } from "@credit-metered/client/http";
+import type { GatewayDeps } from "../../deps.js";
+import { JOB_HEADERS } from "../../openapi/operation.js";
+import { responsesProtocol } from "../../responses/responsesProtocol.js";
+import type { Endpoint } from "../endpoint.js";
+import { completionHandler } from "./chatCompletions.create.js";
+
+/**
+ * POST /v1/responses: OpenAI's Responses API, stateless and text only. The same job as a chat completion — the
+ * same handler, escrow, pricing, relay, lifecycle, headers, job resource, webhooks and dispute — with the body
+ * translated into the job and the job's tokens written as Responses events (api/responses/).
+ */
+export const createResponse: Endpoint<GatewayDeps> = {
+  method: "post",
+  path: "/v1/responses",
+  access: "apiKey",
+  openapi: {
+    operationId: "createResponse",
+    summary:
+      "Create a response (OpenAI Responses API, stateless and text only; the same escrowed job as a chat completion)",
+    tag: "Completions",
+    requestHeaders: [
+      {
+        name: "Idempotency-Key",
+        description: "Retries with the same key and body replay the first answer (24 h).",
+        schema: { type: "string", minLength: 1, maxLength: 255 },
+      },
+    ],
+    requestBody: responseCreateRequestSchema,
+    response: {
+      status: 200,
+      description:
+        "The response, `usage` carrying the charge; with `stream: true` a server-sent event stream of " +
+        "`event: <type>` / `data: <ResponseStreamEvent>` events ending with `response.completed` (no `[DONE]`).",
+      body: responseObjectSchema,
+      headers: [...JOB_HEADERS, "x-request-id"],
+      eventStream: "`event: <type>` and `data: <ResponseStreamEvent JSON>` pairs (see the schema).",
+    },
+    errors: [
+      "invalid_request",
+      "model_not_found",
+      "context_length_exceeded",
+      "insufficient_credits",
+      "spending_cap_exceeded",
+      "idempotency_key_reused",
+      "idempotency_key_in_progress",
+      "payload_too_large",
+      "unsupported_media_type",
+      "job_failed",
+      "no_workers_available",
+      "job_timeout",
+    ],
+  },
+  handler: (deps) => completionHandler(deps, responsesProtocol(deps.config.MAX_MESSAGES, deps.config.DOCS_URL)),
+};
