@@ -57,8 +57,10 @@ export const configSchema = z.object({
   TX_MONITOR_MS: z.coerce.number().int().positive().default(1_000),
   /** /readyz answers 503 while the oldest gateway transaction not yet mined is older than this. */
   TX_PENDING_READY_MAX_MS: z.coerce.number().int().positive().default(30_000),
-  /** Blocks after which a chain fact counts as final (the block that holds it and those on top of it). */
-  CHAIN_FINALITY_DEPTH: z.coerce.number().int().min(1).default(2),
+  /** Blocks after which a chain fact counts as final (the block that holds it and those on top of it): webhooks
+   *  announce chain facts only then (docs/DESIGN.md "Finality"). 1 suits an automine chain only (blocks come with
+   *  transactions; nothing reorgs on its own); the local stack sets 2 when the chain mines on a clock. */
+  CHAIN_FINALITY_DEPTH: z.coerce.number().int().min(1).default(1),
   DEPLOYMENTS_FILE: z.string().min(1),
   /** Key of the account holding GATEWAY_ROLE on the escrow and the dispute contract. */
   GATEWAY_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte hex private key"),
@@ -215,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
 export const dispatcherConfigSchema = configSchema
   .pick({
     DATABASE_URL: true,
+    CHAIN_FINALITY_DEPTH: true,
     API_DB_SCHEMA: true,
     INDEXER_URL: true,
     WEBHOOK_ALLOW_HTTP_LOOPBACK: true,

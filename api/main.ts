@@ -99,6 +99,9 @@ export function createLogger(config: GatewayConfig): Logger {
   });
 }
 
+/** Blocks a mined gateway transaction is watched for at least (a reorg within them is repaired). */
+const TX_MIN_KEEP_BLOCKS = 6;
+
 /** Builds every dependency, migrates, recovers open jobs, and listens. */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger(config);
@@ -127,7 +130,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       minPriorityFeePerGas: parseGwei(config.TX_MIN_PRIORITY_FEE_GWEI),
     }),
     replaceAfterMs: config.TX_REPLACE_AFTER_MS,
-    finalityDepth: config.CHAIN_FINALITY_DEPTH,
+    // Kept a few blocks past finality even where it is 1 (automine), so a reorg injected there is still repaired.
+    finalityDepth: Math.max(config.CHAIN_FINALITY_DEPTH, TX_MIN_KEEP_BLOCKS),
     monitorMs: config.TX_MONITOR_MS,
     receiptPollMs: config.RPC_POLLING_INTERVAL_MS,
     logger,
@@ -241,7 +245,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const dispatcher = config.WEBHOOK_DISPATCHER_ENABLED
     ? startDispatcher(
         dispatcherDepsFrom(config, pool, {
-          index: chainEventFeed(indexClient),
+          index: chainEventFeed(indexClient, { finalityDepth: config.CHAIN_FINALITY_DEPTH }),
           logger: logger.child({ component: "webhooks" }),
         }),
       )
