@@ -157,6 +157,12 @@ export class TransactionManager {
         const message = (error as Error).message;
         if (error instanceof RawTransactionError && error.data && error.data !== "0x") throw error; // mined, reverted
         if (NONCE_TOO_LOW.test(message) && attempt === 0) {
+          // Our own copy got there first (an endpoint answered late, or another endpoint passed it on): sent.
+          const ours = await this.options.client.getTransaction({ hash: entry.attempts[0]!.hash }).then(
+            () => true,
+            () => false,
+          );
+          if (ours) return entry.attempts[0]!.hash;
           // Another sender used this nonce: nothing of ours is at it. Resynchronise and sign again.
           this.forget(entry);
           await this.serialised(async () => (this.nextNonce = undefined));

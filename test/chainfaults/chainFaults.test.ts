@@ -1,6 +1,6 @@
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Hex } from "viem";
+import { serializeTransaction, type Hex, type TransactionSerializableEIP1559 } from "viem";
 import { CHAIN_JOB_STATUSES, jobIdToBytes32 } from "@credit-metered/client";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
@@ -30,7 +30,11 @@ async function complete(): Promise<Answer> {
     const response = await fetch(`${stackInfo().apiUrl}/v1/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${client.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "Say something short." }], max_tokens: 8 }),
+      body: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: "user", content: "Say something short." }],
+        max_tokens: 8,
+      }),
       signal: AbortSignal.timeout(60_000),
     });
     const body = (await response.json().catch(() => null)) as { id?: string } | null;
@@ -80,6 +84,31 @@ async function pendingGatewayTxs(): Promise<Hex[]> {
     transactions: { hash: Hex; from: string }[];
   } | null;
   return (block?.transactions ?? []).filter((tx) => tx.from.toLowerCase() === signer()).map((tx) => tx.hash);
+}
+
+/** The signed bytes of every transaction in blocks `from`..`to` (to send them again on the other branch). */
+async function rawTransactionsOf(from: bigint, to: bigint): Promise<Hex[]> {
+  const raws: Hex[] = [];
+  for (let number = from; number <= to; number++) {
+    const block = await publicClient().getBlock({ blockNumber: number, includeTransactions: true });
+    for (const tx of block.transactions) {
+      if (tx.type !== "eip1559" || tx.to === null) continue;
+      const unsigned: TransactionSerializableEIP1559 = {
+        type: "eip1559",
+        chainId: tx.chainId,
+        nonce: tx.nonce,
+        to: tx.to,
+        value: tx.value,
+        data: tx.input,
+        gas: tx.gas,
+        maxFeePerGas: tx.maxFeePerGas,
+        maxPriorityFeePerGas: tx.maxPriorityFeePerGas,
+        accessList: tx.accessList,
+      };
+      raws.push(serializeTransaction(unsigned, { r: tx.r, s: tx.s, yParity: tx.yParity }));
+    }
+  }
+  return raws;
 }
 
 type Readiness = { status: number; pending: number; oldest: number; gap: number };
@@ -173,7 +202,13 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
   const audit = await expectConserved();
   const counts: Record<string, number> = {};
   for (const answer of answers) counts[answer.status] = (counts[answer.status] ?? 0) + 1;
-  return { answers: counts, slowestMs: Math.max(...answers.map((a) => a.ms)), settledWithinMs, events: events.length, audit };
+  return {
+    answers: counts,
+    slowestMs: Math.max(...answers.map((a) => a.ms)),
+    settledWithinMs,
+    events: events.length,
+    audit,
+  };
 }
 
 beforeAll(async () => {
@@ -197,7 +232,9 @@ describe("a 1 s chain that misbehaves, under light load", () => {
     const recoveryMs = await recovered(Date.now());
     const answers = await load.stop();
     expect(sawNotReady).toBe(true);
-    expect(answers.filter((answer) => answer.status === 0 || answer.status >= 500 && answer.status !== 503)).toEqual([]);
+    expect(answers.filter((answer) => answer.status === 0 || (answer.status >= 500 && answer.status !== 503))).toEqual(
+      [],
+    );
     report("fee spike 1000 gwei for 10 s (cap 20 gwei)", { recoveryMs, ...(await expectChainAgrees(answers)) });
   });
 
@@ -225,27 +262,35 @@ describe("a 1 s chain that misbehaves, under light load", () => {
   it.each([
     ["lost", true],
     ["re-included", false],
-  ])("reorg whose transactions are %s: orphans are broadcast again and every answered job settles", async (kind, lose) => {
-    const load = startLoad();
-    await sleep(1_000);
-    const snapshot = await rpc("evm_snapshot");
-    const headBefore = await publicClient().getBlockNumber({ cacheTime: 0 });
-    await sleep(2_200);
-    const headAtReorg = await publicClient().getBlockNumber({ cacheTime: 0 });
-    await rpc("evm_revert", [snapshot]);
-    if (lose) for (const hash of await pendingGatewayTxs()) await rpc("hardhat_dropTransaction", [hash]);
-    // The new branch outgrows the old one.
-    await rpc("hardhat_mine", ["0x4"]);
-    const reorgAt = Date.now();
-    const recoveryMs = await recovered(reorgAt);
-    await sleep(2_000);
-    const answers = await load.stop();
-    expect(answers.filter((answer) => answer.status === 0 || answer.status >= 500 && answer.status !== 503)).toEqual([]);
-    report(`reorg of ${headAtReorg - headBefore} blocks, transactions ${kind}`, {
-      recoveryMs,
-      ...(await expectChainAgrees(answers)),
-    });
-  });
+  ])(
+    "reorg whose transactions are %s: orphans are broadcast again and every answered job settles",
+    async (kind, lose) => {
+      const load = startLoad();
+      await sleep(1_000);
+      const snapshot = await rpc("evm_snapshot");
+      const headBefore = await publicClient().getBlockNumber({ cacheTime: 0 });
+      await sleep(2_200);
+      const headAtReorg = await publicClient().getBlockNumber({ cacheTime: 0 });
+      const orphaned = await rawTransactionsOf(headBefore + 1n, headAtReorg);
+      await rpc("evm_revert", [snapshot]);
+      if (lose) for (const hash of await pendingGatewayTxs()) await rpc("hardhat_dropTransaction", [hash]);
+      // The other branch carries the same transactions, as a node that saw them gossiped would mine them.
+      else for (const raw of orphaned) await rpc("eth_sendRawTransaction", [raw]).catch(() => undefined);
+      // The new branch outgrows the old one.
+      await rpc("hardhat_mine", ["0x4"]);
+      const reorgAt = Date.now();
+      const recoveryMs = await recovered(reorgAt);
+      await sleep(2_000);
+      const answers = await load.stop();
+      expect(
+        answers.filter((answer) => answer.status === 0 || (answer.status >= 500 && answer.status !== 503)),
+      ).toEqual([]);
+      report(`reorg of ${headAtReorg - headBefore} blocks (${orphaned.length} transactions), transactions ${kind}`, {
+        recoveryMs,
+        ...(await expectChainAgrees(answers)),
+      });
+    },
+  );
 
   it("one RPC endpoint stalled: no request is lost", async () => {
     const load = startLoad();

@@ -34,4 +34,9 @@ export const CHAINFAULTS_GATEWAY_ENV: Record<string, string> = {
 };
 
 /** Workers quick enough that many jobs pass during each fault. */
-export const CHAINFAULTS_WORKER_DEFAULTS = { ttftMs: 30, tokensPerSecond: 200, minOutputTokens: 5, maxOutputTokens: 10 };
+export const CHAINFAULTS_WORKER_DEFAULTS = {
+  ttftMs: 30,
+  tokensPerSecond: 200,
+  minOutputTokens: 5,
+  maxOutputTokens: 10,
+};
