@@ -2,7 +2,6 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
-  fallback,
   http,
   type Hex,
   type PublicClient,
@@ -12,6 +11,7 @@ import {
   type Transport,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { hedgedTransport } from "./hedgedTransport.js";
 
 export interface ChainClients {
   publicClient: PublicClient<Transport, Chain>;
@@ -21,15 +21,14 @@ export interface ChainClients {
   rpcUrls: readonly string[];
 }
 
-/** How often the fallback transport ranks the endpoints by latency and stability. */
-const RANK_INTERVAL_MS = 5_000;
+/** With several endpoints, one that has not answered within this long gets the next asked alongside it. */
+const HEDGE_AFTER_MS = 250;
 
 /**
- * viem clients for the settlement chain; the wallet client signs as the gateway (GATEWAY_ROLE). Reads go through
- * viem's `fallback` transport over every RPC URL, ranked by latency and stability: an endpoint that fails or times
- * out hands the same request to the next one, so losing an endpoint costs no request. Every JSON-RPC attempt gives
- * up after `timeoutMs`; timeouts and connection errors (a node resuming after a stall resets its keep-alive
- * connections) are retried once on the same endpoint before the next is tried.
+ * viem clients for the settlement chain; the wallet client signs as the gateway (GATEWAY_ROLE). With several RPC
+ * URLs, reads are hedged across them (api/chain/hedgedTransport.ts): losing an endpoint costs no request and at
+ * most HEDGE_AFTER_MS. Every JSON-RPC attempt gives up after `timeoutMs`; timeouts and connection errors (a node
+ * resuming after a stall resets its keep-alive connections) are retried.
  */
 export function createChainClients(
   rpcUrls: readonly string[],
@@ -46,11 +45,10 @@ export function createChainClients(
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [...rpcUrls] } },
   });
-  const endpoint = (url: string) => http(url, { retryCount: 1, retryDelay: 100, timeout: timeoutMs });
   const transport =
     rpcUrls.length === 1
       ? http(first, { retryCount: 2, retryDelay: 100, timeout: timeoutMs })
-      : fallback(rpcUrls.map(endpoint), { rank: { interval: RANK_INTERVAL_MS }, retryCount: 1 });
+      : hedgedTransport({ urls: rpcUrls, timeoutMs, hedgeAfterMs: HEDGE_AFTER_MS });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({
     chain,

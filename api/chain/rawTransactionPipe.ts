@@ -82,7 +82,13 @@ export class RawTransactionPipe {
     );
     // Each transaction resolves as soon as one endpoint accepted it; it fails only once every endpoint refused.
     const settled = batch.map(() => ({ failures: [] as unknown[], done: false }));
-    await Promise.all(
+    const allDecided = Promise.withResolvers<void>();
+    const decide = () => {
+      if (settled.every((state) => state.done)) allDecided.resolve();
+    };
+    // The next batch leaves once each transaction of this one is decided, not once the slowest endpoint answered:
+    // a stalled endpoint must not hold the pipe (its late answers are ignored).
+    void Promise.all(
       perEndpoint.map(async (outcomes) => {
         const answered = await outcomes;
         answered.forEach((outcome, index) => {
@@ -100,8 +106,10 @@ export class RawTransactionPipe {
             item.reject(mostTelling(state.failures));
           }
         });
+        decide();
       }),
     );
+    await allDecided.promise;
   }
 
   /**

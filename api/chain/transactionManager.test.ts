@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPublicClient, http, parseGwei, type Hex, type PublicClient } from "viem";
@@ -5,6 +7,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { startChain, type RunningChain } from "../../scripts/stack/startChain.js";
 import { FeeOracle } from "./feeOracle.js";
+import { hedgedTransport } from "./hedgedTransport.js";
 import { RawTransactionPipe } from "./rawTransactionPipe.js";
 import { TransactionManager, TransactionNotSentError } from "./transactionManager.js";
 
@@ -175,6 +178,24 @@ describe("TransactionManager", () => {
     await mine();
     await transactions.tick();
     expect((await transactions.waitMined(hash, 5_000)).status).toBe("success");
+  });
+
+  it("reads through another endpoint, within the hedge delay, while the first one is stalled", async () => {
+    // An endpoint that accepts connections and never answers: the worst way one fails.
+    const stalled = createServer(() => undefined);
+    await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve));
+    try {
+      const stalledUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+      const reader = createPublicClient({
+        transport: hedgedTransport({ urls: [stalledUrl, chain.rpcUrl], timeoutMs: 5_000, hedgeAfterMs: 100 }),
+      });
+      const started = Date.now();
+      expect(await reader.getBlockNumber({ cacheTime: 0 })).toBe(await client.getBlockNumber({ cacheTime: 0 }));
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      stalled.closeAllConnections();
+      stalled.close();
+    }
   });
 
   it("reports the age of the oldest transaction not mined yet", async () => {

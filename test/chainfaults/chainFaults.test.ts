@@ -79,11 +79,13 @@ async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
 const signer = () => stackInfo().gateways[0]!.signer;
 
 /** The gateway's transactions waiting in the node's mempool. */
-async function pendingGatewayTxs(): Promise<Hex[]> {
+async function pendingGatewayTxs(): Promise<{ hash: Hex; nonce: number }[]> {
   const block = (await rpc("eth_getBlockByNumber", ["pending", true])) as {
-    transactions: { hash: Hex; from: string }[];
+    transactions: { hash: Hex; from: string; nonce: Hex }[];
   } | null;
-  return (block?.transactions ?? []).filter((tx) => tx.from.toLowerCase() === signer()).map((tx) => tx.hash);
+  return (block?.transactions ?? [])
+    .filter((tx) => tx.from.toLowerCase() === signer())
+    .map((tx) => ({ hash: tx.hash, nonce: Number(tx.nonce) }));
 }
 
 /** The signed bytes of every transaction in blocks `from`..`to` (to send them again on the other branch). */
@@ -240,23 +242,35 @@ describe("a 1 s chain that misbehaves, under light load", () => {
 
   it("dropped transaction: the gateway broadcasts it again", async () => {
     const load = startLoad();
-    let dropped: Hex | undefined;
+    let dropped: { hash: Hex; nonce: number } | undefined;
     await waitFor(
       "a gateway transaction in the mempool to drop",
       async () => {
-        for (const hash of await pendingGatewayTxs()) {
-          if ((await rpc("hardhat_dropTransaction", [hash])) === true) dropped = hash;
+        for (const tx of await pendingGatewayTxs()) {
+          if ((await rpc("hardhat_dropTransaction", [tx.hash])) === true) dropped ??= tx;
         }
         return dropped !== undefined;
       },
       { timeoutMs: 15_000, intervalMs: 20 },
     );
     const droppedAt = Date.now();
+    await waitFor(
+      "the dropped transaction's nonce mined",
+      async () =>
+        (await publicClient().getTransactionCount({ address: signer() as Hex, blockTag: "latest" })) > dropped!.nonce,
+      { timeoutMs: RECOVERY_BOUND_MS, intervalMs: 100 },
+    );
+    const minedAfterMs = Date.now() - droppedAt;
     const recoveryMs = await recovered(droppedAt);
     await sleep(2_000);
     const answers = await load.stop();
     expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
-    report("dropped transaction", { dropped, recoveryMs, ...(await expectChainAgrees(answers)) });
+    report("dropped transaction", {
+      dropped: dropped?.hash,
+      minedAfterMs,
+      recoveryMs,
+      ...(await expectChainAgrees(answers)),
+    });
   });
 
   it.each([
@@ -273,7 +287,7 @@ describe("a 1 s chain that misbehaves, under light load", () => {
       const headAtReorg = await publicClient().getBlockNumber({ cacheTime: 0 });
       const orphaned = await rawTransactionsOf(headBefore + 1n, headAtReorg);
       await rpc("evm_revert", [snapshot]);
-      if (lose) for (const hash of await pendingGatewayTxs()) await rpc("hardhat_dropTransaction", [hash]);
+      if (lose) for (const tx of await pendingGatewayTxs()) await rpc("hardhat_dropTransaction", [tx.hash]);
       // The other branch carries the same transactions, as a node that saw them gossiped would mine them.
       else for (const raw of orphaned) await rpc("eth_sendRawTransaction", [raw]).catch(() => undefined);
       // The new branch outgrows the old one.
