@@ -190,6 +190,25 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
     { timeoutMs: 60_000, intervalMs: 500 },
   );
   const settledWithinMs = Date.now() - started;
+  // The API says so too, naming transactions the final chain has mined.
+  const disagreeing: string[] = [];
+  for (const jobId of answered) {
+    const job = (await (
+      await fetch(`${stackInfo().apiUrl}/v1/jobs/${jobId}`, {
+        headers: { authorization: `Bearer ${client.apiKey}` },
+        signal: AbortSignal.timeout(5_000),
+      })
+    ).json()) as { status?: string; escrow_tx?: Hex; settlement_tx?: Hex };
+    const mined = async (hash: Hex | undefined) =>
+      hash !== undefined &&
+      (await publicClient()
+        .getTransactionReceipt({ hash })
+        .then((receipt) => receipt.status === "success")
+        .catch(() => false));
+    if (job.status !== "settled" || !(await mined(job.escrow_tx)) || !(await mined(job.settlement_tx)))
+      disagreeing.push(`${jobId} ${job.status} ${job.escrow_tx} ${job.settlement_tx}`);
+  }
+  expect(disagreeing).toEqual([]);
   // Facts the index has not buried FINALITY_DEPTH deep yet are not announced; wait a few blocks for the rest.
   await sleep(5_000);
   const events = await chainFactEvents();
