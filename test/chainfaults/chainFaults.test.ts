@@ -198,15 +198,16 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
         headers: { authorization: `Bearer ${client.apiKey}` },
         signal: AbortSignal.timeout(5_000),
       })
-    ).json()) as { status?: string; escrow_tx?: Hex; settlement_tx?: Hex };
+    ).json()) as { status?: string; on_chain?: { escrow_tx?: Hex; settlement_tx?: Hex } };
     const mined = async (hash: Hex | undefined) =>
       hash !== undefined &&
       (await publicClient()
         .getTransactionReceipt({ hash })
         .then((receipt) => receipt.status === "success")
         .catch(() => false));
-    if (job.status !== "settled" || !(await mined(job.escrow_tx)) || !(await mined(job.settlement_tx)))
-      disagreeing.push(`${jobId} ${job.status} ${job.escrow_tx} ${job.settlement_tx}`);
+    const onChain = job.on_chain ?? {};
+    if (job.status !== "settled" || !(await mined(onChain.escrow_tx)) || !(await mined(onChain.settlement_tx)))
+      disagreeing.push(`${jobId} ${job.status} ${onChain.escrow_tx} ${onChain.settlement_tx}`);
   }
   expect(disagreeing).toEqual([]);
   // Facts the index has not buried FINALITY_DEPTH deep yet are not announced; wait a few blocks for the rest.
