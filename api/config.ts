@@ -30,7 +30,41 @@ export const configSchema = z.object({
     .default("api"),
   /** Ponder's HTTP root; the gateway queries `${INDEXER_URL}/sql` through @ponder/client. */
   INDEXER_URL: z.url(),
-  RPC_URL: z.url(),
+  /** The chain's JSON-RPC endpoint; with RPC_URLS, the first of them by default. */
+  RPC_URL: z.url().optional(),
+  /** Several JSON-RPC endpoints of the same chain, comma separated, best first: reads go through a ranked
+   *  fallback over them, transactions are broadcast to all (api/chain/createChainClients.ts). Default: RPC_URL. */
+  RPC_URLS: z
+    .string()
+    .transform((value) =>
+      value
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+    )
+    .pipe(z.array(z.url()).min(1))
+    .optional(),
+  /** The operator's cap on maxFeePerGas, gwei: no transaction or replacement pays more; above it, transactions
+   *  wait in the mempool until the base fee falls back (api/chain/transactionManager.ts). */
+  TX_MAX_FEE_PER_GAS_GWEI: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .default("100"),
+  /** Floor of the priority fee, gwei (chains whose blocks carry no tips report 0). */
+  TX_MIN_PRIORITY_FEE_GWEI: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/)
+    .default("0.001"),
+  /** A gateway transaction not mined this long after it was (re)broadcast is replaced with fees ≥ 12.5% higher. */
+  TX_REPLACE_AFTER_MS: z.coerce.number().int().positive().default(4_000),
+  /** Period of the transaction manager's watch (mined, dropped, orphaned, stuck, nonce gaps). */
+  TX_MONITOR_MS: z.coerce.number().int().positive().default(1_000),
+  /** /readyz answers 503 while the oldest gateway transaction not yet mined is older than this. */
+  TX_PENDING_READY_MAX_MS: z.coerce.number().int().positive().default(30_000),
+  /** Blocks after which a chain fact counts as final (the block that holds it and those on top of it): webhooks
+   *  announce chain facts only then (docs/DESIGN.md "Finality"). 1 suits an automine chain only (blocks come with
+   *  transactions; nothing reorgs on its own); the local stack sets 2 when the chain mines on a clock. */
+  CHAIN_FINALITY_DEPTH: z.coerce.number().int().min(1).default(1),
   DEPLOYMENTS_FILE: z.string().min(1),
   /** Key of the account holding GATEWAY_ROLE on the escrow and the dispute contract. */
   GATEWAY_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "a 0x-prefixed 32-byte hex private key"),
@@ -143,7 +177,13 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
 
-export type GatewayConfig = z.infer<typeof configSchema> & { DOCS_URL: string; PUBLIC_BASE_URL: string };
+export type GatewayConfig = Omit<z.infer<typeof configSchema>, "RPC_URL" | "RPC_URLS"> & {
+  DOCS_URL: string;
+  PUBLIC_BASE_URL: string;
+  /** The first endpoint (the web app's RPC proxy and dev faucet use it). */
+  RPC_URL: string;
+  RPC_URLS: string[];
+};
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -162,7 +202,16 @@ function parseOrConfigError<T>(schema: z.ZodType<T>, env: NodeJS.ProcessEnv, wha
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const config = parseOrConfigError(configSchema, env, "gateway");
   const publicBaseUrl = config.PUBLIC_BASE_URL ?? `http://${config.API_HOST}:${config.API_PORT}`;
-  return { ...config, PUBLIC_BASE_URL: publicBaseUrl, DOCS_URL: config.DOCS_URL ?? `${publicBaseUrl}/docs` };
+  const rpcUrls = config.RPC_URLS ?? (config.RPC_URL ? [config.RPC_URL] : []);
+  const rpcUrl = config.RPC_URL ?? rpcUrls[0];
+  if (rpcUrl === undefined) throw new ConfigError("Invalid gateway configuration:\n  RPC_URL: set RPC_URL or RPC_URLS");
+  return {
+    ...config,
+    RPC_URL: rpcUrl,
+    RPC_URLS: rpcUrls,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    DOCS_URL: config.DOCS_URL ?? `${publicBaseUrl}/docs`,
+  };
 }
 
 /**
@@ -172,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
 export const dispatcherConfigSchema = configSchema
   .pick({
     DATABASE_URL: true,
+    CHAIN_FINALITY_DEPTH: true,
     API_DB_SCHEMA: true,
     INDEXER_URL: true,
     WEBHOOK_ALLOW_HTTP_LOOPBACK: true,

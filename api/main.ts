@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { Router, type RequestHandler } from "express";
 import { pino, type Logger } from "pino";
 import { pinoHttp } from "pino-http";
-import type { Hex } from "viem";
+import { parseGwei, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { loadDeployment } from "@credit-metered/client/node";
 import { serveWeb } from "./app/serveWeb.js";
@@ -18,6 +18,9 @@ import { EscrowChain } from "./chain/escrowChain.js";
 import { KeyStatusCache } from "./chain/keyStatusCache.js";
 import { LockBatcher } from "./chain/lockBatcher.js";
 import { SettlementBatcher } from "./chain/settlementBatcher.js";
+import { FeeOracle } from "./chain/feeOracle.js";
+import { RawTransactionPipe } from "./chain/rawTransactionPipe.js";
+import { TransactionManager } from "./chain/transactionManager.js";
 import { TransactionSender } from "./chain/transactionSender.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
@@ -98,6 +101,9 @@ export function createLogger(config: GatewayConfig): Logger {
   });
 }
 
+/** Blocks a mined gateway transaction is watched for at least (a reorg within them is repaired). */
+const TX_MIN_KEEP_BLOCKS = 6;
+
 /** Builds every dependency, migrates, recovers open jobs, and listens. */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? createLogger(config);
@@ -110,13 +116,30 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   const deployment = loadDeployment(config.DEPLOYMENTS_FILE);
   const clients = createChainClients(
-    config.RPC_URL,
+    config.RPC_URLS,
     deployment.chainId,
     config.GATEWAY_PRIVATE_KEY as Hex,
     config.RPC_POLLING_INTERVAL_MS,
     config.RPC_TIMEOUT_MS,
   );
-  const sender = new TransactionSender(clients);
+  const transactions = new TransactionManager({
+    chainId: deployment.chainId,
+    account: privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex),
+    client: clients.publicClient,
+    pipe: new RawTransactionPipe(config.RPC_URLS),
+    fees: new FeeOracle(clients.publicClient, {
+      maxFeePerGas: parseGwei(config.TX_MAX_FEE_PER_GAS_GWEI),
+      minPriorityFeePerGas: parseGwei(config.TX_MIN_PRIORITY_FEE_GWEI),
+    }),
+    replaceAfterMs: config.TX_REPLACE_AFTER_MS,
+    // Kept a few blocks past finality even where it is 1 (automine), so a reorg injected there is still repaired.
+    finalityDepth: Math.max(config.CHAIN_FINALITY_DEPTH, TX_MIN_KEEP_BLOCKS),
+    monitorMs: config.TX_MONITOR_MS,
+    receiptPollMs: config.RPC_POLLING_INTERVAL_MS,
+    logger,
+  });
+  transactions.start();
+  const sender = new TransactionSender(clients, transactions);
   const chain = new EscrowChain(clients, deployment, sender);
   const batcher = new SettlementBatcher(
     {
@@ -208,6 +231,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     query: (sql) => pool.query(sql),
     workers: () => workers.health(),
     indexLag: () => indexLag.snapshot(),
+    transactions: () => transactions.health(),
   });
   indexLag.start();
   chain.nodeSilent = () => {
@@ -225,7 +249,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const dispatcher = config.WEBHOOK_DISPATCHER_ENABLED
     ? startDispatcher(
         dispatcherDepsFrom(config, pool, {
-          index: chainEventFeed(indexClient),
+          index: chainEventFeed(indexClient, { finalityDepth: config.CHAIN_FINALITY_DEPTH }),
           logger: logger.child({ component: "webhooks" }),
         }),
       )
@@ -323,6 +347,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await locks.drain();
       await batcher.drain();
       await sweeping;
+      await transactions.stop();
       // Jobs left to recovery go to a live peer now rather than after the lease would have expired.
       await deps.leases?.stop({ release: true });
       await dispatcher?.stop();

@@ -26,7 +26,7 @@ export default createConfig({
       id: deployments.chainId,
       // Not the URL itself: Ponder's own HTTP client lets a stalled node wedge live indexing (config/chainTransport.ts).
       rpc: chainTransport({
-        url: env.PONDER_RPC_URL,
+        urls: [env.PONDER_RPC_URL, ...env.PONDER_RPC_FALLBACK_URLS],
         attemptTimeoutMs: env.PONDER_RPC_ATTEMPT_TIMEOUT_MS,
         headTimeoutMs: env.PONDER_RPC_HEAD_TIMEOUT_MS,
         stallBudgetMs: env.PONDER_RPC_STALL_BUDGET_MS,

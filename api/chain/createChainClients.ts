@@ -11,32 +11,44 @@ import {
   type Transport,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { hedgedTransport } from "./hedgedTransport.js";
 
 export interface ChainClients {
   publicClient: PublicClient<Transport, Chain>;
   walletClient: WalletClient<Transport, Chain, Account>;
   chain: Chain;
+  /** Every RPC endpoint, in the operator's order (transactions are broadcast to all of them). */
+  rpcUrls: readonly string[];
 }
 
+/** With several endpoints, one that has not answered within this long gets the next asked alongside it. */
+const HEDGE_AFTER_MS = 250;
+
 /**
- * viem clients for the settlement chain; the wallet client signs as the gateway (GATEWAY_ROLE). Every JSON-RPC
- * attempt gives up after `timeoutMs`; timeouts and connection errors (a node resuming after a stall resets its
- * keep-alive connections) are retried twice with backoff, so a reset costs a retry, not a failed request.
+ * viem clients for the settlement chain; the wallet client signs as the gateway (GATEWAY_ROLE). With several RPC
+ * URLs, reads are hedged across them (api/chain/hedgedTransport.ts): losing an endpoint costs no request and at
+ * most HEDGE_AFTER_MS. Every JSON-RPC attempt gives up after `timeoutMs`; timeouts and connection errors (a node
+ * resuming after a stall resets its keep-alive connections) are retried.
  */
 export function createChainClients(
-  rpcUrl: string,
+  rpcUrls: readonly string[],
   chainId: number,
   privateKey: Hex,
   pollingIntervalMs: number,
   timeoutMs = 5_000,
 ): ChainClients {
+  const [first] = rpcUrls;
+  if (first === undefined) throw new Error("the chain needs at least one RPC URL");
   const chain = defineChain({
     id: chainId,
     name: `chain-${chainId}`,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
+    rpcUrls: { default: { http: [...rpcUrls] } },
   });
-  const transport = http(rpcUrl, { retryCount: 2, retryDelay: 100, timeout: timeoutMs });
+  const transport =
+    rpcUrls.length === 1
+      ? http(first, { retryCount: 2, retryDelay: 100, timeout: timeoutMs })
+      : hedgedTransport({ urls: rpcUrls, timeoutMs, hedgeAfterMs: HEDGE_AFTER_MS });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({
     chain,
@@ -44,5 +56,5 @@ export function createChainClients(
     account: privateKeyToAccount(privateKey),
     pollingInterval: pollingIntervalMs,
   });
-  return { publicClient, walletClient, chain };
+  return { publicClient, walletClient, chain, rpcUrls };
 }

@@ -14,7 +14,8 @@ export interface SettlementPort {
 export interface SettlementTicket {
   /** Resolves with the settlement transaction hash as soon as it is sent (not mined). */
   submitted: Promise<Hex>;
-  /** Resolves with the mined receipt of the transaction that settled this job. */
+  /** Resolves with the mined receipt of the transaction that settled this job (its hash: the version mined, which
+   *  differs from `submitted` when the transaction manager replaced it with higher fees). */
   mined: Promise<{ hash: Hex; receipt: TransactionReceipt }>;
 }
 
@@ -108,7 +109,7 @@ export class SettlementBatcher {
             "settleBatch skipped a receipt; settling it alone",
           );
           await this.settleOne(item, true);
-        } else item.mined.resolve({ hash, receipt });
+        } else item.mined.resolve({ hash: receipt.transactionHash, receipt });
       }
     } catch (error) {
       this.options.logger.warn({ err: error, hash }, "settleBatch reverted; settling one by one");
@@ -121,7 +122,7 @@ export class SettlementBatcher {
       const hash = await this.port.settle(item.receipt, item.signature);
       if (!alreadySubmitted) item.submitted.resolve(hash);
       const receipt = await this.port.waitMined(hash);
-      item.mined.resolve({ hash, receipt });
+      item.mined.resolve({ hash: receipt.transactionHash, receipt });
     } catch (error) {
       item.submitted.reject(error);
       item.mined.reject(error);

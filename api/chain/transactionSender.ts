@@ -9,7 +9,8 @@ import {
   type TransactionReceipt,
 } from "viem";
 import type { ChainClients } from "./createChainClients.js";
-import { RawTransactionError, RawTransactionPipe } from "./rawTransactionPipe.js";
+import { RawTransactionError } from "./rawTransactionPipe.js";
+import type { TransactionManager } from "./transactionManager.js";
 
 export interface ContractWrite<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">> {
   address: Address;
@@ -18,8 +19,10 @@ export interface ContractWrite<TAbi extends Abi, TName extends ContractFunctionN
   args: ContractFunctionArgs<TAbi, "nonpayable" | "payable", TName>;
 }
 
-/** How long one fee estimate serves every transaction sent meanwhile. */
-const FEE_TTL_MS = 2_000;
+/** Gas limit from an estimate: +20% and a fixed margin (state may move between estimate and inclusion). */
+function withHeadroom(estimate: bigint): bigint {
+  return (estimate * 12n) / 10n + 10_000n;
+}
 
 export class TransactionRevertedError extends Error {
   override name = "TransactionRevertedError";
@@ -29,111 +32,57 @@ export class TransactionRevertedError extends Error {
 }
 
 /**
- * The gateway's only way to send transactions. Gas is estimated first (outside the lock), which surfaces a
- * revert with its decoded custom error before a nonce is spent; then sends are serialised behind one local nonce
- * counter so concurrent requests never collide on a nonce. A failed send resynchronises the counter from the node.
+ * Contract calls as transactions: encodes the call and estimates its gas (outside the signer's lock, which surfaces
+ * a revert with its decoded custom error before a nonce is spent), then hands it to the transaction manager, which
+ * owns nonces, fees, replacement and rebroadcast until the transaction is final (api/chain/transactionManager.ts).
  */
 export class TransactionSender {
-  private tail: Promise<unknown> = Promise.resolve();
-  private nextNonce: number | undefined;
-  private feeCache: { at: number; fees: Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> } | undefined;
-
-  private readonly pipe: RawTransactionPipe;
-
-  constructor(private readonly clients: ChainClients) {
-    const rpcUrl = clients.chain.rpcUrls.default.http[0];
-    if (!rpcUrl) throw new Error("the chain needs an HTTP RPC URL");
-    this.pipe = new RawTransactionPipe(rpcUrl);
-  }
+  constructor(
+    private readonly clients: ChainClients,
+    readonly manager: TransactionManager,
+    private readonly waitMinedTimeoutMs = 120_000,
+  ) {}
 
   get address(): Address {
-    return this.clients.walletClient.account.address;
+    return this.manager.address;
   }
 
   async send<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">>(
     write: ContractWrite<TAbi, TName>,
     options: { gasLimit?: bigint } = {},
   ): Promise<Hex> {
-    const { publicClient, walletClient, chain } = this.clients;
-    const account = walletClient.account;
+    const { publicClient } = this.clients;
     // viem's generic parameter plumbing cannot follow the generic write through; the shapes are checked above.
-    const call = { ...write, account } as unknown as Parameters<typeof publicClient.estimateContractGas>[0];
-    // A caller that knows a safe bound (a batch that never reverts, e.g. openJobBatch) skips the estimate: with
-    // viem it is four round trips (nonce, block, tip, estimate) before the transaction can leave.
-    const [gasLimit, fees] = await Promise.all([
-      options.gasLimit ?? publicClient.estimateContractGas(call).then((gas) => (gas * 12n) / 10n + 10_000n),
-      this.fees(),
-    ]);
+    const call = { ...write, account: this.address } as unknown as Parameters<
+      typeof publicClient.estimateContractGas
+    >[0];
+    // A caller that knows a safe bound (a batch that never reverts, e.g. openJobBatch) skips the estimate: it is a
+    // round trip before the transaction can leave.
+    const gas: bigint = options.gasLimit ?? withHeadroom(await publicClient.estimateContractGas(call));
     const data = encodeFunctionData(write as unknown as Parameters<typeof encodeFunctionData>[0]);
-    if (account.signTransaction === undefined) throw new Error("the gateway account must be a local account");
-    const sign = account.signTransaction;
-    // Only signing happens under the nonce lock: chain id, fees and gas are known beforehand, and the signed
-    // transaction goes to the pipe, which sends in signing order, several per round trip.
-    for (let attempt = 0; ; attempt++) {
-      const sent = await this.serialised(async () => {
-        this.nextNonce ??= await publicClient.getTransactionCount({ address: account.address, blockTag: "pending" });
-        const nonce = this.nextNonce;
-        const serializedTransaction = await sign({
-          type: "eip1559",
-          chainId: chain.id,
-          to: write.address,
-          data,
-          gas: gasLimit,
-          nonce,
-          ...(attempt === 0 ? fees : await this.fees(true)),
+    try {
+      return await this.manager.send({ to: write.address, data, gas });
+    } catch (error) {
+      // Reverted while being mined (automine): the same decoded error viem gives for a reverted write (revertOf).
+      if (error instanceof RawTransactionError && error.data && error.data !== "0x") {
+        throw new ContractFunctionRevertedError({
+          abi: write.abi,
+          data: error.data,
+          functionName: write.functionName,
+          message: error.message,
         });
-        this.nextNonce = nonce + 1;
-        // Not awaited here: the lock is free for the next signature while this one travels.
-        return { hash: this.pipe.send(serializedTransaction) };
-      });
-      try {
-        return await sent.hash;
-      } catch (error) {
-        // One retry after resynchronising: another sender (an operator script, a restarted replica) may have used
-        // the account's next nonce; a fee the node refuses refreshes the fee estimate.
-        this.nextNonce = undefined;
-        // Reverted while being mined: the same decoded error viem gives for a reverted write (revertOf reads it).
-        if (error instanceof RawTransactionError && error.data && error.data !== "0x") {
-          throw new ContractFunctionRevertedError({
-            abi: write.abi,
-            data: error.data,
-            functionName: write.functionName,
-            message: error.message,
-          });
-        }
-        if (attempt > 0 || !/nonce|fee|underpriced/i.test((error as Error).message)) throw error;
       }
+      throw error;
     }
   }
 
   /**
-   * EIP-1559 fees, estimated at most once per FEE_TTL_MS (not once per transaction) with headroom: the base fee
-   * can rise 12.5% per block, so the cap is twice the estimate.
+   * Waits until the transaction sent as `hash` (or the replacement mined in its place) is mined; throws
+   * TransactionRevertedError when it reverted.
    */
-  private async fees(refresh = false): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
-    if (refresh || !this.feeCache || Date.now() - this.feeCache.at > FEE_TTL_MS) {
-      this.feeCache = {
-        at: Date.now(),
-        fees: this.clients.publicClient.estimateFeesPerGas().then((estimate) => ({
-          maxFeePerGas: estimate.maxFeePerGas * 2n,
-          maxPriorityFeePerGas: estimate.maxPriorityFeePerGas,
-        })),
-      };
-      this.feeCache.fees.catch(() => (this.feeCache = undefined));
-    }
-    return this.feeCache.fees;
-  }
-
-  /** Waits until mined; throws TransactionRevertedError when it reverted. */
   async waitMined(hash: Hex): Promise<TransactionReceipt> {
-    const receipt = await this.clients.publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
-    if (receipt.status !== "success") throw new TransactionRevertedError(hash);
+    const receipt = await this.manager.waitMined(hash, this.waitMinedTimeoutMs);
+    if (receipt.status !== "success") throw new TransactionRevertedError(receipt.transactionHash);
     return receipt;
-  }
-
-  private serialised<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(task, task);
-    this.tail = run.catch(() => undefined);
-    return run;
   }
 }

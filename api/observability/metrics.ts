@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { TransactionHealth } from "../chain/transactionManager.js";
 import type { IndexLagSnapshot } from "../readModel/indexLag.js";
 import { withDeadline } from "../runtime/withDeadline.js";
 
@@ -15,6 +16,8 @@ export interface MetricSources {
   workers: () => { address: string; endpoint: string; healthy: boolean; inflight: number }[];
   /** The latest index lag sample (api/readModel/indexLag.ts). */
   indexLag?: () => IndexLagSnapshot;
+  /** The gateway signer's transaction pipeline (api/chain/transactionManager.ts). */
+  transactions?: () => TransactionHealth;
 }
 
 const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -173,6 +176,63 @@ export class GatewayMetrics {
     this.fromIndexLag("gateway_chain_up", "1 when the chain node answered the last lag sample, else 0.", (lag) =>
       lag?.chainUp ? 1 : 0,
     );
+    const transactionGauges: [string, string, keyof TransactionHealth, "gauge" | "counter"][] = [
+      ["gateway_tx_pending", "Gateway transactions signed and not mined yet.", "pending", "gauge"],
+      [
+        "gateway_tx_oldest_pending_seconds",
+        "Age of the oldest gateway transaction not mined yet (0 when none).",
+        "oldestPendingAgeMs",
+        "gauge",
+      ],
+      [
+        "gateway_tx_nonce_gap",
+        "Nonces below the signer's next one the node holds nothing of ours for, at the last watch.",
+        "nonceGap",
+        "gauge",
+      ],
+      [
+        "gateway_tx_replacements_total",
+        "Transactions replaced at the same nonce with higher fees.",
+        "replacements",
+        "counter",
+      ],
+      [
+        "gateway_tx_rebroadcasts_total",
+        "Transactions broadcast again because the node had lost them.",
+        "rebroadcasts",
+        "counter",
+      ],
+      ["gateway_tx_gap_fills_total", "Nonce gaps filled with a no-op transaction.", "gapFills", "counter"],
+    ];
+    for (const [name, help, field, kind] of transactionGauges) {
+      const read = () => {
+        const health = sources()?.transactions?.();
+        if (!health) return undefined;
+        return field === "oldestPendingAgeMs" ? health[field] / 1000 : health[field];
+      };
+      if (kind === "gauge")
+        new Gauge({
+          name,
+          help,
+          registers: [this.registry],
+          collect() {
+            const value = read();
+            if (value !== undefined) this.set(value);
+          },
+        });
+      else
+        new Counter({
+          name,
+          help,
+          registers: [this.registry],
+          collect() {
+            const value = read();
+            if (value === undefined) return;
+            this.reset();
+            this.inc(value);
+          },
+        });
+    }
     new Gauge({
       name: "gateway_worker_up",
       help: "1 when the worker's last health probe succeeded, else 0, per registered worker.",

@@ -1,4 +1,4 @@
-import { asc, gt, inArray } from "@ponder/client";
+import { and, asc, gt, inArray, lte } from "@ponder/client";
 import * as schema from "../../indexer/ponder.schema.js";
 import { IndexClient } from "../readModel/indexClient.js";
 
@@ -19,28 +19,48 @@ export interface ChainEventRow {
 
 /** What the dispatcher reads from the index. */
 export interface IndexReader {
-  /** Rows with `cursor` after `position`, in chain order. */
+  /**
+   * Rows with `cursor` after `position`, in chain order, that are final: at least `finalityDepth` blocks deep in
+   * what the index has processed (docs/DESIGN.md "Finality"). A fact a reorg may still remove is not returned yet.
+   */
   chainEventsAfter(position: string, limit: number): Promise<ChainEventRow[]>;
   /** Model ids of catalog keys (unknown keys are absent). */
   modelIds(modelKeys: string[]): Promise<Map<string, string>>;
 }
 
+export interface FeedOptions {
+  /**
+   * Blocks a fact needs (its own and those on top of it, in the index) before it is announced: 1 announces every
+   * indexed fact at once (an automine chain, where blocks only come with transactions and nothing reorgs on its own).
+   */
+  finalityDepth?: number;
+}
+
 /** The index at `indexerUrl` (its own client: a dispatcher process, tests). */
-export function ponderIndexReader(indexerUrl: string): IndexReader {
-  return chainEventFeed(new IndexClient(indexerUrl));
+export function ponderIndexReader(indexerUrl: string, options: FeedOptions = {}): IndexReader {
+  return chainEventFeed(new IndexClient(indexerUrl), options);
 }
 
 /**
  * The dispatcher's reads through an index client (the gateway's own, in process). No deadline: the dispatcher
  * polls on its own schedule and retries a failed round.
  */
-export function chainEventFeed(index: Pick<IndexClient, "db">): IndexReader {
+export function chainEventFeed(index: Pick<IndexClient, "db" | "status">, options: FeedOptions = {}): IndexReader {
+  const depth = options.finalityDepth ?? 1;
   return {
     async chainEventsAfter(position, limit) {
+      let newest: bigint | undefined;
+      if (depth > 1) {
+        // The index's own head, not the node's: a fact is final once the index has seen it buried.
+        const head = Object.values(await index.status())[0]?.block?.number;
+        if (head === undefined) return [];
+        newest = BigInt(head) - BigInt(depth - 1);
+      }
+      const after = gt(schema.chainEvent.cursor, position);
       const rows = await index.db
         .select()
         .from(schema.chainEvent)
-        .where(gt(schema.chainEvent.cursor, position))
+        .where(newest === undefined ? after : and(after, lte(schema.chainEvent.blockNumber, newest)))
         .orderBy(asc(schema.chainEvent.cursor))
         .limit(limit);
       return rows as ChainEventRow[];

@@ -9,6 +9,7 @@ import type { TargetPolicy } from "./targetPolicy.js";
 export type WebhookConfig = Pick<
   GatewayConfig,
   | "INDEXER_URL"
+  | "CHAIN_FINALITY_DEPTH"
   | "WEBHOOK_ALLOW_HTTP_LOOPBACK"
   | "WEBHOOK_ALLOW_PRIVATE_TARGETS"
   | "WEBHOOK_RETRY_SCHEDULE_MS"
@@ -33,7 +34,7 @@ export function dispatcherDepsFrom(
 ): DispatcherDeps {
   return {
     pool,
-    index: extra.index ?? ponderIndexReader(config.INDEXER_URL),
+    index: extra.index ?? ponderIndexReader(config.INDEXER_URL, { finalityDepth: config.CHAIN_FINALITY_DEPTH }),
     policy: targetPolicyFrom(config),
     retryScheduleMs: config.WEBHOOK_RETRY_SCHEDULE_MS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,

@@ -1,7 +1,8 @@
 import { custom, HttpRequestError, RpcRequestError, type Transport } from "viem";
 
 export type ChainTransportOptions = {
-  url: string;
+  /** The chain's JSON-RPC endpoints, best first: one that does not answer hands the request to the next. */
+  urls: readonly string[];
   /** One HTTP attempt gives up after this long (the node is then treated as stalled, not as rate limiting). */
   attemptTimeoutMs: number;
   /** A head poll (`eth_getBlockByNumber("latest")`) waits at most this long before answering the last head. */
@@ -54,12 +55,35 @@ export function chainTransport(options: ChainTransportOptions): Transport {
     options.onStateChange?.({ state: "recovered", method, stalledMs });
   };
 
-  /** One HTTP round trip; NodeSilentError when no HTTP answer came. */
+  // The endpoint that answered last is asked first; a silent one hands each request on to the next at once.
+  let preferred = 0;
+
+  /** One HTTP round trip per endpoint until one answers; NodeSilentError when none gave an HTTP answer. */
   const attempt = async (body: JsonRpcBody): Promise<unknown> => {
+    let silence: unknown;
+    for (let tried = 0; tried < options.urls.length; tried++) {
+      const index = (preferred + tried) % options.urls.length;
+      try {
+        const result = await attemptAt(options.urls[index]!, body);
+        preferred = index;
+        return result;
+      } catch (error) {
+        if (!(error instanceof NodeSilentError)) {
+          preferred = index;
+          throw error;
+        }
+        silence = error;
+      }
+    }
+    noteSilent(body.method);
+    throw silence;
+  };
+
+  const attemptAt = async (url: string, body: JsonRpcBody): Promise<unknown> => {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(options.url, {
+      response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -67,7 +91,6 @@ export function chainTransport(options: ChainTransportOptions): Transport {
       });
       text = await response.text();
     } catch (error) {
-      noteSilent(body.method);
       throw new NodeSilentError(`${body.method}: ${(error as Error).message}`, { cause: error });
     }
     noteAnswer(body.method);
@@ -75,18 +98,18 @@ export function chainTransport(options: ChainTransportOptions): Transport {
     try {
       data = JSON.parse(text || "{}") as typeof data;
     } catch {
-      throw new HttpRequestError({ body, url: options.url, status: response.status, details: text.slice(0, 200) });
+      throw new HttpRequestError({ body, url, status: response.status, details: text.slice(0, 200) });
     }
     if (!response.ok) {
       throw new HttpRequestError({
         body,
-        url: options.url,
+        url,
         status: response.status,
         headers: response.headers,
         details: JSON.stringify(data.error ?? response.statusText),
       });
     }
-    if (data.error) throw new RpcRequestError({ body, error: data.error, url: options.url });
+    if (data.error) throw new RpcRequestError({ body, error: data.error, url });
     return data.result;
   };
 
@@ -100,7 +123,7 @@ export function chainTransport(options: ChainTransportOptions): Transport {
         if (!(error instanceof NodeSilentError)) throw error;
         if (Date.now() >= giveUpAt) {
           // Not a TimeoutError on purpose (see above): Ponder retries it with its own backoff.
-          throw new HttpRequestError({ body, url: options.url, details: error.message, cause: error });
+          throw new HttpRequestError({ body, url: options.urls.join(","), details: error.message, cause: error });
         }
         await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** retry)));
       }
@@ -135,7 +158,7 @@ export function chainTransport(options: ChainTransportOptions): Transport {
       if (!(error instanceof NodeSilentError)) throw error;
       // The node is silent: the last head it gave is still the newest block we know of.
       if (lastHead && lastHead.params === params) return lastHead.block;
-      throw new HttpRequestError({ body, url: options.url, details: error.message, cause: error });
+      throw new HttpRequestError({ body, url: options.urls.join(","), details: error.message, cause: error });
     } finally {
       clearTimeout(timer);
     }

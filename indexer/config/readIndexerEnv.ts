@@ -5,6 +5,17 @@ const envSchema = z.object({
     .string({ error: "DEPLOYMENTS_FILE (path of the deployments JSON) is required" })
     .min(1, "DEPLOYMENTS_FILE (path of the deployments JSON) is required"),
   PONDER_RPC_URL: z.url({ error: "PONDER_RPC_URL (the chain's JSON-RPC URL) is required" }),
+  /** More JSON-RPC endpoints of the same chain, comma separated, tried after PONDER_RPC_URL when it is silent. */
+  PONDER_RPC_FALLBACK_URLS: z
+    .string()
+    .default("")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0),
+    )
+    .pipe(z.array(z.url())),
   /** Optional WebSocket URL: new blocks arrive by subscription instead of polling. */
   PONDER_WS_URL: z.url().optional(),
   /** Milliseconds between polls for new blocks (Ponder's minimum is 100). */

@@ -264,6 +264,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/config.ts).
       APP_DEV_MODE: "true",
       ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
+      // A chain that mines on a clock can reorg: chain facts are announced two blocks deep (docs/DESIGN.md
+      // "Finality"). Automine keeps 1: blocks only come with transactions, so a deeper rule would hold the last fact.
+      ...(options.chainBlockTime !== undefined ? { CHAIN_FINALITY_DEPTH: "2" } : {}),
       ...options.gatewayEnv,
     };
     if (options.chainBlockTime !== undefined) {

@@ -1,0 +1,467 @@
+import type { Logger } from "pino";
+import { keccak256, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import { bumpedFees, capped, type FeeOracle, type Fees } from "./feeOracle.js";
+import { RawTransactionError, type RawTransactionPipe } from "./rawTransactionPipe.js";
+
+/** What the gateway asks the chain to run: a call, its gas limit (estimated or bounded by the caller). */
+export interface TransactionRequest {
+  to: Address;
+  data: Hex;
+  gas: bigint;
+}
+
+export interface TransactionManagerOptions {
+  chainId: number;
+  account: LocalAccount;
+  client: Pick<PublicClient, "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction">;
+  pipe: Pick<RawTransactionPipe, "send">;
+  fees: FeeOracle;
+  /** A transaction not mined this long after its last (re)broadcast is replaced with higher fees. */
+  replaceAfterMs: number;
+  /** Confirmations (blocks on top of the one that mined it, plus one) after which a transaction is final. */
+  finalityDepth: number;
+  /** Period of the watch over pending transactions. */
+  monitorMs: number;
+  /** While someone waits for a transaction, how often its receipt is looked for (faster than the watch). */
+  receiptPollMs?: number;
+  logger: Logger;
+}
+
+/** The state of the signer's pipeline, for /readyz and /metrics. */
+export interface TransactionHealth {
+  /** Transactions signed and not yet final (pending or mined too recently). */
+  tracked: number;
+  /** Transactions not mined yet. */
+  pending: number;
+  /** Age of the oldest transaction not mined yet, ms (0 when none). */
+  oldestPendingAgeMs: number;
+  /** Nonces below this signer's next one that the node neither mined nor holds (0 when none). */
+  nonceGap: number;
+  replacements: number;
+  rebroadcasts: number;
+  gapFills: number;
+}
+
+/** The node refused a transaction everywhere; its nonce is filled by a no-op, so it can never be mined later. */
+export class TransactionNotSentError extends Error {
+  override name = "TransactionNotSentError";
+  constructor(
+    message: string,
+    override readonly cause: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Not mined in the time the caller gave; the manager keeps watching (and replacing) it all the same. */
+export class WaitMinedTimeoutError extends Error {
+  override name = "WaitMinedTimeoutError";
+}
+
+/** Another transaction (a cancel, an operator's script) took this transaction's nonce. */
+export class TransactionReplacedError extends Error {
+  override name = "TransactionReplacedError";
+}
+
+interface Attempt {
+  hash: Hex;
+  raw: Hex;
+  fees: Fees;
+  sentAt: number;
+}
+
+interface Tracked {
+  nonce: number;
+  request: TransactionRequest;
+  /** Every signed version at this nonce, oldest first; the last is the one broadcast now. */
+  attempts: Attempt[];
+  createdAt: number;
+  /** A no-op filling the nonce of a transaction that could not be sent. */
+  filler: boolean;
+  mined?: { hash: Hex; blockNumber: bigint; blockHash: Hex };
+  /** A waiter polls its receipt now. */
+  polling?: boolean;
+  /** Ticks in which the nonce was used on chain by none of our versions (a lookup race needs two). */
+  lostTicks: number;
+  receipt: PromiseWithResolvers<TransactionReceipt>;
+}
+
+const FILLER_GAS = 21_000n;
+/** Nonce-too-low and fee refusals, as geth, Hardhat (EDR), anvil and reth word them. */
+const NONCE_TOO_LOW = /nonce too low|nonce has already been used|NonceTooLow/i;
+const FEE_REFUSED =
+  /underpriced|fee too low|too low for the next block|max fee per gas less than block base fee|feecap/i;
+
+/**
+ * The gateway signer's transactions, from signing until final (docs/DESIGN.md "Transactions"). One local nonce
+ * counter serialises signing; every signed transaction is kept with its bytes, nonce and fees, and a watch every
+ * `monitorMs` compares them with the chain:
+ * - mined: its receipt resolves `waitMined`; it is forgotten `finalityDepth` blocks later, and a reorg that removes
+ *   it before then puts it back to pending;
+ * - pending and unknown to the node (dropped, or orphaned by a reorg): the same bytes are broadcast again;
+ * - pending longer than `replaceAfterMs`: replaced at the same nonce with fees ≥ 12.5% higher, up to the cap;
+ * - a nonce below the next one that nothing of ours holds (a gap): filled with a no-op.
+ * A transaction the nodes refused outright is turned into a no-op at its nonce, so the later ones are not stuck
+ * behind a hole and the refused call can never land after its caller was told it failed.
+ */
+export class TransactionManager {
+  private readonly tracked = new Map<number, Tracked>();
+  private readonly byHash = new Map<string, Tracked>();
+  private nextNonce: number | undefined;
+  private signing: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private lastGap = 0;
+  private unknownThisTick = 0;
+  private gapSince: number | undefined;
+  private counters = { replacements: 0, rebroadcasts: 0, gapFills: 0 };
+
+  constructor(private readonly options: TransactionManagerOptions) {}
+
+  get address(): Address {
+    return this.options.account.address;
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.tick(), this.options.monitorMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+
+  /**
+   * Signs `request` at the next nonce and broadcasts it; resolves with its hash once a node accepted it. Rejects
+   * with the node's RawTransactionError when it reverted while being mined (automine), or with
+   * TransactionNotSentError when every node refused it (its nonce is then filled by a no-op).
+   */
+  async send(request: TransactionRequest): Promise<Hex> {
+    const fees = await this.options.fees.fees();
+    for (let attempt = 0; ; attempt++) {
+      const entry = await this.serialised(async () => {
+        this.nextNonce ??= await this.options.client.getTransactionCount({
+          address: this.address,
+          blockTag: "pending",
+        });
+        const nonce = this.nextNonce;
+        const signed = await this.sign(nonce, request, fees);
+        this.nextNonce = nonce + 1;
+        return this.track(nonce, request, signed, false);
+      });
+      try {
+        return await this.broadcast(entry.attempts[0]!);
+      } catch (error) {
+        const message = (error as Error).message;
+        if (error instanceof RawTransactionError && error.data && error.data !== "0x") throw error; // mined, reverted
+        if (NONCE_TOO_LOW.test(message) && attempt === 0) {
+          // Our own copy got there first (an endpoint answered late, or another endpoint passed it on): sent.
+          const ours = await this.options.client.getTransaction({ hash: entry.attempts[0]!.hash }).then(
+            () => true,
+            () => false,
+          );
+          if (ours) return entry.attempts[0]!.hash;
+          // Another sender used this nonce: nothing of ours is at it. Resynchronise and sign again.
+          this.forget(entry);
+          await this.serialised(async () => (this.nextNonce = undefined));
+          continue;
+        }
+        if (FEE_REFUSED.test(message)) {
+          const retried = await this.replace(entry, await this.options.fees.fees(true)).catch(() => undefined);
+          if (retried) return retried;
+        }
+        await this.toFiller(entry);
+        throw new TransactionNotSentError(
+          `no node accepted the transaction at nonce ${entry.nonce}: ${message}`,
+          error,
+        );
+      }
+    }
+  }
+
+  /**
+   * The receipt of the transaction sent as `hash`, or of the replacement that was mined in its place. Rejects with
+   * TransactionReplacedError when something else took its nonce.
+   */
+  waitMined(hash: Hex, timeoutMs: number): Promise<TransactionReceipt> {
+    const entry = this.byHash.get(hash.toLowerCase());
+    const deadline = Date.now() + timeoutMs;
+    if (entry) void this.pollReceipt(entry, deadline);
+    const receipt = entry ? entry.receipt.promise : this.receiptOf(hash, deadline);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new WaitMinedTimeoutError(`transaction ${hash} not mined within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    return Promise.race([receipt, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  health(now = Date.now()): TransactionHealth {
+    let pending = 0;
+    let oldest = now;
+    for (const entry of this.tracked.values()) {
+      if (entry.mined) continue;
+      pending++;
+      if (entry.createdAt < oldest) oldest = entry.createdAt;
+    }
+    return {
+      tracked: this.tracked.size,
+      pending,
+      oldestPendingAgeMs: now - oldest,
+      nonceGap: this.lastGap,
+      ...this.counters,
+    };
+  }
+
+  /** One pass of the watch (the interval runs it; tests call it directly). Never overlaps itself. */
+  tick(): Promise<void> {
+    this.ticking ??= this.watch()
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, "transaction watch failed; next tick retries"),
+      )
+      .finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async watch(): Promise<void> {
+    const { client } = this.options;
+    const [head, minedNonce, pendingNonce] = await Promise.all([
+      client.getBlockNumber({ cacheTime: 0 }),
+      client.getTransactionCount({ address: this.address, blockTag: "latest" }),
+      client.getTransactionCount({ address: this.address, blockTag: "pending" }),
+    ]);
+    if (this.nextNonce !== undefined && minedNonce > this.nextNonce) {
+      // Someone else signed with this key: continue after their transactions.
+      await this.serialised(async () => (this.nextNonce = undefined));
+    }
+    const now = Date.now();
+    this.unknownThisTick = 0;
+    for (const entry of [...this.tracked.values()].sort((a, b) => a.nonce - b.nonce)) {
+      await this.watchOne(entry, head, minedNonce, now);
+    }
+    await this.fillGaps(minedNonce, pendingNonce, now);
+  }
+
+  private async watchOne(entry: Tracked, head: bigint, minedNonce: number, now: number): Promise<void> {
+    const { client, logger } = this.options;
+    if (entry.mined) {
+      const receipt = await client.getTransactionReceipt({ hash: entry.mined.hash }).catch(() => undefined);
+      if (!receipt || receipt.blockHash !== entry.mined.blockHash) {
+        // A reorg took the block; the transaction is pending again (the node may still hold it, else rebroadcast).
+        logger.warn({ nonce: entry.nonce, tx: entry.mined.hash }, "transaction orphaned by a reorg");
+        delete entry.mined;
+        if (receipt) {
+          this.markMined(entry, receipt);
+          return;
+        }
+      } else {
+        if (head - receipt.blockNumber + 1n >= BigInt(this.options.finalityDepth)) this.forget(entry);
+        return;
+      }
+    }
+    if (entry.nonce < minedNonce) {
+      // Its nonce is used on chain: by one of our versions, normally.
+      for (const attempt of [...entry.attempts].reverse()) {
+        const receipt = await client.getTransactionReceipt({ hash: attempt.hash }).catch(() => undefined);
+        if (receipt) {
+          this.markMined(entry, receipt);
+          return;
+        }
+      }
+      // The nonce is used on chain, by none of our versions (after two looks: a receipt may lag the nonce).
+      if (++entry.lostTicks >= 2) {
+        logger.warn({ nonce: entry.nonce }, "transaction nonce taken by another transaction");
+        entry.receipt.reject(new TransactionReplacedError(`nonce ${entry.nonce} was used by another transaction`));
+        this.forget(entry);
+      }
+      return;
+    }
+    const latest = entry.attempts.at(-1)!;
+    const known = await client.getTransaction({ hash: latest.hash }).then(
+      () => true,
+      () => false,
+    );
+    if (!known) this.unknownThisTick++;
+    if (now - latest.sentAt >= this.options.replaceAfterMs) {
+      const replaced = await this.replace(entry, await this.options.fees.fees(true)).catch((error: unknown) => {
+        logger.warn({ err: error, nonce: entry.nonce }, "replacement refused");
+        return undefined;
+      });
+      if (replaced) return;
+    }
+    if (!known) {
+      logger.warn({ nonce: entry.nonce, tx: latest.hash }, "transaction unknown to the node; broadcasting again");
+      this.counters.rebroadcasts++;
+      await this.broadcast(latest).catch((error: unknown) =>
+        logger.warn({ err: error, nonce: entry.nonce }, "rebroadcast refused"),
+      );
+    }
+  }
+
+  /**
+   * Nonces from the last mined one up to our next that nothing tracked holds: a transaction lost with a crash, or
+   * one of a previous run stuck in the mempool. After `replaceAfterMs` of no progress each is filled with a no-op at
+   * fees that outbid whatever sits there.
+   */
+  private async fillGaps(minedNonce: number, pendingNonce: number, now: number): Promise<void> {
+    const next = this.nextNonce ?? pendingNonce;
+    const missing: number[] = [];
+    for (let nonce = minedNonce; nonce < next; nonce++) if (!this.tracked.has(nonce)) missing.push(nonce);
+    // Nonces below our next that the node holds nothing of ours for (before this tick's repairs).
+    this.lastGap = missing.length + this.unknownThisTick;
+    if (missing.length === 0) {
+      this.gapSince = undefined;
+      return;
+    }
+    this.gapSince ??= now;
+    if (now - this.gapSince < this.options.replaceAfterMs) return;
+    const fees = await this.options.fees.fees(true);
+    for (const nonce of missing) {
+      this.options.logger.warn({ nonce }, "nonce gap; filling it with a no-op");
+      this.counters.gapFills++;
+      const boosted = capped(
+        { maxFeePerGas: fees.maxFeePerGas * 2n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas * 2n + 1n },
+        this.options.fees.cap,
+      );
+      const signed = await this.sign(nonce, this.fillerRequest(), boosted);
+      this.track(nonce, this.fillerRequest(), signed, true);
+      await this.broadcast(signed).catch((error: unknown) =>
+        this.options.logger.warn({ err: error, nonce }, "gap filler refused; the next tick retries"),
+      );
+    }
+    this.gapSince = undefined;
+  }
+
+  /** Signs a new version at the entry's nonce with `fees` bumped over its last; undefined when the cap forbids. */
+  private async replace(entry: Tracked, current: Fees): Promise<Hex | undefined> {
+    const latest = entry.attempts.at(-1)!;
+    const fees = bumpedFees(latest.fees, current, this.options.fees.cap);
+    if (!fees) return undefined;
+    const signed = await this.sign(entry.nonce, entry.request, fees);
+    const hash = await this.broadcast(signed);
+    entry.attempts.push(signed);
+    this.byHash.set(signed.hash.toLowerCase(), entry);
+    this.counters.replacements++;
+    this.options.logger.info(
+      { nonce: entry.nonce, tx: signed.hash, replaces: latest.hash, maxFeePerGas: String(fees.maxFeePerGas) },
+      entry.filler ? "no-op replaced with higher fees" : "transaction replaced with higher fees",
+    );
+    return hash;
+  }
+
+  /** The entry's nonce is kept, its call dropped: a no-op (0 to itself) outbidding whatever version a node holds. */
+  private async toFiller(entry: Tracked): Promise<void> {
+    entry.filler = true;
+    entry.request = this.fillerRequest();
+    entry.receipt.reject(new TransactionNotSentError(`transaction at nonce ${entry.nonce} was not sent`, undefined));
+    const current = await this.options.fees.fees(true).catch(() => entry.attempts.at(-1)!.fees);
+    const fees = bumpedFees(entry.attempts.at(-1)!.fees, current, this.options.fees.cap) ?? entry.attempts.at(-1)!.fees;
+    const signed = await this.sign(entry.nonce, entry.request, fees);
+    entry.attempts.push(signed);
+    this.byHash.set(signed.hash.toLowerCase(), entry);
+    // The watch broadcasts it again if this one is refused too (e.g. the base fee is above the cap for now).
+    await this.broadcast(signed).catch(() => undefined);
+  }
+
+  private fillerRequest(): TransactionRequest {
+    return { to: this.address, data: "0x", gas: FILLER_GAS };
+  }
+
+  private async sign(nonce: number, request: TransactionRequest, fees: Fees): Promise<Attempt> {
+    const { account, chainId } = this.options;
+    if (!account.signTransaction) throw new Error("the gateway account must be a local account");
+    const raw = await account.signTransaction({
+      type: "eip1559",
+      chainId,
+      to: request.to,
+      data: request.data,
+      gas: request.gas,
+      nonce,
+      value: 0n,
+      ...fees,
+    });
+    return { hash: keccak256(raw), raw, fees, sentAt: Date.now() };
+  }
+
+  private track(nonce: number, request: TransactionRequest, first: Attempt, filler: boolean): Tracked {
+    const previous = this.tracked.get(nonce);
+    if (previous) this.forget(previous);
+    const entry: Tracked = {
+      nonce,
+      request,
+      attempts: [first],
+      createdAt: Date.now(),
+      filler,
+      lostTicks: 0,
+      receipt: Promise.withResolvers(),
+    };
+    // Nobody may be waiting; never an unhandled rejection.
+    entry.receipt.promise.catch(() => undefined);
+    this.tracked.set(nonce, entry);
+    this.byHash.set(first.hash.toLowerCase(), entry);
+    return entry;
+  }
+
+  private markMined(entry: Tracked, receipt: TransactionReceipt): void {
+    entry.mined = { hash: receipt.transactionHash, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash };
+    entry.lostTicks = 0;
+    if (entry.filler)
+      entry.receipt.reject(new TransactionNotSentError(`nonce ${entry.nonce} holds a no-op`, undefined));
+    else entry.receipt.resolve(receipt);
+  }
+
+  private forget(entry: Tracked): void {
+    if (this.tracked.get(entry.nonce) === entry) this.tracked.delete(entry.nonce);
+    for (const attempt of entry.attempts) {
+      if (this.byHash.get(attempt.hash.toLowerCase()) === entry) this.byHash.delete(attempt.hash.toLowerCase());
+    }
+  }
+
+  private async broadcast(attempt: Attempt): Promise<Hex> {
+    attempt.sentAt = Date.now();
+    await this.options.pipe.send(attempt.raw);
+    return attempt.hash;
+  }
+
+  /** Looks for the receipt of any version of `entry` until one is mined (the watch also finds it, less often). */
+  private async pollReceipt(entry: Tracked, deadline: number): Promise<void> {
+    if (entry.polling) return;
+    entry.polling = true;
+    try {
+      while (!entry.mined && this.tracked.get(entry.nonce) === entry && Date.now() < deadline) {
+        for (const attempt of [...entry.attempts].reverse()) {
+          const receipt = await this.options.client
+            .getTransactionReceipt({ hash: attempt.hash })
+            .catch(() => undefined);
+          if (receipt && !entry.mined) {
+            this.markMined(entry, receipt);
+            return;
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, this.options.receiptPollMs ?? 250));
+      }
+    } finally {
+      entry.polling = false;
+    }
+  }
+
+  /** A transaction this manager does not (or no longer) track: poll its receipt. */
+  private async receiptOf(hash: Hex, deadline: number): Promise<TransactionReceipt> {
+    while (Date.now() < deadline) {
+      const receipt = await this.options.client.getTransactionReceipt({ hash }).catch(() => undefined);
+      if (receipt) return receipt;
+      await new Promise((resolve) => setTimeout(resolve, this.options.receiptPollMs ?? 250));
+    }
+    throw new WaitMinedTimeoutError(`transaction ${hash} not mined in time`);
+  }
+
+  private serialised<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.signing.then(task, task);
+    this.signing = run.catch(() => undefined);
+    return run;
+  }
+}
