@@ -112,6 +112,9 @@ interface ICreditEscrow {
     error FeeChangeTooSoon(uint64 earliest);
     /// @notice No deferred payout is owed to the caller.
     error NothingToClaim(address account);
+    /// @notice The stablecoin refused a transfer the call needs (OpenZeppelin's SafeERC20 error, raised by the
+    /// escrow's module and listed here so clients decode it from the escrow's ABI).
+    error SafeERC20FailedOperation(address token);
 
     /// @notice The escrow was paused (same signature as OpenZeppelin's Pausable).
     event Paused(address account);
