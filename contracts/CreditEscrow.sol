@@ -19,6 +19,7 @@ import {JobRecord} from "./libraries/JobRecord.sol";
 import {ReceiptHash} from "./libraries/ReceiptHash.sol";
 import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 import {SpendWindow} from "./libraries/SpendWindow.sol";
+import {WorkerBond} from "./libraries/WorkerBond.sol";
 import {EscrowStorage} from "./escrow/EscrowStorage.sol";
 import {EscrowModule} from "./escrow/EscrowModule.sol";
 
@@ -35,6 +36,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
     using SpendWindow for uint256;
+    using WorkerBond for uint256;
 
     /// @notice Opens, settles and fails jobs (the API gateway).
     bytes32 public constant GATEWAY_ROLE = keccak256("GATEWAY_ROLE");
@@ -85,6 +87,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
     address private immutable _firstTreasury;
     /// @dev The cold-path module this escrow deployed (runs only by this escrow's DELEGATECALL).
     address private immutable _module;
+    /// @dev How long a settled charge stays at risk against the worker's bond (`WorkerRegistry.slashExposure`).
+    uint64 private immutable _exposure;
 
     /// @dev The facts of one settlement while it is booked.
     struct SettledJob {
@@ -114,6 +118,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
     struct BatchTotals {
         address[] workers;
         uint256[] amounts;
+        uint256[] bondWords;
+        uint256[] rooms;
         uint256 workerCount;
         uint256 feeTotal;
         uint256 chargedTotal;
@@ -211,7 +217,9 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
             treasuryMoved: false
         });
         _firstTreasury = treasury_;
-        _module = address(new EscrowModule(stablecoin_, jobTimeout_, disputeWindow, treasury_));
+        uint64 exposure = workerRegistry_.slashExposure();
+        _exposure = exposure;
+        _module = address(new EscrowModule(stablecoin_, jobTimeout_, disputeWindow, treasury_, exposure));
     }
 
     // ---------------------------------------------------------------- credits
@@ -309,6 +317,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         SettledJob memory job;
         HeldAccount memory held;
         _verifyReceipt(receipt, signature, config, lookups, job, true);
+        (, uint256 bondWord) = _tryRisk(_bonds[job.worker], job, true);
+        _bonds[job.worker] = bondWord;
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         _flushAccount(held);
         _debitOutstanding(config, job.charged);
@@ -336,19 +346,30 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         BatchTotals memory totals = BatchTotals({
             workers: new address[](count),
             amounts: new uint256[](count),
+            bondWords: new uint256[](count),
+            rooms: new uint256[](count),
             workerCount: 0,
             feeTotal: 0,
             chargedTotal: 0
         });
         // A batch is far shorter than 2^256: the counters cannot overflow.
         for (uint256 i; i < count; ) {
-            bool booked = _settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals);
+            // A malformed element is skipped, never decoded (decoding would revert the whole batch).
+            Receipt calldata receipt = receipts[i];
+            (bytes calldata signature, bool wellFormed) = _signatureAt(signatures, i);
+            bool booked;
+            if (wellFormed && ReceiptHash.isCanonical(receipt)) {
+                booked = _settleBatchItem(receipt, signature, config, lookups, job, held, totals);
+            } else {
+                emit SettlementSkipped(receipt.jobId, SettleSkipReason.ReceiptMalformed);
+            }
             unchecked {
                 if (booked) ++settled;
                 ++i;
             }
         }
         _flushAccount(held);
+        _storeBonds(totals);
 
         if (settled == 0) return 0;
         _debitOutstanding(config, totals.chargedTotal);
@@ -487,8 +508,27 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
                 claimableTotal: _claimableTotal,
                 owedCredits: _owedCredits,
                 owedEntries: _owedQueue.length - _owedHead,
-                surplus: _surplus(stablecoin)
+                surplus: _surplus(stablecoin),
+                bonds: _bondTotal
             });
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function bondOf(address worker) external view returns (uint256 bond, uint256 atRisk, uint256 disputesPending) {
+        uint256 word = _bonds[worker];
+        return (word.bondOf(), word.atRisk(block.timestamp, _exposure), _disputesPending[worker]);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function postBond(address worker, uint256 amount) external {
+        (worker, amount);
+        _forward();
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function withdrawBond(uint256 amount) external {
+        (amount);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
@@ -592,6 +632,31 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         }
     }
 
+    /// @dev `signatures[i]` without the decoder's checks, and whether it lies within the calldata (`i` is below the
+    /// length): a malformed one is reported, not reverted on.
+    function _signatureAt(
+        bytes[] calldata signatures,
+        uint256 i
+    ) private pure returns (bytes calldata signature, bool wellFormed) {
+        uint256 start;
+        uint256 length;
+        assembly ("memory-safe") {
+            let relative := calldataload(add(signatures.offset, shl(5, i)))
+            wellFormed := lt(relative, 0x100000000)
+            start := add(add(signatures.offset, relative), 0x20)
+            if wellFormed {
+                length := calldataload(sub(start, 0x20))
+                wellFormed := and(lt(length, 0x100000000), iszero(gt(add(start, length), calldatasize())))
+            }
+            if iszero(wellFormed) {
+                start := 0
+                length := 0
+            }
+            signature.offset := start
+            signature.length := length
+        }
+    }
+
     function _storeWord(uint256 slot, uint256 word) private {
         assembly ("memory-safe") {
             sstore(slot, word)
@@ -666,6 +731,11 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         bool strict
     ) private view returns (OpenSkipReason) {
         lookups.checkedMaxTokens = 0;
+        // A size word that is not a zero-padded uint32 is skipped, not decoded (decoding would revert the batch).
+        if (uint256(_word(request, 3)) > type(uint32).max) {
+            if (strict) revert MaxTokensInvalid(0);
+            return OpenSkipReason.RequestMalformed;
+        }
         bytes32 keyHash = request.keyHash;
         if (lookups.keyHash != keyHash || lookups.wallet == address(0)) {
             (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(keyHash);
@@ -862,18 +932,63 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
             emit SettlementSkipped(receipt.jobId, reason);
             return false;
         }
+        uint256 slot = _workerSlot(totals, job);
+        if (slot == type(uint256).max) {
+            emit SettlementSkipped(receipt.jobId, SettleSkipReason.BondInsufficient);
+            return false;
+        }
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         totals.feeTotal += feeAmount;
         totals.chargedTotal += job.charged;
-        uint256 slot;
+        totals.amounts[slot] += workerAmount;
+        return true;
+    }
+
+    /// @dev The job's worker's place in `totals` (added, with its bond word, on its first job in the batch), with
+    /// the job's charge counted at risk against the bond; `type(uint256).max` when the bond cannot cover it.
+    function _workerSlot(BatchTotals memory totals, SettledJob memory job) private view returns (uint256 slot) {
         uint256 workerCount = totals.workerCount;
         while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;
         if (slot == workerCount) {
+            uint256 word = _bonds[job.worker];
             totals.workers[slot] = job.worker;
+            totals.bondWords[slot] = word;
+            totals.rooms[slot] = _roomOf(word);
             totals.workerCount = workerCount + 1;
         }
-        totals.amounts[slot] += workerAmount;
-        return true;
+        uint256 charge = job.charged * UNIT_PER_CREDIT;
+        uint256 room = totals.rooms[slot];
+        if (charge > room) return type(uint256).max;
+        // Checked just above.
+        unchecked {
+            totals.rooms[slot] = room - charge;
+        }
+    }
+
+    /// @dev Stores each batch worker's bond word with what the batch put at risk: the room it found less the room
+    /// left (within the bond by construction).
+    function _storeBonds(BatchTotals memory totals) private {
+        for (uint256 i; i < totals.workerCount; ++i) {
+            uint256 word = totals.bondWords[i];
+            uint256 risked = _roomOf(word) - totals.rooms[i];
+            if (risked != 0) _bonds[totals.workers[i]] = word.added(risked, block.timestamp, _exposure);
+        }
+    }
+
+    /// @dev What a worker's bond can still take at risk now.
+    function _roomOf(uint256 word) private view returns (uint256) {
+        uint256 bond = word.bondOf();
+        uint256 risk = word.atRisk(block.timestamp, _exposure);
+        return bond > risk ? bond - risk : 0;
+    }
+
+    /// @dev Counts the job's charge at risk against its worker's bond word, if it fits (reverting when `strict` and
+    /// it does not): what a worker was paid for jobs that can still be found fraudulent never exceeds its bond.
+    function _tryRisk(uint256 word, SettledJob memory job, bool strict) private view returns (bool fits, uint256) {
+        uint256 charge = job.charged * UNIT_PER_CREDIT;
+        (bool ok, uint256 updated, uint256 risk) = word.tryAdd(charge, block.timestamp, _exposure);
+        if (!ok && strict) revert BondInsufficient(job.worker, word.bondOf(), risk, charge);
+        return (ok, updated);
     }
 
     /// @dev Takes settled charges out of the credits held (they leave as the worker's and treasury's shares).

@@ -12,6 +12,7 @@ import {Settlement} from "../types/Receipt.sol";
 import {JobRecord} from "../libraries/JobRecord.sol";
 import {ProtocolTime} from "../libraries/ProtocolTime.sol";
 import {SpendWindow} from "../libraries/SpendWindow.sol";
+import {WorkerBond} from "../libraries/WorkerBond.sol";
 
 /// @title EscrowModule
 /// @notice The escrow's cold paths: deposits and withdrawals, failures and refunds, claims, disputes and the
@@ -25,6 +26,7 @@ contract EscrowModule is EscrowStorage {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
     using SpendWindow for uint256;
+    using WorkerBond for uint256;
 
     /// @notice Called directly instead of through the escrow.
     error OnlyThroughEscrow();
@@ -42,12 +44,21 @@ contract EscrowModule is EscrowStorage {
     uint64 private immutable _jobTimeout;
     uint64 private immutable _disputeWindow;
     address private immutable _firstTreasury;
+    uint64 private immutable _exposure;
 
     /// @param stablecoin_ The escrow's stablecoin.
     /// @param jobTimeout_ The escrow's job timeout.
     /// @param disputeWindow_ The escrow's dispute window.
     /// @param firstTreasury_ The escrow's treasury at deployment.
-    constructor(IERC20 stablecoin_, uint64 jobTimeout_, uint64 disputeWindow_, address firstTreasury_) {
+    /// @param exposure_ How long a settled charge stays at risk (`WorkerRegistry.slashExposure`).
+    constructor(
+        IERC20 stablecoin_,
+        uint64 jobTimeout_,
+        uint64 disputeWindow_,
+        address firstTreasury_,
+        uint64 exposure_
+    ) {
+        _exposure = exposure_;
         _escrow = msg.sender;
         _stablecoin = stablecoin_;
         _jobTimeout = jobTimeout_;
@@ -137,6 +148,32 @@ contract EscrowModule is EscrowStorage {
         emit ICreditEscrow.SpendingCapSet(msg.sender, creditsPerHour);
     }
 
+    function postBond(address worker, uint256 amount) external throughEscrow nonReentrant {
+        if (worker == address(0)) revert ICreditEscrow.ZeroAddress();
+        uint256 received = _pull(amount);
+        uint256 word = _bonds[worker];
+        uint256 bondAfter = word.bondOf() + received;
+        if (bondAfter > WorkerBond.MAX_BOND) revert ICreditEscrow.BondTooLarge(bondAfter);
+        _bonds[worker] = word.withBond(bondAfter);
+        _bondTotal += received;
+        emit ICreditEscrow.BondPosted(worker, msg.sender, received, bondAfter);
+    }
+
+    /// @dev Never below the charges at risk, so every settlement still disputable stays covered.
+    function withdrawBond(uint256 amount) external throughEscrow {
+        uint256 word = _bonds[msg.sender];
+        uint256 bond = word.bondOf();
+        uint256 risk = word.atRisk(block.timestamp, _exposure);
+        uint256 withdrawable = _disputesPending[msg.sender] != 0 || risk >= bond ? 0 : bond - risk;
+        if (amount > withdrawable) revert ICreditEscrow.BondLocked(msg.sender, withdrawable);
+        uint256 bondAfter = bond - amount;
+        _bonds[msg.sender] = word.withBond(bondAfter);
+        _bondTotal -= amount;
+        emit ICreditEscrow.BondWithdrawn(msg.sender, amount, bondAfter);
+
+        _stablecoin.safeTransfer(msg.sender, amount);
+    }
+
     // ---------------------------------------------------------------- jobs
 
     /// @dev The escrow checked the gateway role.
@@ -164,6 +201,7 @@ contract EscrowModule is EscrowStorage {
 
     function claim(address to) external throughEscrow {
         if (to == address(0)) revert ICreditEscrow.ZeroAddress();
+        if (_disputesPending[msg.sender] != 0) revert ICreditEscrow.ClaimFrozen(msg.sender);
         uint256 amount = _claimable[msg.sender];
         if (amount == 0) revert ICreditEscrow.NothingToClaim(msg.sender);
         _claimable[msg.sender] = 0;
@@ -200,6 +238,7 @@ contract EscrowModule is EscrowStorage {
         if (block.timestamp > windowEnd)
             revert ICreditEscrow.DisputeWindowExpired(jobId, settlement.finalTokenAt, windowEnd);
         _jobs[jobId] = record.withStatus(JobStatus.Disputed);
+        ++_disputesPending[settlement.worker];
         emit ICreditEscrow.JobDisputed(jobId, settlement.wallet, settlement.worker);
     }
 
@@ -210,6 +249,7 @@ contract EscrowModule is EscrowStorage {
         bool upheld
     ) external throughEscrow returns (uint256 creditsRestored) {
         uint256 record = _requireCommitted(jobId, settlement, JobStatus.Disputed);
+        --_disputesPending[settlement.worker];
         if (!upheld) {
             _jobs[jobId] = record.withStatus(JobStatus.Settled);
             emit ICreditEscrow.JobDisputeClosed(
@@ -223,6 +263,8 @@ contract EscrowModule is EscrowStorage {
         }
         _jobs[jobId] = record.withStatus(JobStatus.DisputeUpheld);
         uint256 credits = settlement.creditsCharged;
+        // Fraud never pays: the worker's bond and the job's deferred pay fund restitution first, in the reserve.
+        _seize(jobId, settlement.worker, credits * UNITS_PER_CREDIT);
         // Owed restitution is paid in order: a newer claim never overtakes an older one.
         if (_owedHead == _owedQueue.length && _reserve >= credits * UNITS_PER_CREDIT) {
             _restore(jobId, settlement.wallet, credits);
@@ -240,6 +282,8 @@ contract EscrowModule is EscrowStorage {
             creditsRestored,
             _accounts[settlement.wallet].available
         );
+        // What the seizure brought in pays older owed restitution too (bounded, like `fundReserve`).
+        _payOwed(RESTITUTIONS_PER_FUNDING);
     }
 
     // ---------------------------------------------------------------- admin
@@ -337,6 +381,28 @@ contract EscrowModule is EscrowStorage {
             account.locked -= uint96(credits);
         }
         _jobs[jobId] = record.withStatus(status);
+    }
+
+    /// @dev Moves the worker's whole bond, and its deferred pay up to the job's charge, into the reserve.
+    function _seize(bytes32 jobId, address worker, uint256 charge) private {
+        uint256 word = _bonds[worker];
+        uint256 bond = word.bondOf();
+        uint256 reserveAfter = _reserve;
+        if (bond != 0) {
+            _bonds[worker] = word.withBond(0);
+            _bondTotal -= bond;
+            reserveAfter += bond;
+            emit ICreditEscrow.BondSlashed(worker, jobId, bond, reserveAfter);
+        }
+        uint256 deferred = _claimable[worker];
+        uint256 forfeited = deferred < charge ? deferred : charge;
+        if (forfeited != 0) {
+            _claimable[worker] = deferred - forfeited;
+            _claimableTotal -= forfeited;
+            reserveAfter += forfeited;
+            emit ICreditEscrow.PayoutForfeited(worker, jobId, forfeited, reserveAfter);
+        }
+        _reserve = reserveAfter;
     }
 
     /// @dev Pays an upheld dispute's restitution from the reserve (the caller checked it suffices).

@@ -58,6 +58,10 @@ abstract contract EscrowStorage {
     OwedRestitution[] internal _owedQueue;
     uint256 internal _owedHead;
     uint256 internal _owedCredits;
+    /// @dev Each worker's bond and charges at risk (`WorkerBond`), the bonds' sum, and disputes pending per worker.
+    mapping(address worker => uint256 word) internal _bonds;
+    uint256 internal _bondTotal;
+    mapping(address worker => uint256 count) internal _disputesPending;
 
     /// @dev The treasury in effect, making a scheduled one current once its time has come.
     function _treasuryInEffect(address firstTreasury) internal returns (address) {
@@ -75,9 +79,9 @@ abstract contract EscrowStorage {
         return config.treasuryMoved ? _movedTreasury : firstTreasury;
     }
 
-    /// @dev Stablecoin held beyond credits, reserve and deferred payouts.
+    /// @dev Stablecoin held beyond credits, reserve, deferred payouts and bonds.
     function _surplus(IERC20 stablecoin) internal view returns (uint256) {
-        uint256 owed = uint256(_config.creditsOutstanding) * UNITS_PER_CREDIT + _reserve + _claimableTotal;
+        uint256 owed = uint256(_config.creditsOutstanding) * UNITS_PER_CREDIT + _reserve + _claimableTotal + _bondTotal;
         uint256 held = stablecoin.balanceOf(address(this));
         return held > owed ? held - owed : 0;
     }
