@@ -126,7 +126,7 @@ interface ICreditEscrow {
     /// @notice The bond cannot go below the charges at risk, nor be withdrawn while a dispute against the worker
     /// is pending. `withdrawable` is what may leave now.
     error BondLocked(address worker, uint256 withdrawable);
-    /// @notice The bond would exceed what the escrow records (2^96 - 1 units).
+    /// @notice The bond would exceed what the escrow records (2^64 - 1 units).
     error BondTooLarge(uint256 bond);
     /// @notice Deferred payouts cannot be claimed while a dispute against the claimant (a worker) is pending: an
     /// upheld one forfeits the disputed job's pay to the reserve.

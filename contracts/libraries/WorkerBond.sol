@@ -17,8 +17,9 @@ library WorkerBond {
     uint256 private constant SLOT_SHIFT = 128;
     uint256 private constant BOND_SHIFT = 160;
 
-    /// @notice Largest bond a word holds (uint96 stablecoin units).
-    uint256 internal constant MAX_BOND = type(uint96).max;
+    /// @notice Largest bond accepted: a bucket's 64 bits (1.8e13 stablecoin), so no bucket can overflow (a bucket
+    /// never exceeds the bond).
+    uint256 internal constant MAX_BOND = type(uint64).max;
 
     /// @notice The bond, stablecoin units.
     function bondOf(uint256 word) internal pure returns (uint256) {
@@ -69,9 +70,8 @@ library WorkerBond {
         risk = current + previous;
         uint256 bond = word >> BOND_SHIFT;
         if (risk + amount > bond) return (false, word, risk);
+        // current + amount <= risk + amount <= bond <= MAX_BOND: the bucket holds it.
         current += amount;
-        // A bucket holds 64 bits (1.8e13 stablecoin): a charge that would overflow it does not fit.
-        if (current > AMOUNT_MASK) return (false, word, risk);
         fits = true;
         updated = (bond << BOND_SHIFT) | (uint256(uint32(slot)) << SLOT_SHIFT) | (previous << AMOUNT_BITS) | current;
     }

@@ -74,6 +74,33 @@ contract ContractsV3Test is EscrowFixture {
         vm.assertEq(usd.balanceOf(bonded), WORKER_BOND + CHARGE - CHARGE / 10, "the whole bond back, beside its pay");
     }
 
+    function test_fraud_aChargeStaysAtRiskForItsWholeExposureAndLeavesAfter() public {
+        address bonded = _workerWithBond(CHARGE * 2);
+        uint64 exposure = workers.slashExposure();
+        vm.warp((block.timestamp / exposure + 1) * exposure - 1); // the last second of a slot
+        _settleAs(BONDED_PK, JOB);
+        vm.warp(block.timestamp + exposure);
+        (, uint256 atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, CHARGE, "still at risk a whole exposure later");
+        _settleAs(BONDED_PK, bytes32(uint256(JOB) + 1));
+        (, atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, 2 * CHARGE, "both at risk");
+        vm.warp(block.timestamp + exposure);
+        (, atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, CHARGE, "the first left, the second stays");
+        vm.warp(block.timestamp + exposure);
+        (, atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, 0, "both left");
+    }
+
+    function test_fraud_postBondRefusesABondAboveWhatTheEscrowRecords() public {
+        uint256 tooMuch = uint256(type(uint64).max) + 1 - WORKER_BOND;
+        usd.mint(address(this), tooMuch);
+        usd.approve(address(escrow), tooMuch);
+        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.BondTooLarge.selector, uint256(type(uint64).max) + 1));
+        escrow.postBond(worker, tooMuch);
+    }
+
     function test_fraud_upheldVerdictSeizesTheWholeBondIntoTheReserve() public {
         Settlement memory facts = _settleAs(WORKER_PK, JOB);
         uint256 reserveBefore = escrow.reserve();
