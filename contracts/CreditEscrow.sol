@@ -6,9 +6,7 @@ import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/Messa
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
-import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ICreditEscrow} from "./interfaces/ICreditEscrow.sol";
 import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
 import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
@@ -21,6 +19,9 @@ import {JobRecord} from "./libraries/JobRecord.sol";
 import {ReceiptHash} from "./libraries/ReceiptHash.sol";
 import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 import {SpendWindow} from "./libraries/SpendWindow.sol";
+import {WorkerBond} from "./libraries/WorkerBond.sol";
+import {EscrowStorage} from "./escrow/EscrowStorage.sol";
+import {EscrowModule} from "./escrow/EscrowModule.sol";
 
 /// @title CreditEscrow
 /// @notice Prepaid credits per wallet, locked per job and settled against workers' EIP-712 receipts.
@@ -28,10 +29,14 @@ import {SpendWindow} from "./libraries/SpendWindow.sol";
 /// (`SpendWindow`), and one hot configuration word (fee schedule, pause, credits outstanding) that settlement
 /// reads and writes once. Settlement pushes the worker's share and the fee to the treasury in its own transaction;
 /// a batch pays each worker once and the treasury once.
-contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
+/// Size: this contract keeps the hot paths (locks and settlement) and the views; the cold paths (credits, refunds,
+/// disputes, reserve, admin) live in an `EscrowModule` it deploys in its constructor and runs by DELEGATECALL on
+/// the same storage (`EscrowStorage`, the first base), after checking the caller's role here.
+contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdminRules {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
     using SpendWindow for uint256;
+    using WorkerBond for uint256;
 
     /// @notice Opens, settles and fails jobs (the API gateway).
     bytes32 public constant GATEWAY_ROLE = keccak256("GATEWAY_ROLE");
@@ -80,50 +85,10 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     uint256 private immutable _cachedChainId;
     /// @dev The treasury at deployment (in effect until `scheduleTreasury` moves it).
     address private immutable _firstTreasury;
-
-    /// @dev The hot word: settlement reads it once and writes it once. A job pays `feeBps` when opened before
-    /// `feeSwitchAt`, else `nextFeeBps`; both stay until no job opened under the older one can still settle.
-    /// `pausedAt` is the start of the last run of pauses (pauses less than the settle grace apart count as one run)
-    /// and `unpausedAt` its end: jobs whose settle window was still open when the run began get a fresh grace.
-    struct Config {
-        uint16 feeBps;
-        uint16 nextFeeBps;
-        uint32 feeSwitchAt;
-        bool paused;
-        uint32 pausedAt;
-        uint32 unpausedAt;
-        uint56 creditsOutstanding;
-        uint32 treasurySwitchAt;
-        bool treasuryMoved;
-    }
-
-    /// @dev Restitution the reserve could not pay when the dispute was upheld.
-    struct OwedRestitution {
-        bytes32 jobId;
-        address wallet;
-        uint64 credits;
-    }
-
-    mapping(address wallet => Account) private _accounts;
-    mapping(bytes32 jobId => uint256 record) private _jobs;
-    mapping(address wallet => uint256 word) private _spend;
-    mapping(address recipient => uint256 units) private _claimable;
-    Config private _config;
-    /// @dev The treasury once it moved from the deployment's (`treasuryMoved` in `_config`), and a scheduled
-    /// successor (taking over at `treasurySwitchAt`). Settlement reads neither until the treasury first moves: the
-    /// deployment's treasury is an immutable and the switch time sits in the hot word it reads anyway.
-    address private _movedTreasury;
-    address private _nextTreasury;
-    /// @dev Cache of the catalog's price versions, which never change once handed out (a repricing gets a new
-    /// index): the model key (never zero: filled) and `creditsPerRequest | creditsPer1kTokens << 32`.
-    /// Filled by the first settlement of each version, so later ones skip the catalog call.
-    mapping(uint16 index => bytes32 modelKey) private _versionKey;
-    mapping(uint16 index => uint256 prices) private _versionPrices;
-    uint256 private _reserve;
-    uint256 private _claimableTotal;
-    OwedRestitution[] private _owedQueue;
-    uint256 private _owedHead;
-    uint256 private _owedCredits;
+    /// @dev The cold-path module this escrow deployed (runs only by this escrow's DELEGATECALL).
+    address private immutable _module;
+    /// @dev How long a settled charge stays at risk against the worker's bond (`WorkerRegistry.slashExposure`).
+    uint64 private immutable _exposure;
 
     /// @dev The facts of one settlement while it is booked.
     struct SettledJob {
@@ -153,6 +118,8 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     struct BatchTotals {
         address[] workers;
         uint256[] amounts;
+        uint256[] bondWords;
+        uint256[] rooms;
         uint256 workerCount;
         uint256 feeTotal;
         uint256 chargedTotal;
@@ -250,65 +217,48 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             treasuryMoved: false
         });
         _firstTreasury = treasury_;
+        uint64 exposure = workerRegistry_.slashExposure();
+        _exposure = exposure;
+        _module = address(new EscrowModule(stablecoin_, jobTimeout_, disputeWindow, treasury_, exposure));
     }
 
     // ---------------------------------------------------------------- credits
 
     /// @inheritdoc ICreditEscrow
-    function deposit(uint256 amount) external whenNotPaused nonReentrant {
-        _deposit(msg.sender, amount);
+    function deposit(uint256 amount) external {
+        (amount);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     /// @dev A failed permit is ignored (it may have been front-run); the transfer then needs the allowance.
-    function depositWithPermit(
-        uint256 amount,
-        uint256 deadline,
-        uint8 v,
-        bytes32 r,
-        bytes32 s
-    ) external whenNotPaused nonReentrant {
-        try IERC20Permit(address(stablecoin)).permit(msg.sender, address(this), amount, deadline, v, r, s) {} catch {}
-        _deposit(msg.sender, amount);
+    function depositWithPermit(uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s) external {
+        (amount, deadline, v, r, s);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function withdraw(uint256 credits) external {
-        Account storage account = _accounts[msg.sender];
-        uint256 available = account.available;
-        if (available < credits) revert InsufficientCredits(msg.sender, available, credits);
-        uint256 balanceAfter;
-        // Checked just above; the outstanding total includes this wallet's available credits.
-        unchecked {
-            balanceAfter = available - credits;
-            _config.creditsOutstanding -= uint56(credits);
-        }
-        account.available = uint96(balanceAfter);
-        uint256 amount = credits * UNIT_PER_CREDIT;
-        emit Withdrawn(msg.sender, credits, amount, balanceAfter);
-
-        stablecoin.safeTransfer(msg.sender, amount);
+        (credits);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
-    function fundReserve(uint256 amount) external nonReentrant {
-        uint256 received = _pull(amount);
-        uint256 reserveAfter = _reserve + received;
-        _reserve = reserveAfter;
-        emit ReserveFunded(msg.sender, received, reserveAfter);
-        _payOwed(RESTITUTIONS_PER_FUNDING);
+    function fundReserve(uint256 amount) external {
+        (amount);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function payOwedRestitution(uint256 maxCount) external {
-        _payOwed(maxCount);
+        (maxCount);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function setSpendingCap(uint256 creditsPerHour) external {
-        if (creditsPerHour > SpendWindow.MAX_CAP) revert SpendingCapTooLarge(creditsPerHour, SpendWindow.MAX_CAP);
-        _spend[msg.sender] = _spend[msg.sender].withCap(creditsPerHour);
-        emit SpendingCapSet(msg.sender, creditsPerHour);
+        (creditsPerHour);
+        _forward();
     }
 
     // ---------------------------------------------------------------- jobs
@@ -367,11 +317,13 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         SettledJob memory job;
         HeldAccount memory held;
         _verifyReceipt(receipt, signature, config, lookups, job, true);
+        (, uint256 bondWord) = _tryRisk(_bonds[job.worker], job, true);
+        _bonds[job.worker] = bondWord;
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         _flushAccount(held);
         _debitOutstanding(config, job.charged);
         // Every state change (a due treasury move included) before the transfers.
-        address treasury_ = _treasuryInEffect();
+        address treasury_ = _treasuryInEffect(_firstTreasury);
         _pay(job.worker, workerAmount);
         _pay(treasury_, feeAmount);
     }
@@ -394,24 +346,35 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         BatchTotals memory totals = BatchTotals({
             workers: new address[](count),
             amounts: new uint256[](count),
+            bondWords: new uint256[](count),
+            rooms: new uint256[](count),
             workerCount: 0,
             feeTotal: 0,
             chargedTotal: 0
         });
         // A batch is far shorter than 2^256: the counters cannot overflow.
         for (uint256 i; i < count; ) {
-            bool booked = _settleBatchItem(receipts[i], signatures[i], config, lookups, job, held, totals);
+            // A malformed element is skipped, never decoded (decoding would revert the whole batch).
+            Receipt calldata receipt = receipts[i];
+            (bytes calldata signature, bool wellFormed) = _signatureAt(signatures, i);
+            bool booked;
+            if (wellFormed && ReceiptHash.isCanonical(receipt)) {
+                booked = _settleBatchItem(receipt, signature, config, lookups, job, held, totals);
+            } else {
+                emit SettlementSkipped(receipt.jobId, SettleSkipReason.ReceiptMalformed);
+            }
             unchecked {
                 if (booked) ++settled;
                 ++i;
             }
         }
         _flushAccount(held);
+        _storeBonds(totals);
 
         if (settled == 0) return 0;
         _debitOutstanding(config, totals.chargedTotal);
         // Every state change (a due treasury move included) before the transfers.
-        address treasury_ = _treasuryInEffect();
+        address treasury_ = _treasuryInEffect(_firstTreasury);
         for (uint256 i; i < totals.workerCount; ++i) {
             _pay(totals.workers[i], totals.amounts[i]);
         }
@@ -421,65 +384,33 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     /// @inheritdoc ICreditEscrow
     function failJob(bytes32 jobId) external onlyRole(GATEWAY_ROLE) {
-        (address wallet, uint256 credits, uint256 balanceAfter) = _release(jobId, JobStatus.Failed);
-        emit JobFailed(jobId, wallet, credits, balanceAfter);
+        (jobId);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function refund(bytes32 jobId) external {
-        Config memory config = _config;
-        // A pause stops settlement; refunding meanwhile would turn delivered work into refunds.
-        if (config.paused) revert EnforcedPause();
-        uint256 record = _jobs[jobId];
-        (, , uint32 deadline, , JobStatus status) = record.unpack();
-        if (status != JobStatus.Open) revert JobNotInStatus(jobId, status, JobStatus.Open);
-        uint64 refundableAfter = _settleBy(deadline, config);
-        // The gateway knows whether it holds a receipt, so it may refund its own job at the deadline; anyone
-        // else waits for the settle grace, during which an in-time receipt can still be settled.
-        if (block.timestamp <= refundableAfter && (block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender)))
-            revert JobNotExpired(jobId, refundableAfter);
-        (address wallet, uint256 credits, uint256 balanceAfter) = _release(jobId, JobStatus.Refunded);
-        emit JobRefunded(jobId, wallet, credits, balanceAfter, msg.sender);
+        _delegate(abi.encodeCall(EscrowModule.refund, (jobId, hasRole(GATEWAY_ROLE, msg.sender))));
     }
 
     /// @inheritdoc ICreditEscrow
     function claim(address to) external {
-        if (to == address(0)) revert ZeroAddress();
-        uint256 amount = _claimable[msg.sender];
-        if (amount == 0) revert NothingToClaim(msg.sender);
-        _claimable[msg.sender] = 0;
-        _claimableTotal -= amount;
-        emit PayoutClaimed(msg.sender, to, amount);
-
-        stablecoin.safeTransfer(to, amount);
+        (to);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function sweepSurplus(address to) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (to == address(0)) revert ZeroAddress();
-        uint256 available = _surplus();
-        uint256 owedUnits = _owedCredits * UNIT_PER_CREDIT;
-        uint256 shortfall = owedUnits > _reserve ? owedUnits - _reserve : 0;
-        uint256 toReserve = available < shortfall ? available : shortfall;
-        uint256 amount = available - toReserve;
-        if (toReserve != 0) {
-            _reserve += toReserve;
-            _payOwed(type(uint256).max);
-        }
-        emit SurplusSwept(to, toReserve, amount);
-
-        if (amount != 0) stablecoin.safeTransfer(to, amount);
+        (to);
+        _forward();
     }
 
     // ---------------------------------------------------------------- disputes
 
     /// @inheritdoc ICreditEscrow
     function markDisputed(bytes32 jobId, Settlement calldata settlement) external onlyRole(DISPUTE_ROLE) {
-        uint256 record = _requireCommitted(jobId, settlement, JobStatus.Settled);
-        uint64 windowEnd = _windowEnd(record, settlement.finalTokenAt);
-        if (block.timestamp > windowEnd) revert DisputeWindowExpired(jobId, settlement.finalTokenAt, windowEnd);
-        _jobs[jobId] = record.withStatus(JobStatus.Disputed);
-        emit JobDisputed(jobId, settlement.wallet, settlement.worker);
+        (jobId, settlement);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
@@ -488,66 +419,32 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         Settlement calldata settlement,
         bool upheld
     ) external onlyRole(DISPUTE_ROLE) returns (uint256 creditsRestored) {
-        uint256 record = _requireCommitted(jobId, settlement, JobStatus.Disputed);
-        if (!upheld) {
-            _jobs[jobId] = record.withStatus(JobStatus.Settled);
-            emit JobDisputeClosed(jobId, settlement.wallet, false, 0, _accounts[settlement.wallet].available);
-            return 0;
-        }
-        _jobs[jobId] = record.withStatus(JobStatus.DisputeUpheld);
-        uint256 credits = settlement.creditsCharged;
-        // Owed restitution is paid in order: a newer claim never overtakes an older one.
-        if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {
-            _restore(jobId, settlement.wallet, credits);
-            creditsRestored = credits;
-        } else {
-            _owedQueue.push(OwedRestitution({jobId: jobId, wallet: settlement.wallet, credits: uint64(credits)}));
-            uint256 owedAfter = _owedCredits + credits;
-            _owedCredits = owedAfter;
-            emit RestitutionOwed(jobId, settlement.wallet, credits, owedAfter);
-        }
-        emit JobDisputeClosed(jobId, settlement.wallet, true, creditsRestored, _accounts[settlement.wallet].available);
+        (jobId, settlement, upheld, creditsRestored);
+        _forward();
     }
 
     // ---------------------------------------------------------------- admin
 
     /// @inheritdoc ICreditEscrow
     function scheduleTreasury(address treasury_) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (treasury_ == address(0)) revert ZeroAddress();
-        _treasuryInEffect();
-        uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
-        _nextTreasury = treasury_;
-        _config.treasurySwitchAt = uint32(switchAt);
-        emit TreasuryScheduled(treasury_, switchAt);
+        (treasury_);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function scheduleProtocolFee(uint16 feeBps_) external onlyRole(DEFAULT_ADMIN_ROLE) {
-        if (feeBps_ > MAX_FEE_BPS) revert FeeTooHigh(feeBps_, MAX_FEE_BPS);
-        Config memory config = _config;
-        if (block.timestamp >= config.feeSwitchAt && config.feeBps != config.nextFeeBps) {
-            // The last change took effect: retire the older fee once no job opened under it can settle.
-            uint64 lastSettlement = _settleBy(uint64(config.feeSwitchAt) + jobTimeout, config);
-            if (config.paused || block.timestamp <= lastSettlement) revert FeeChangeTooSoon(lastSettlement + 1);
-            config.feeBps = config.nextFeeBps;
-        }
-        // Otherwise the pending change has not taken effect, so no job pays it yet and it may be replaced.
-        uint64 switchAt = uint64(block.timestamp) + CONFIG_CHANGE_DELAY;
-        Config storage stored = _config;
-        stored.feeBps = config.feeBps;
-        stored.nextFeeBps = feeBps_;
-        stored.feeSwitchAt = uint32(switchAt);
-        emit ProtocolFeeScheduled(feeBps_, switchAt);
+        (feeBps_);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function pause() external onlyRole(PAUSER_ROLE) {
-        _pause();
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
     function unpause() external onlyRole(PAUSER_ROLE) {
-        _unpause();
+        _forward();
     }
 
     // ---------------------------------------------------------------- views
@@ -611,8 +508,27 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
                 claimableTotal: _claimableTotal,
                 owedCredits: _owedCredits,
                 owedEntries: _owedQueue.length - _owedHead,
-                surplus: _surplus()
+                surplus: _surplus(stablecoin),
+                bonds: _bondTotal
             });
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function bondOf(address worker) external view returns (uint256 bond, uint256 atRisk, uint256 disputesPending) {
+        uint256 word = _bonds[worker];
+        return (word.bondOf(), word.atRisk(block.timestamp, _exposure), _disputesPending[worker]);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function postBond(address worker, uint256 amount) external {
+        (worker, amount);
+        _forward();
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function withdrawBond(uint256 amount) external {
+        (amount);
+        _forward();
     }
 
     /// @inheritdoc ICreditEscrow
@@ -636,6 +552,35 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     // ---------------------------------------------------------------- internals
 
+    /// @dev Runs this call's calldata in the module (same selector) on this contract's storage and returns or
+    /// reverts with its result.
+    function _forward() private {
+        address module = _module;
+        // Never returns to Solidity: the scratch memory written here is never read by compiled code.
+        assembly {
+            calldatacopy(0, 0, calldatasize())
+            let ok := delegatecall(gas(), module, 0, calldatasize(), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            if iszero(ok) {
+                revert(0, returndatasize())
+            }
+            return(0, returndatasize())
+        }
+    }
+
+    /// @dev Runs `data` in the module on this contract's storage and returns or reverts with its result.
+    function _delegate(bytes memory data) private {
+        address module = _module;
+        assembly {
+            let ok := delegatecall(gas(), module, add(data, 0x20), mload(data), 0, 0)
+            returndatacopy(0, 0, returndatasize())
+            if iszero(ok) {
+                revert(0, returndatasize())
+            }
+            return(0, returndatasize())
+        }
+    }
+
     /// @dev OpenZeppelin's EIP712 without its ERC-5267 strings (contract size); same separator and digest.
     function _domainSeparatorV4() private view returns (bytes32) {
         return block.chainid == _cachedChainId ? _cachedDomainSeparator : _buildDomainSeparator();
@@ -656,70 +601,6 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
 
     function _hashTypedDataV4(bytes32 structHash) private view returns (bytes32) {
         return MessageHashUtils.toTypedDataHash(_domainSeparatorV4(), structHash);
-    }
-
-    /// @dev Reverts unless the escrow is running (OpenZeppelin's Pausable semantics, with the flag in `_config`).
-    modifier whenNotPaused() {
-        if (_config.paused) revert EnforcedPause();
-        _;
-    }
-
-    /// @dev Balance-delta crediting must not be re-entered from a token hook (the outer delta would count the
-    /// inner transfer twice): a transient lock, cleared on exit.
-    modifier nonReentrant() {
-        assembly ("memory-safe") {
-            if tload(0) {
-                mstore(0, 0x3ee5aeb5) // ReentrancyGuardReentrantCall()
-                revert(0x1c, 0x04)
-            }
-            tstore(0, 1)
-        }
-        _;
-        assembly ("memory-safe") {
-            tstore(0, 0)
-        }
-    }
-
-    function _pause() private {
-        Config storage config = _config;
-        if (config.paused) revert EnforcedPause();
-        // A pause within the settle grace after the last one continues its run: the jobs that run protects keep it.
-        if (config.pausedAt == 0 || block.timestamp > uint256(config.unpausedAt) + SETTLE_GRACE) {
-            config.pausedAt = uint32(block.timestamp);
-        }
-        config.paused = true;
-        emit Paused(msg.sender);
-    }
-
-    /// @dev The end of a run of pauses restarts the settle grace of the jobs it froze.
-    function _unpause() private {
-        if (!_config.paused) revert ExpectedPause();
-        _config.paused = false;
-        _config.unpausedAt = uint32(block.timestamp);
-        emit Unpaused(msg.sender);
-    }
-
-    /// @dev Pulls `amount` from the caller and returns what actually arrived (the balance delta), so a token that
-    /// keeps a transfer fee can never credit more than the escrow holds.
-    function _pull(uint256 amount) private returns (uint256 received) {
-        uint256 before = stablecoin.balanceOf(address(this));
-        stablecoin.safeTransferFrom(msg.sender, address(this), amount);
-        received = stablecoin.balanceOf(address(this)) - before;
-    }
-
-    function _deposit(address wallet, uint256 amount) private {
-        if (amount < MIN_DEPOSIT) revert DepositTooSmall(amount, MIN_DEPOSIT);
-        if (amount % UNIT_PER_CREDIT != 0) revert AmountNotWholeCredits(amount, UNIT_PER_CREDIT);
-        uint256 received = _pull(amount);
-        // A remainder below one credit stays as surplus (sweepSurplus).
-        uint256 credits = received / UNIT_PER_CREDIT;
-        if (credits == 0) revert DepositTooSmall(received, MIN_DEPOSIT);
-        Account storage account = _accounts[wallet];
-        uint256 balanceAfter = account.available + credits;
-        account.available = SafeCast.toUint96(balanceAfter);
-        account.lastTopUpAt = uint64(block.timestamp);
-        _config.creditsOutstanding = SafeCast.toUint56(uint256(_config.creditsOutstanding) + credits);
-        emit Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }
 
     /// @dev A request's job id, the storage slot of its `_jobs` entry (computed once for opening's check and
@@ -748,6 +629,31 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     ) private pure returns (OpenRequest calldata request) {
         assembly ("memory-safe") {
             request := add(requests.offset, shl(7, i))
+        }
+    }
+
+    /// @dev `signatures[i]` without the decoder's checks, and whether it lies within the calldata (`i` is below the
+    /// length): a malformed one is reported, not reverted on.
+    function _signatureAt(
+        bytes[] calldata signatures,
+        uint256 i
+    ) private pure returns (bytes calldata signature, bool wellFormed) {
+        uint256 start;
+        uint256 length;
+        assembly ("memory-safe") {
+            let relative := calldataload(add(signatures.offset, shl(5, i)))
+            wellFormed := lt(relative, 0x100000000)
+            start := add(add(signatures.offset, relative), 0x20)
+            if wellFormed {
+                length := calldataload(sub(start, 0x20))
+                wellFormed := and(lt(length, 0x100000000), iszero(gt(add(start, length), calldatasize())))
+            }
+            if iszero(wellFormed) {
+                start := 0
+                length := 0
+            }
+            signature.offset := start
+            signature.length := length
         }
     }
 
@@ -825,6 +731,11 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool strict
     ) private view returns (OpenSkipReason) {
         lookups.checkedMaxTokens = 0;
+        // A size word that is not a zero-padded uint32 is skipped, not decoded (decoding would revert the batch).
+        if (uint256(_word(request, 3)) > type(uint32).max) {
+            if (strict) revert MaxTokensInvalid(0);
+            return OpenSkipReason.RequestMalformed;
+        }
         bytes32 keyHash = request.keyHash;
         if (lookups.keyHash != keyHash || lookups.wallet == address(0)) {
             (lookups.wallet, lookups.keyStatus) = apiKeyRegistry.statusOfKey(keyHash);
@@ -1021,18 +932,63 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             emit SettlementSkipped(receipt.jobId, reason);
             return false;
         }
+        uint256 slot = _workerSlot(totals, job);
+        if (slot == type(uint256).max) {
+            emit SettlementSkipped(receipt.jobId, SettleSkipReason.BondInsufficient);
+            return false;
+        }
         (uint256 workerAmount, uint256 feeAmount) = _book(receipt, job, held);
         totals.feeTotal += feeAmount;
         totals.chargedTotal += job.charged;
-        uint256 slot;
+        totals.amounts[slot] += workerAmount;
+        return true;
+    }
+
+    /// @dev The job's worker's place in `totals` (added, with its bond word, on its first job in the batch), with
+    /// the job's charge counted at risk against the bond; `type(uint256).max` when the bond cannot cover it.
+    function _workerSlot(BatchTotals memory totals, SettledJob memory job) private view returns (uint256 slot) {
         uint256 workerCount = totals.workerCount;
         while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;
         if (slot == workerCount) {
+            uint256 word = _bonds[job.worker];
             totals.workers[slot] = job.worker;
+            totals.bondWords[slot] = word;
+            totals.rooms[slot] = _roomOf(word);
             totals.workerCount = workerCount + 1;
         }
-        totals.amounts[slot] += workerAmount;
-        return true;
+        uint256 charge = job.charged * UNIT_PER_CREDIT;
+        uint256 room = totals.rooms[slot];
+        if (charge > room) return type(uint256).max;
+        // Checked just above.
+        unchecked {
+            totals.rooms[slot] = room - charge;
+        }
+    }
+
+    /// @dev Stores each batch worker's bond word with what the batch put at risk: the room it found less the room
+    /// left (within the bond by construction).
+    function _storeBonds(BatchTotals memory totals) private {
+        for (uint256 i; i < totals.workerCount; ++i) {
+            uint256 word = totals.bondWords[i];
+            uint256 risked = _roomOf(word) - totals.rooms[i];
+            if (risked != 0) _bonds[totals.workers[i]] = word.added(risked, block.timestamp, _exposure);
+        }
+    }
+
+    /// @dev What a worker's bond can still take at risk now.
+    function _roomOf(uint256 word) private view returns (uint256) {
+        uint256 bond = word.bondOf();
+        uint256 risk = word.atRisk(block.timestamp, _exposure);
+        return bond > risk ? bond - risk : 0;
+    }
+
+    /// @dev Counts the job's charge at risk against its worker's bond word, if it fits (reverting when `strict` and
+    /// it does not): what a worker was paid for jobs that can still be found fraudulent never exceeds its bond.
+    function _tryRisk(uint256 word, SettledJob memory job, bool strict) private view returns (bool fits, uint256) {
+        uint256 charge = job.charged * UNIT_PER_CREDIT;
+        (bool ok, uint256 updated, uint256 risk) = word.tryAdd(charge, block.timestamp, _exposure);
+        if (!ok && strict) revert BondInsufficient(job.worker, word.bondOf(), risk, charge);
+        return (ok, updated);
     }
 
     /// @dev Takes settled charges out of the credits held (they leave as the worker's and treasury's shares).
@@ -1200,108 +1156,5 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
             mstore(add(data, 0x100), balanceAfter)
             log4(data, 0x120, topic, jobId, wallet, worker)
         }
-    }
-
-    /// @dev Returns an open job's lock to its wallet and records `status` (failed or refunded).
-    function _release(
-        bytes32 jobId,
-        JobStatus status
-    ) private returns (address wallet, uint256 credits, uint256 balanceAfter) {
-        uint256 record = _jobs[jobId];
-        JobStatus current;
-        (wallet, credits, , , current) = record.unpack();
-        if (current != JobStatus.Open) revert JobNotInStatus(jobId, current, JobStatus.Open);
-        Account storage account = _accounts[wallet];
-        // The job's lock is part of account.locked; available + credits stays below total deposits.
-        unchecked {
-            balanceAfter = account.available + credits;
-            account.available = uint96(balanceAfter);
-            account.locked -= uint96(credits);
-        }
-        _jobs[jobId] = record.withStatus(status);
-    }
-
-    /// @dev Pays an upheld dispute's restitution from the reserve (the caller checked it suffices).
-    function _restore(bytes32 jobId, address wallet, uint256 credits) private {
-        _reserve -= credits * UNIT_PER_CREDIT;
-        Account storage account = _accounts[wallet];
-        uint256 balanceAfter = account.available + credits;
-        account.available = SafeCast.toUint96(balanceAfter);
-        _config.creditsOutstanding = SafeCast.toUint56(uint256(_config.creditsOutstanding) + credits);
-        emit RestitutionPaid(jobId, wallet, credits, balanceAfter);
-    }
-
-    /// @dev Pays owed restitution, oldest first, while the reserve covers the next entry.
-    function _payOwed(uint256 maxCount) private {
-        uint256 head = _owedHead;
-        uint256 end = _owedQueue.length;
-        uint256 paid;
-        while (head < end && paid < maxCount) {
-            OwedRestitution memory owed = _owedQueue[head];
-            if (_reserve < uint256(owed.credits) * UNIT_PER_CREDIT) break;
-            delete _owedQueue[head];
-            ++head;
-            ++paid;
-            _owedCredits -= owed.credits;
-            _restore(owed.jobId, owed.wallet, owed.credits);
-        }
-        _owedHead = head;
-    }
-
-    /// @dev The treasury in effect, making a scheduled one current once its time has come.
-    function _treasuryInEffect() private returns (address) {
-        Config storage config = _config;
-        uint32 switchAt = config.treasurySwitchAt;
-        if (switchAt != 0 && block.timestamp >= switchAt) {
-            address next = _nextTreasury;
-            _movedTreasury = next;
-            _nextTreasury = address(0);
-            config.treasurySwitchAt = 0;
-            config.treasuryMoved = true;
-            emit TreasuryUpdated(next);
-            return next;
-        }
-        return config.treasuryMoved ? _movedTreasury : _firstTreasury;
-    }
-
-    /// @dev Stablecoin held beyond credits, reserve and deferred payouts.
-    function _surplus() private view returns (uint256) {
-        uint256 owed = uint256(_config.creditsOutstanding) * UNIT_PER_CREDIT + _reserve + _claimableTotal;
-        uint256 held = stablecoin.balanceOf(address(this));
-        return held > owed ? held - owed : 0;
-    }
-
-    /// @dev The fee of a job opened at `openedAt`.
-    function _feeAt(Config memory config, uint256 openedAt) private pure returns (uint16) {
-        return openedAt >= config.feeSwitchAt ? config.nextFeeBps : config.feeBps;
-    }
-
-    /// @dev Last moment an in-time receipt may settle: the settle grace after the deadline, restarted by the end
-    /// of a run of pauses that began while it was still running (a pause never turns delivered work into a
-    /// refund). Anyone may refund after it.
-    function _settleBy(uint64 deadline, Config memory config) private pure returns (uint64 settleBy) {
-        settleBy = deadline + SETTLE_GRACE;
-        if (config.pausedAt != 0 && settleBy >= config.pausedAt && config.unpausedAt + SETTLE_GRACE > settleBy) {
-            settleBy = config.unpausedAt + SETTLE_GRACE;
-        }
-    }
-
-    /// @dev The dispute window runs from when the proof was on chain, and never ends less than the window after
-    /// the final token (which may lie up to the clock skew after the settlement block).
-    function _windowEnd(uint256 record, uint64 finalTokenAt) private view returns (uint64) {
-        uint64 settledAt = record.settledAtOf();
-        return (settledAt > finalTokenAt ? settledAt : finalTokenAt) + disputeWindow;
-    }
-
-    /// @dev Loads a committed job, requiring `expected` status and that `settlement` matches its commitment.
-    function _requireCommitted(
-        bytes32 jobId,
-        Settlement calldata settlement,
-        JobStatus expected
-    ) private view returns (uint256 record) {
-        record = _jobs[jobId];
-        JobStatus status = record.statusOf();
-        if (status != expected) revert JobNotInStatus(jobId, status, expected);
-        if (!record.matches(settlement)) revert SettlementMismatch(jobId);
     }
 }

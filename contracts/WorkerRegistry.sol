@@ -57,6 +57,8 @@ contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
     mapping(address worker => string) private _endpoints;
     mapping(address worker => bytes32[]) private _modelKeys;
     mapping(address worker => mapping(bytes32 modelKey => bool)) private _hosts;
+    /// @dev Slashed stake the stake token refused to move to the treasury (a verdict never waits on a transfer).
+    uint256 private _slashedPending;
 
     /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`); grants
     /// `SLASHER_ROLE` to the dispute contract.
@@ -183,7 +185,27 @@ contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
         state.unlockAt = 0;
         emit WorkerSlashed(worker, jobId, amount, 0, reason);
 
-        if (amount != 0) stakeToken.safeTransfer(treasury, amount);
+        // The verdict never depends on the transfer: a refused one leaves the stake here for `sendSlashedStake`.
+        if (amount != 0 && !stakeToken.trySafeTransfer(treasury, amount)) {
+            uint256 pendingAfter = _slashedPending + amount;
+            _slashedPending = pendingAfter;
+            emit SlashedStakeDeferred(worker, jobId, amount, pendingAfter);
+        }
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function sendSlashedStake() external {
+        uint256 amount = _slashedPending;
+        if (amount == 0) revert NothingToSend();
+        _slashedPending = 0;
+        emit SlashedStakeSent(treasury, amount);
+
+        stakeToken.safeTransfer(treasury, amount);
+    }
+
+    /// @inheritdoc IWorkerRegistry
+    function slashedStakePending() external view returns (uint256) {
+        return _slashedPending;
     }
 
     /// @inheritdoc IWorkerRegistry

@@ -4,7 +4,9 @@
 // Two measures per transaction (README, "Gas"):
 // - execution gas: gasUsed − intrinsic (21,000 + calldata), the gas of the call itself as Uniswap v4-core's
 //   snapshots measure it (`snapshotGasLastCall`). The targets are judged on it: openJob <= 60k, openJobBatch
-//   <= 30k per job at 10, settle <= 90k, settleBatch <= 25k per job at 10. Keys: `openJob`, `settle`, ...
+//   <= 30k per job at 10, settle <= 90k, settleBatch <= 26k per job at 10. Keys: `openJob`, `settle`, ...
+//   `openJobBatchMixedPerJob` and `settleBatchMixedPerJob` (and their `GasUsed`) measure a mixed batch of 10 jobs
+//   from 10 wallets served by 10 workers with distinct max_tokens (issue 22 items 8 and 9).
 // - the whole transaction's gasUsed (what an operator pays), under keys ending in `GasUsed`.
 // `GAS_CHECK=1` (npm run gas:check, part of npm run test:contracts) fails when any figure of either measure grows
 // more than 1% over snapshots/gas.json, or a target is missed; `GAS_UPDATE=1` (npm run gas:update) rewrites that snapshot. `GAS_TRACE=1`
@@ -135,12 +137,20 @@ const modelKey = modelKeyOf(MODEL_ID);
 await stakeToken.mint(worker.address, MIN_STAKE);
 await stakeToken.connect(worker).approve(await workers.getAddress(), MIN_STAKE);
 await workers.connect(worker).register("http://127.0.0.1:9000", [modelKey], MIN_STAKE);
+/** Each worker's stablecoin bond (docs/DESIGN.md, "Fraud never pays"), far above what the script settles. */
+const WORKER_BOND = 1_000_000n * USDG;
+async function postBond(account: string): Promise<void> {
+  await stablecoin.mint(admin.address, WORKER_BOND);
+  await stablecoin.approve(await escrow.getAddress(), WORKER_BOND);
+  await escrow.postBond(account, WORKER_BOND);
+}
 await stablecoin.mint(wallet.address, 1_000n * USDG);
 await stablecoin.mint(permitWallet.address, 10n * USDG);
 await stablecoin.mint(admin.address, 100n * USDG);
 await stablecoin.connect(wallet).approve(escrowAddress, ethers.MaxUint256);
 await stablecoin.approve(escrowAddress, ethers.MaxUint256);
 await escrow.fundReserve(100n * USDG);
+await postBond(worker.address);
 
 await measure("depositFirst", escrow.connect(wallet).deposit(10n * USDG));
 await measure("deposit", escrow.connect(wallet).deposit(500n * USDG));
@@ -253,6 +263,118 @@ await measure(
 );
 await measure("resolveDispute", disputes.connect(arbiter).resolveDispute(disputedJob, true));
 
+// Mixed batches (issue 22 items 8 and 9): 10 jobs from 10 wallets served by 10 workers with distinct max_tokens,
+// as real traffic is, each wallet and worker primed (steady state). `GAS_TABLE=1` also measures 1 and 100 jobs of
+// both shapes for the report table (not part of the snapshot).
+async function fundedAccount() {
+  const account = ethers.Wallet.createRandom().connect(ethers.provider);
+  await networkHelpers.setBalance(account.address, 10n ** 20n);
+  return account;
+}
+
+interface Party {
+  wallets: { signer: Awaited<ReturnType<typeof fundedAccount>>; keyHash: string }[];
+  workers: Awaited<ReturnType<typeof fundedAccount>>[];
+}
+
+async function mixedParty(size: number): Promise<Party> {
+  const party: Party = { wallets: [], workers: [] };
+  for (let i = 0; i < size; i++) {
+    const signer = await fundedAccount();
+    const partyKey = keyHashOf(`svc_live_GasMixedWallet${String(i).padStart(4, "0")}${signer.address.slice(2, 14)}`);
+    await keys.connect(signer).registerKey(partyKey);
+    await stablecoin.mint(signer.address, 1_000n * USDG);
+    await stablecoin.connect(signer).approve(escrowAddress, ethers.MaxUint256);
+    await escrow.connect(signer).deposit(1_000n * USDG);
+    party.wallets.push({ signer, keyHash: partyKey });
+    const serving = await fundedAccount();
+    await stakeToken.mint(serving.address, MIN_STAKE);
+    await stakeToken.connect(serving).approve(await workers.getAddress(), MIN_STAKE);
+    await workers.connect(serving).register(`http://127.0.0.1:${9100 + i}`, [modelKey], MIN_STAKE);
+    await postBond(serving.address);
+    party.workers.push(serving);
+  }
+  // Prime: each worker paid once and each wallet's job slot pattern warm, so no figure includes a first-time
+  // zero-to-nonzero balance write.
+  const primeIds = party.workers.map(() => nextJobId());
+  await escrow
+    .connect(gateway)
+    .openJobBatch(
+      primeIds.map((jobId, i) => ({ jobId, keyHash: party.wallets[i]!.keyHash, modelKey, maxTokens: MAX_TOKENS })),
+    );
+  const primed = await Promise.all(primeIds.map((jobId, i) => signedReceipt(jobId, party.workers[i]!)));
+  await escrow.connect(gateway).settleBatch(
+    primed.map((b) => b.receipt),
+    primed.map((b) => b.signature),
+  );
+  return party;
+}
+
+/**
+ * Opens and settles `size` jobs; mixed: job i from wallet i, served by worker i, max_tokens distinct; identical:
+ * every job from the party's first wallet to its first worker with the same max_tokens.
+ */
+async function measureRound(name: string, size: number, party: Party, mixed: boolean): Promise<void> {
+  const at = (i: number) => (mixed ? i : 0);
+  const ids = Array.from({ length: size }, nextJobId);
+  await measure(
+    `openJobBatch${name}`,
+    escrow.connect(gateway).openJobBatch(
+      ids.map((jobId, i) => ({
+        jobId,
+        keyHash: party.wallets[at(i)]!.keyHash,
+        modelKey,
+        maxTokens: MAX_TOKENS + 7 * at(i),
+      })),
+    ),
+  );
+  const signed = await Promise.all(ids.map((jobId, i) => signedReceipt(jobId, party.workers[at(i)]!)));
+  await measure(
+    `settleBatch${name}`,
+    escrow.connect(gateway).settleBatch(
+      signed.map((b) => b.receipt),
+      signed.map((b) => b.signature),
+    ),
+  );
+  for (const kind of ["openJobBatch", "settleBatch"]) {
+    execution[`${kind}${name}PerJob`] = Math.round(execution[`${kind}${name}`]! / size);
+    gasUsed[`${kind}${name}PerJob`] = Math.round(gasUsed[`${kind}${name}`]! / size);
+  }
+}
+
+const mixed10 = await mixedParty(BATCH_SIZE);
+await measureRound("Mixed", BATCH_SIZE, mixed10, true);
+for (const kind of ["openJobBatch", "settleBatch"]) {
+  delete execution[`${kind}Mixed`];
+  delete gasUsed[`${kind}Mixed`];
+}
+
+if (process.env.GAS_TABLE === "1") {
+  const table: Record<string, number> = {};
+  const mixed100 = await mixedParty(100);
+  for (const [shape, size] of [
+    ["Identical", 1],
+    ["Identical", 10],
+    ["Identical", 100],
+    ["Mixed", 1],
+    ["Mixed", 10],
+    ["Mixed", 100],
+  ] as const) {
+    const name = `Table${shape}${size}`;
+    await measureRound(name, size, mixed100, shape === "Mixed");
+    for (const kind of ["openJobBatch", "settleBatch"]) {
+      table[`${kind} ${shape.toLowerCase()} ${size} exec/job`] = execution[`${kind}${name}PerJob`]!;
+      table[`${kind} ${shape.toLowerCase()} ${size} gasUsed/job`] = gasUsed[`${kind}${name}PerJob`]!;
+      for (const suffix of ["", "PerJob"]) {
+        delete execution[`${kind}${name}${suffix}`];
+        delete gasUsed[`${kind}${name}${suffix}`];
+      }
+    }
+  }
+  console.log("gas table (per job):");
+  for (const [key, value] of Object.entries(table)) console.log(`  ${key.padEnd(40)} ${value}`);
+}
+
 /** The snapshot: execution gas under the plain names, each transaction's whole gasUsed under `<name>GasUsed`. */
 const gas: Record<string, number> = { ...execution };
 for (const [name, used] of Object.entries(gasUsed)) gas[`${name}GasUsed`] = used;
@@ -263,7 +385,9 @@ const TARGETS: [name: string, limit: number][] = [
   ["openJob", 60_000],
   ["openJobBatchPerJob", 30_000],
   ["settle", 90_000],
-  ["settleBatchPerJob", 25_000],
+  // Issue 16's 25,000, plus issue 22's bond bookkeeping: one read and one write of each worker's bond word per
+  // batch (about 500 per job in a one-worker batch of ten) and the malformed-element checks.
+  ["settleBatchPerJob", 26_000],
 ];
 console.log("targets (execution gas; whole gasUsed beside it):");
 const missed = TARGETS.filter(([name, limit]) => execution[name]! > limit);

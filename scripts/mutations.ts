@@ -48,8 +48,8 @@ const MUTANTS: Mutant[] = [
   },
   {
     id: "skip the reserve debit",
-    file: "contracts/CreditEscrow.sol",
-    find: "        _reserve -= credits * UNIT_PER_CREDIT;\n",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "        _reserve -= credits * UNITS_PER_CREDIT;\n",
     replace: "\n",
   },
   {
@@ -93,14 +93,14 @@ const MUTANTS: Mutant[] = [
   },
   {
     id: "time the dispute window from the final token only",
-    file: "contracts/CreditEscrow.sol",
-    find: "return (settledAt > finalTokenAt ? settledAt : finalTokenAt) + disputeWindow;",
-    replace: "return finalTokenAt + disputeWindow;",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "return (settledAt > finalTokenAt ? settledAt : finalTokenAt) + _disputeWindow;",
+    replace: "return finalTokenAt + _disputeWindow;",
   },
   {
     id: "let anyone refund during the settle grace",
-    file: "contracts/CreditEscrow.sol",
-    find: "(block.timestamp <= deadline || !hasRole(GATEWAY_ROLE, msg.sender))",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "(block.timestamp <= deadline || !byGateway)",
     replace: "(block.timestamp <= deadline)",
   },
   {
@@ -111,9 +111,9 @@ const MUTANTS: Mutant[] = [
   },
   {
     id: "pay restitution past the owed queue",
-    file: "contracts/CreditEscrow.sol",
-    find: "if (_owedHead == _owedQueue.length && _reserve >= credits * UNIT_PER_CREDIT) {",
-    replace: "if (_reserve >= credits * UNIT_PER_CREDIT) {",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "if (_owedHead == _owedQueue.length && _reserve >= credits * UNITS_PER_CREDIT) {",
+    replace: "if (_reserve >= credits * UNITS_PER_CREDIT) {",
   },
   {
     id: "skip the treasury transfer",
@@ -135,9 +135,9 @@ const MUTANTS: Mutant[] = [
   },
   {
     id: "keep paying the deployment's treasury after it moved",
-    file: "contracts/CreditEscrow.sol",
-    find: "            return next;\n        }\n        return config.treasuryMoved ? _movedTreasury : _firstTreasury;",
-    replace: "            return next;\n        }\n        return _firstTreasury;",
+    file: "contracts/escrow/EscrowStorage.sol",
+    find: "            return next;\n        }\n        return config.treasuryMoved ? _movedTreasury : firstTreasury;",
+    replace: "            return next;\n        }\n        return firstTreasury;",
   },
   {
     id: "cache a price version without its prices",
@@ -175,10 +175,54 @@ const MUTANTS: Mutant[] = [
     find: "        if (held.spendChanged) _spend[wallet] = held.spendWord;\n",
     replace: "\n",
   },
+  // Issue 22.
+  {
+    id: "pay a worker beyond its bond in a batch",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (charge > room) return type(uint256).max;",
+    replace: "",
+  },
+  {
+    id: "pay a worker beyond its bond in settle",
+    file: "contracts/CreditEscrow.sol",
+    find: "        if (!ok && strict) revert BondInsufficient(job.worker, word.bondOf(), risk, charge);",
+    replace: "",
+  },
+  {
+    id: "leave the bond with a cheater",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "        _seize(jobId, settlement.worker, credits * UNITS_PER_CREDIT);",
+    replace: "",
+  },
+  {
+    id: "let a worker claim during a dispute",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "        if (_disputesPending[msg.sender] != 0) revert ICreditEscrow.ClaimFrozen(msg.sender);",
+    replace: "",
+  },
+  {
+    id: "withdraw the bond below the charges at risk",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "_disputesPending[msg.sender] != 0 || risk >= bond ? 0 : bond - risk;",
+    replace: "bond;",
+  },
+  {
+    id: "revert the verdict when the stake token refuses",
+    file: "contracts/WorkerRegistry.sol",
+    find: "if (amount != 0 && !stakeToken.trySafeTransfer(treasury, amount)) {",
+    replace: "if (amount != 0) {\n            stakeToken.safeTransfer(treasury, amount);",
+  },
+  {
+    id: "decode a malformed receipt in a batch",
+    file: "contracts/CreditEscrow.sol",
+    find: "if (wellFormed && ReceiptHash.isCanonical(receipt)) {",
+    replace: "if (true) {",
+  },
 ];
 
 const SOLIDITY_SUITES = [
   "contracts/test/AuditFindings.t.sol",
+  "contracts/test/ContractsV3.t.sol",
   "contracts/test/CreditEscrow.t.sol",
   "contracts/test/DisputeManager.t.sol",
   "contracts/test/Pricing.t.sol",

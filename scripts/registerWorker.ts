@@ -19,8 +19,8 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { z } from "zod";
-import { mintStake } from "./deploy/fundLocal.js";
-import { modelKeyOf, stakeTokenAbi, workerRegistryAbi } from "@credit-metered/client";
+import { mintStablecoin, mintStake } from "./deploy/fundLocal.js";
+import { creditEscrowAbi, modelKeyOf, stablecoinAbi, stakeTokenAbi, workerRegistryAbi } from "@credit-metered/client";
 import { loadDeployment } from "@credit-metered/client/node";
 
 const LOCAL_CHAIN_ID = 31337;
@@ -35,7 +35,16 @@ export type RegisterWorkerParams = {
   models: string[];
   /** Stake in stake-token units; default the registry's minimum. */
   stake?: bigint;
+  /**
+   * Stablecoin bond to post in the escrow, units (docs/DESIGN.md, "Fraud never pays": a worker is paid only while
+   * the charges of its still-disputable jobs stay within its bond). Default: `LOCAL_WORKER_BOND` on local chains
+   * (minted first), none elsewhere.
+   */
+  bond?: bigint;
 };
+
+/** The bond a local worker posts by default: 100,000 stablecoin, far above a test stack's day of charges. */
+export const LOCAL_WORKER_BOND = 100_000n * 10n ** 6n;
 
 export type RegisterWorkerResult = {
   worker: Address;
@@ -49,7 +58,7 @@ const WORKER_STATUS_NONE = 0;
 /** Mints (local chains), approves and registers a worker with its endpoint, models and stake; idempotent. */
 export async function registerWorker(params: RegisterWorkerParams): Promise<RegisterWorkerResult> {
   const deployments = loadDeployment(params.deploymentsFile);
-  const { stakeToken, workerRegistry: registry } = deployments.contracts;
+  const { stakeToken, workerRegistry: registry, stablecoin, creditEscrow } = deployments.contracts;
   const account = privateKeyToAccount(params.workerPrivateKey);
   const chain = { ...hardhat, id: deployments.chainId };
   const transport = http(params.rpcUrl);
@@ -68,8 +77,31 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
     params.stake ??
     (await publicClient.readContract({ address: registry, abi: workerRegistryAbi, functionName: "minStake" }));
 
-  if (deployments.chainId === LOCAL_CHAIN_ID) {
+  const local = deployments.chainId === LOCAL_CHAIN_ID;
+  const bond = params.bond ?? (local ? LOCAL_WORKER_BOND : 0n);
+  if (local) {
     await mintStake({ rpcUrl: params.rpcUrl, deployment: deployments }, account.address, stake);
+    if (bond > 0n) await mintStablecoin({ rpcUrl: params.rpcUrl, deployment: deployments }, account.address, bond);
+  }
+  if (bond > 0n) {
+    await waitMined(
+      publicClient,
+      await wallet.writeContract({
+        address: stablecoin,
+        abi: stablecoinAbi,
+        functionName: "approve",
+        args: [creditEscrow, bond],
+      }),
+    );
+    await waitMined(
+      publicClient,
+      await wallet.writeContract({
+        address: creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "postBond",
+        args: [account.address, bond],
+      }),
+    );
   }
   await waitMined(
     publicClient,

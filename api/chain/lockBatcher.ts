@@ -19,6 +19,7 @@ export const OPEN_SKIP_REASONS = [
   "max_tokens_invalid",
   "insufficient_credits",
   "spending_cap_exceeded",
+  "request_malformed",
 ] as const;
 export type OpenSkipReason = (typeof OPEN_SKIP_REASONS)[number];
 

@@ -26,6 +26,8 @@ interface ICreditEscrow {
         uint256 owedCredits;
         uint256 owedEntries;
         uint256 surplus;
+        // Workers' stablecoin bonds (`postBond`).
+        uint256 bonds;
     }
 
     /// @notice One lock of `openJobBatch`, with the arguments of `openJob`.
@@ -44,7 +46,8 @@ interface ICreditEscrow {
         ModelNotListed,
         MaxTokensInvalid,
         InsufficientCredits,
-        SpendingCapExceeded
+        SpendingCapExceeded,
+        RequestMalformed
     }
 
     /// @notice Why `settleBatch` skipped a receipt (`None` is never emitted).
@@ -54,7 +57,9 @@ interface ICreditEscrow {
         SignatureInvalid,
         WorkerNotEligible,
         ReceiptTimeInvalid,
-        SettlementWindowClosed
+        SettlementWindowClosed,
+        BondInsufficient,
+        ReceiptMalformed
     }
 
     /// @notice A deposit below the minimum (1 stablecoin).
@@ -112,6 +117,20 @@ interface ICreditEscrow {
     error FeeChangeTooSoon(uint64 earliest);
     /// @notice No deferred payout is owed to the caller.
     error NothingToClaim(address account);
+    /// @notice The stablecoin refused a transfer the call needs (OpenZeppelin's SafeERC20 error, raised by the
+    /// escrow's module and listed here so clients decode it from the escrow's ABI).
+    error SafeERC20FailedOperation(address token);
+    /// @notice The charges the worker has at risk (settled inside open dispute and arbitration windows), with this
+    /// one, would exceed its bond: what a worker may be paid is bounded by what can be seized from it.
+    error BondInsufficient(address worker, uint256 bond, uint256 atRisk, uint256 charge);
+    /// @notice The bond cannot go below the charges at risk, nor be withdrawn while a dispute against the worker
+    /// is pending. `withdrawable` is what may leave now.
+    error BondLocked(address worker, uint256 withdrawable);
+    /// @notice The bond would exceed what the escrow records (2^64 - 1 units).
+    error BondTooLarge(uint256 bond);
+    /// @notice Deferred payouts cannot be claimed while a dispute against the claimant (a worker) is pending: an
+    /// upheld one forfeits the disputed job's pay to the reserve.
+    error ClaimFrozen(address account);
 
     /// @notice The escrow was paused (same signature as OpenZeppelin's Pausable).
     event Paused(address account);
@@ -135,7 +154,8 @@ interface ICreditEscrow {
     /// @param modelKey keccak256 of the model id.
     /// @param creditsLocked Worst-case price for the request's `maxTokens`.
     /// @param balanceAfter Available credits after the lock (the balance debit).
-    /// @param deadline After this time anyone may refund the job.
+    /// @param deadline The gateway may refund the job after this time; anyone once the settle grace after it
+    /// (`SETTLE_GRACE`, 300 s, restarted by the end of a pause) is over. A receipt's final token may not be later.
     event JobOpened(
         bytes32 indexed jobId,
         address indexed wallet,
@@ -220,6 +240,15 @@ interface ICreditEscrow {
     event TreasuryUpdated(address treasury);
     /// @notice A protocol-fee change was scheduled: jobs opened at or after `effectiveAt` pay `feeBps`.
     event ProtocolFeeScheduled(uint16 feeBps, uint64 effectiveAt);
+    /// @notice Stablecoin was added to a worker's bond.
+    /// @param amount Stablecoin units received (balance delta).
+    event BondPosted(address indexed worker, address indexed payer, uint256 amount, uint256 bondAfter);
+    /// @notice A worker took bond back out.
+    event BondWithdrawn(address indexed worker, uint256 amount, uint256 bondAfter);
+    /// @notice An upheld dispute seized the worker's whole bond into the reserve, which pays restitution first.
+    event BondSlashed(address indexed worker, bytes32 indexed jobId, uint256 amount, uint256 reserveAfter);
+    /// @notice An upheld dispute moved the worker's deferred pay (up to the job's charge) into the reserve.
+    event PayoutForfeited(address indexed worker, bytes32 indexed jobId, uint256 amount, uint256 reserveAfter);
 
     /// @notice Deposits stablecoin (approve first); at least 1 stablecoin, whole credits only.
     /// @param amount Stablecoin units.
@@ -281,6 +310,24 @@ interface ICreditEscrow {
     /// deadline (or after the end of a pause) is over. Not while paused.
     /// @param jobId The job.
     function refund(bytes32 jobId) external;
+
+    /// @notice Adds to `worker`'s stablecoin bond (approve first): a worker is paid only while the charges of its
+    /// jobs still disputable stay within its bond (docs/DESIGN.md, "Fraud never pays"). Anyone may post for a
+    /// worker.
+    /// @param worker The worker.
+    /// @param amount Stablecoin units to pull; the bond grows by what arrives.
+    function postBond(address worker, uint256 amount) external;
+
+    /// @notice Takes bond back out to the caller (a worker), down to the charges it still has at risk; never while
+    /// a dispute against it is pending.
+    /// @param amount Stablecoin units.
+    function withdrawBond(uint256 amount) external;
+
+    /// @notice A worker's bond and what it has at risk now.
+    /// @return bond Stablecoin units posted.
+    /// @return atRisk Charges of its jobs settled inside open dispute and arbitration windows, stablecoin units.
+    /// @return disputesPending Disputes against it not yet closed.
+    function bondOf(address worker) external view returns (uint256 bond, uint256 atRisk, uint256 disputesPending);
 
     /// @notice Sends the caller's deferred payouts to `to`.
     /// @param to Recipient (another address when the stablecoin blocks the caller's own).

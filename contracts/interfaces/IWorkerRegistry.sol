@@ -51,6 +51,8 @@ interface IWorkerRegistry {
     error ZeroAddress();
     /// @notice A minimum stake of zero.
     error MinStakeZero();
+    /// @notice No slashed stake is waiting to reach the treasury.
+    error NothingToSend();
 
     /// @notice A worker registered with its stake, endpoint and hosted models.
     event WorkerRegistered(address indexed worker, string endpoint, uint256 stake, bytes32[] modelKeys);
@@ -76,6 +78,13 @@ interface IWorkerRegistry {
         bytes32 reason
     );
 
+    /// @notice The stake token refused to move slashed stake to the treasury; the slash stands and the stake waits
+    /// in the registry for `sendSlashedStake`.
+    /// @param pendingAfter Slashed stake waiting, stake-token units.
+    event SlashedStakeDeferred(address indexed worker, bytes32 indexed jobId, uint256 amount, uint256 pendingAfter);
+    /// @notice Slashed stake that had waited reached the treasury.
+    event SlashedStakeSent(address treasury, uint256 amount);
+
     /// @notice Registers the caller, pulling `stake` of the stake token (approve first).
     function register(string calldata endpoint, bytes32[] calldata modelKeys, uint256 stake) external;
 
@@ -95,17 +104,28 @@ interface IWorkerRegistry {
     function withdraw() external;
 
     /// @notice Slashes a worker for a fraudulent proof: takes its whole stake (to the treasury) and removes it
-    /// from the pool for good. Never reverts for a worker with no stake left. Slasher (dispute contract) only.
+    /// from the pool for good. Never reverts for a worker with no stake left, nor because the stake token refuses
+    /// the transfer (the stake then waits for `sendSlashedStake`). Slasher (dispute contract) only.
     /// @param worker The worker.
     /// @param jobId The job whose proof was found fraudulent.
     /// @param reason A short code.
     /// @return amount The stake taken (zero when it had withdrawn already).
     function slash(address worker, bytes32 jobId, bytes32 reason) external returns (uint256 amount);
 
+    /// @notice Sends slashed stake whose transfer the stake token once refused on to the treasury. Anyone.
+    function sendSlashedStake() external;
+
+    /// @notice Slashed stake waiting to reach the treasury, stake-token units.
+    function slashedStakePending() external view returns (uint256);
+
     /// @notice Whether `worker` may be paid for a job of `modelKey`: registered, not exited,
     /// stake at least the minimum, hosting the model. Unbonding workers may still settle jobs until the stake's
     /// unlock is closer than the dispute and arbitration windows (so every payment stays slashable).
     function canServe(address worker, bytes32 modelKey) external view returns (bool);
+
+    /// @notice How long after a settlement the worker may still be found fraudulent for it: the dispute window,
+    /// the clock skew and the arbitration window, seconds.
+    function slashExposure() external view returns (uint64);
 
     /// @notice The worker's record.
     function getWorker(address worker) external view returns (Worker memory);

@@ -12,6 +12,19 @@ library ReceiptHash {
             "Receipt(bytes32 jobId,bytes32 outputHash,uint32 promptTokens,uint32 completionTokens,uint64 finalTokenAt)"
         );
 
+    /// @notice Whether the receipt's words are canonical ABI encodings (uint32 and uint64 words zero-padded), so
+    /// that `hash` will not revert on it.
+    function isCanonical(Receipt calldata receipt) internal pure returns (bool canonical) {
+        assembly ("memory-safe") {
+            canonical := iszero(
+                or(
+                    or(shr(32, calldataload(add(receipt, 0x40))), shr(32, calldataload(add(receipt, 0x60)))),
+                    shr(64, calldataload(add(receipt, 0x80)))
+                )
+            )
+        }
+    }
+
     /// @notice The EIP-712 `hashStruct` of `receipt`.
     /// @dev The receipt's five words are static and already ABI-encoded in calldata: copied behind the type hash
     /// past the free-memory pointer (nothing allocated) and hashed. A word with dirty high bits is not a valid

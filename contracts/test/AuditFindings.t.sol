@@ -334,18 +334,24 @@ contract AuditFindingsTest is EscrowFixture {
 
     function test_M2_fraudVerdictAndSlashDoNotDependOnTheReserve() public {
         Settlement memory facts = _settleJob(JOB, 1_200); // 54 credits; the reserve is empty
+        uint256 availableBefore = _available(wallet);
         _openDispute(JOB, facts);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true);
         vm.assertEq(uint8(disputes.getDispute(JOB).outcome), uint8(IDisputeManager.Outcome.Upheld), "upheld");
         vm.assertEq(workers.getWorker(worker).stake, 0, "slashed");
-        vm.assertEq(escrow.ledger().owedCredits, 54, "restitution owed");
+        // Issue 22 item 1: the seized bond pays the restitution (it used to be owed until the reserve was funded).
+        vm.assertEq(escrow.ledger().owedCredits, 0, "nothing owed");
+        vm.assertEq(_available(wallet), availableBefore + 54, "restituted from the seized bond");
     }
 
+    /// @dev Since issue 22 the seized bond pays restitution first; the owed queue is reached only when reserve and
+    /// bond fall short together, which `_dropBond` stands in for.
     function test_M2_owedRestitutionIsPaidFirstAndInOrderWhenTheReserveIsToppedUp() public {
         Settlement memory first = _settleJob(JOB, 1_200); // 54 credits
         bytes32 second = bytes32(uint256(JOB) + 1);
         Settlement memory secondFacts = _settleJob(second, 600); // 42 credits, by the same worker
+        _dropBond(worker);
         _openDispute(JOB, first);
         _openDispute(second, secondFacts);
         vm.startPrank(arbiter);
@@ -375,6 +381,7 @@ contract AuditFindingsTest is EscrowFixture {
         Settlement memory older = _settleJob(JOB, 1_200); // 54 credits; the reserve is empty
         bytes32 newer = bytes32(uint256(JOB) + 1);
         Settlement memory newerFacts = _settleJob(newer, 600); // 42 credits
+        _dropBond(worker);
         _openDispute(JOB, older);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true); // owed: 54
@@ -416,19 +423,25 @@ contract AuditFindingsTest is EscrowFixture {
 
     /// @dev Any sequence of jobs, some faked and disputed: the cheating worker never ends ahead of an honest twin
     /// doing the same jobs. It is paid at most what the twin is (nothing after its first upheld dispute) and loses
-    /// its whole stake, while the twin keeps its own.
+    /// its whole stake and its whole stablecoin bond, while the twin keeps its own.
     function testFuzz_M3_noSequenceOfJobsAndDisputesLetsACheatingWorkerEndAhead(uint256 seed) public {
         _fundReserve(RESERVE);
         uint256 snapshot = vm.snapshotState();
         (uint256 cheaterPay, uint256 cheaterStake, bool caught) = _runWorkerHistory(seed, true);
+        (uint256 cheaterBond, , ) = escrow.bondOf(worker);
         vm.revertToState(snapshot);
         (uint256 honestPay, uint256 honestStake, ) = _runWorkerHistory(seed, false);
+        (uint256 honestBond, , ) = escrow.bondOf(worker);
 
         vm.assertLe(cheaterPay, honestPay, "never paid more than the honest twin");
         vm.assertLe(cheaterStake, honestStake, "never keeps more stake");
         if (caught) {
             vm.assertEq(cheaterStake, 0, "a cheater caught loses its whole stake");
             vm.assertLt(cheaterPay + cheaterStake, honestPay + honestStake, "and ends strictly behind");
+            // Issue 22: it also loses its whole stablecoin bond, which is at least everything it was paid for
+            // jobs still disputable, so its stablecoin ends below the twin's as well.
+            vm.assertEq(cheaterBond, 0, "a cheater caught loses its whole bond");
+            vm.assertLt(cheaterPay + cheaterBond, honestPay + honestBond, "less stablecoin than the twin");
         }
     }
 
@@ -737,6 +750,7 @@ contract AuditFindingsTest is EscrowFixture {
 
     function test_I_sweepSurplusFirstPaysOwedRestitution() public {
         Settlement memory facts = _settleJob(JOB, 1_200); // 54 credits, reserve empty
+        _dropBond(worker);
         _openDispute(JOB, facts);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true);
@@ -795,6 +809,10 @@ contract AuditFindingsTest is EscrowFixture {
         token.approve(address(quirky), 10_000_000);
         quirky.deposit(10_000_000);
         vm.stopPrank();
+        // The worker's bond in this escrow (posted by the fixture): settlement needs it.
+        token.mint(address(this), WORKER_BOND);
+        token.approve(address(quirky), WORKER_BOND);
+        quirky.postBond(worker, WORKER_BOND);
         vm.prank(gateway);
         quirky.openJob(JOB, walletKeyHash, maxModel, 1_000);
     }

@@ -309,6 +309,7 @@ contract AuditV2AttemptsTest is EscrowFixture {
     /// @dev Owed restitution is neither skipped (a later, smaller claim never overtakes) nor paid twice.
     function test_disputes_owedRestitutionIsPaidOnceInOrder() public {
         Settlement memory big = _settleJob(JOB, 4_000); // reserve empty
+        _dropBond(worker); // the owed queue needs a bond short too (issue 22: the seized bond pays first)
         vm.prank(gateway);
         disputes.openDispute(JOB, big, CLIENT_HASH);
         vm.prank(arbiter);
@@ -318,6 +319,7 @@ contract AuditV2AttemptsTest is EscrowFixture {
         _openJob(second, liteModel, 1_000);
         Receipt memory receipt = _receipt(second, 1_000);
         _settle(receipt, _sign(LITE_WORKER_PK, receipt));
+        _dropBond(liteWorker);
         vm.prank(gateway);
         disputes.openDispute(
             second,
@@ -503,7 +505,10 @@ contract AuditV2AttemptsTest is EscrowFixture {
 
     function _assertConservation() private view {
         ICreditEscrow.Ledger memory ledger = escrow.ledger();
-        uint256 owed = ledger.creditsOutstanding * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal;
+        uint256 owed = ledger.creditsOutstanding * UNIT_PER_CREDIT +
+            ledger.reserve +
+            ledger.claimableTotal +
+            ledger.bonds;
         vm.assertEq(usd.balanceOf(address(escrow)), owed + ledger.surplus, "held == owed + surplus");
     }
 

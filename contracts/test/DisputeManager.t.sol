@@ -106,7 +106,8 @@ contract DisputeManagerTest is EscrowFixture {
 
     // ------------------------------------------------------------ resolveDispute
 
-    /// @dev Any charge: the wallet gets exactly it back from the reserve; worker and treasury keep their pay.
+    /// @dev Any charge: the worker's whole bond goes to the reserve and the wallet gets exactly its charge back
+    /// from it; worker and treasury keep the pay already pushed.
     function testFuzz_resolveDispute_restoresChargeFromReserveIfFraud(uint32 completionTokens) public {
         _fundReserve(RESERVE);
         bytes32 jobId = bytes32(uint256(JOB) + 1);
@@ -122,7 +123,13 @@ contract DisputeManagerTest is EscrowFixture {
         disputes.resolveDispute(jobId, true);
 
         vm.assertEq(_available(wallet) - availableBefore, facts.creditsCharged, "charge restored");
-        vm.assertEq(reserveBefore - escrow.reserve(), facts.creditsCharged * UNIT_PER_CREDIT, "from the reserve");
+        vm.assertEq(
+            escrow.reserve(),
+            reserveBefore + WORKER_BOND - facts.creditsCharged * UNIT_PER_CREDIT,
+            "the bond into the reserve, the charge out of it"
+        );
+        (uint256 bondAfter, , ) = escrow.bondOf(worker);
+        vm.assertEq(bondAfter, 0, "the whole bond seized");
         vm.assertEq(usd.balanceOf(address(escrow)), heldBefore, "no stablecoin leaves the escrow");
         vm.assertEq(usd.balanceOf(worker) + usd.balanceOf(treasury), paidBefore, "payouts untouched");
         vm.assertEq(workers.getWorker(worker).stake, 0, "the whole stake slashed");
@@ -132,23 +139,24 @@ contract DisputeManagerTest is EscrowFixture {
         vm.assertEq(uint8(disputes.getDispute(jobId).outcome), uint8(IDisputeManager.Outcome.Upheld), "outcome upheld");
     }
 
-    function test_resolveDispute_recordsRestitutionOwedIfReserveOneUnitShort() public {
+    /// @dev Issue 22 item 1: the seized bond funds restitution first, so a short reserve no longer leaves the
+    /// wallet waiting (it used to be recorded as owed).
+    function test_resolveDispute_paysRestitutionFromTheSeizedBondIfReserveOneUnitShort() public {
         // The 54-credit charge needs 540,000 units; the reserve is one unit short.
         uint256 units = 54 * UNIT_PER_CREDIT;
         _fundReserve(units - 1);
         _openDispute(JOB, settlement, CLIENT_HASH);
         uint256 availableBefore = _available(wallet);
         vm.expectEmit(address(escrow));
-        emit ICreditEscrow.RestitutionOwed(JOB, wallet, 54, 54);
+        emit ICreditEscrow.BondSlashed(worker, JOB, WORKER_BOND, units - 1 + WORKER_BOND);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true);
 
         vm.assertEq(uint8(disputes.getDispute(JOB).outcome), uint8(IDisputeManager.Outcome.Upheld), "verdict stands");
         vm.assertEq(workers.getWorker(worker).stake, 0, "slashed all the same");
-        vm.assertEq(_available(wallet), availableBefore, "not paid yet");
-        vm.assertEq(escrow.ledger().owedCredits, 54, "owed credits");
-        vm.assertEq(escrow.ledger().owedEntries, 1, "one entry");
-        vm.assertEq(escrow.reserve(), units - 1, "reserve untouched");
+        vm.assertEq(_available(wallet), availableBefore + 54, "paid at once");
+        vm.assertEq(escrow.ledger().owedCredits, 0, "nothing owed");
+        vm.assertEq(escrow.reserve(), WORKER_BOND - 1, "the bond's remainder stays in the reserve");
     }
 
     function test_resolveDispute_restoresChargeIfReserveExactlySuffices() public {
@@ -156,7 +164,7 @@ contract DisputeManagerTest is EscrowFixture {
         _openDispute(JOB, settlement, CLIENT_HASH);
         vm.prank(arbiter);
         disputes.resolveDispute(JOB, true);
-        vm.assertEq(escrow.reserve(), 0, "reserve used up");
+        vm.assertEq(escrow.reserve(), WORKER_BOND, "the charge paid, the seized bond kept");
     }
 
     function test_resolveDispute_keepsSettlementIfNotFraud() public {

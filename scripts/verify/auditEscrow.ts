@@ -64,10 +64,11 @@ export async function auditEscrow(
     problems.push(`the escrow counts ${ledger.creditsOutstanding} credits outstanding, the wallets hold ${credits}`);
   }
   // Fees leave in each settlement transaction; a share a blocked recipient could not take stays claimable.
-  const owed = credits * UNIT_PER_CREDIT + reserve + BigInt(ledger.claimableTotal);
+  // Workers' stablecoin bonds are held too (issue 22, "Fraud never pays").
+  const owed = credits * UNIT_PER_CREDIT + reserve + BigInt(ledger.claimableTotal) + BigInt(ledger.bonds);
   if (held !== owed) {
     problems.push(
-      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve} + claimable ${ledger.claimableTotal})`,
+      `escrow holds ${held} stablecoin units, owes ${owed} ((Σ available + locked) × ${UNIT_PER_CREDIT} + reserve ${reserve} + claimable ${ledger.claimableTotal} + bonds ${ledger.bonds})`,
     );
   }
   return { wallets: audited, held, owed, reserve, problems };

@@ -1252,7 +1252,7 @@ describe("CreditEscrow", function () {
       const credits = a.available + a.locked + b.available + b.locked;
       const ledger = await d.escrow.ledger();
       expect(ledger.creditsOutstanding).to.equal(credits);
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal);
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.bonds);
     });
   });
 

@@ -15,11 +15,13 @@ import {
   STARTING_CREDITS,
   UNIT_PER_CREDIT,
   WALLET_KEY,
+  WORKER_BOND,
   deployContracts,
   deployProtocol,
   deployWithDispute,
   deployWithOpenJob,
   deployWithSettledJob,
+  dropBond,
   expectedPrice,
   jobId,
   keyHash,
@@ -75,6 +77,9 @@ async function withDisputeAboveReserve(connection: Parameters<typeof deployProto
     await d.disputeManager.connect(d.gateway).openDispute(id, settlement, CLIENT_HASH);
     settlements.push(settlement);
   }
+  // Neither worker's bond can pay (issue 22: a seized bond pays restitution first), so the reserve decides.
+  await dropBond(connection, d, d.worker1.address);
+  await dropBond(connection, d, d.worker2.address);
   await d.disputeManager.connect(d.arbiter).resolveDispute(FIRST_BIG_JOB, true);
   return { ...d, settlement: settlements[1]! };
 }
@@ -227,7 +232,8 @@ describe("DisputeManager", function () {
     it("pays the restored credits out of the reserve", async function () {
       const d = await loadFixture(deployWithDispute);
       await d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true);
-      expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING - SETTLED_CHARGE * UNIT_PER_CREDIT);
+      // Issue 22: the worker's whole bond is seized into the reserve first.
+      expect(await d.escrow.reserve()).to.equal(RESERVE_FUNDING + WORKER_BOND - SETTLED_CHARGE * UNIT_PER_CREDIT);
     });
 
     it("keeps the escrow's stablecoin equal to credits x 10,000 + reserve + deferred payouts", async function () {
@@ -240,7 +246,7 @@ describe("DisputeManager", function () {
         credits += a.available + a.locked;
       }
       const ledger = await d.escrow.ledger();
-      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal);
+      expect(held).to.equal(credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.bonds);
     });
 
     it("leaves the job DisputeUpheld and the dispute Upheld", async function () {

@@ -298,6 +298,42 @@ export async function registerWorker(
     models.map((m) => modelKey(m.id)),
     stake,
   );
+  await postBond(d, worker.address);
+}
+
+/** Each fixture worker's stablecoin bond: far above anything the fixtures' wallets can be charged. */
+export const WORKER_BOND = 1_000_000n * 10n ** 6n;
+
+/** Storage slots of `EscrowStorage._bonds` and `_bondTotal` (the escrow's first base, slots from 0). */
+const BONDS_SLOT = 14n;
+const BOND_TOTAL_SLOT = 15n;
+
+/**
+ * Stand-in for a worker whose seized bond cannot cover restitution, the only way the owed queue is still reached
+ * since issue 22 (the seized bond pays first): takes the bond out of the escrow's books and holdings.
+ */
+export async function dropBond(connection: NetworkConnection, d: Deployed, worker: string) {
+  const { ethers, networkHelpers } = connection;
+  const escrow = await d.escrow.getAddress();
+  const slot = ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["address", "uint256"], [worker, BONDS_SLOT]));
+  const word = BigInt(await ethers.provider.getStorage(escrow, slot));
+  const bond = word >> 160n;
+  await networkHelpers.setStorageAt(escrow, slot, word & ((1n << 160n) - 1n));
+  const total = BigInt(await ethers.provider.getStorage(escrow, BOND_TOTAL_SLOT));
+  await networkHelpers.setStorageAt(escrow, BOND_TOTAL_SLOT, total - bond);
+  await networkHelpers.impersonateAccount(escrow);
+  await networkHelpers.setBalance(escrow, 10n ** 18n);
+  await d.stablecoin
+    .connect(await ethers.getSigner(escrow))
+    .transfer("0x000000000000000000000000000000000000dEaD", bond);
+  await networkHelpers.stopImpersonatingAccount(escrow);
+}
+
+/** Posts a stablecoin bond for `worker` (minted to the admin, who posts it). */
+export async function postBond(d: Deployed, worker: string, amount = WORKER_BOND) {
+  await d.stablecoin.connect(d.admin).mint(d.admin.address, amount);
+  await d.stablecoin.connect(d.admin).approve(await d.escrow.getAddress(), amount);
+  await d.escrow.connect(d.admin).postBond(worker, amount);
 }
 
 /** Mints `amount` stablecoin to `wallet` and deposits it into the escrow. */

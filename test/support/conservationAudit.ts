@@ -55,7 +55,7 @@ export async function escrowBalanceSheet(): Promise<{
   ]);
   return {
     held,
-    owed: credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal,
+    owed: credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.bonds,
     credits,
     creditsOutstanding: ledger.creditsOutstanding,
     reserve: ledger.reserve,

@@ -35,6 +35,8 @@ contract EscrowHandler {
     uint256 private constant THRESHOLD = 500;
     uint256 private constant WALLETS = 3;
     uint256 private constant WORKERS = 3;
+    /// @dev A replacement worker's bond (the fixture's `WORKER_BOND`).
+    uint256 private constant WORKER_BOND = 1e13;
     uint256 private constant MODELS = 3;
     uint256 private constant SLOT = 1200;
     uint64 private constant GRACE = 300;
@@ -143,6 +145,10 @@ contract EscrowHandler {
     uint256 public ghostFeeUnits;
     uint256 public ghostWorkerPaidUnits;
     uint256 public ghostTreasuryReceivedUnits;
+    /// @dev Workers' bonds: posted in total, held now, and each worker's.
+    uint256 public ghostBondPostedUnits;
+    uint256 public ghostBondUnits;
+    mapping(address worker => uint256) public ghostBond;
     uint256 public ghostRestoredCredits;
     uint256 public ghostStakeHeld;
     uint256 public ghostSlashed;
@@ -204,7 +210,12 @@ contract EscrowHandler {
             ghostAvailable[account] = acct.available;
             ghostLocked[account] = acct.locked;
         }
-        ghostDepositedUnits = system.usd.balanceOf(address(system.escrow)) - system.escrow.reserve();
+        ghostBondPostedUnits = system.escrow.ledger().bonds;
+        ghostBondUnits = ghostBondPostedUnits;
+        ghostDepositedUnits =
+            system.usd.balanceOf(address(system.escrow)) -
+            system.escrow.reserve() -
+            ghostBondPostedUnits;
         ghostReserveFundedUnits = system.escrow.reserve();
         ghostReserveUnits = ghostReserveFundedUnits;
         for (uint256 i; i < WORKERS; ++i) {
@@ -212,6 +223,7 @@ contract EscrowHandler {
             address account = vm.addr(system.workerKeys[i]);
             _everWorkers.push(account);
             ghostStakeHeld += system.workers.getWorker(account).stake;
+            (ghostBond[account], , ) = system.escrow.bondOf(account);
             vm.prank(account);
             system.svc.approve(address(system.workers), type(uint256).max);
         }
@@ -852,7 +864,13 @@ contract EscrowHandler {
             if (fraud) {
                 ++calls["resolveDispute(upheld)"];
                 job.status = JobStatus.DisputeUpheld;
+                // Fraud never pays: the whole bond goes to the reserve before restitution (docs/DESIGN.md).
+                uint256 seized = ghostBond[worker];
+                ghostBond[worker] = 0;
+                ghostBondUnits -= seized;
+                ghostReserveUnits += seized;
                 _restoreOrOwe(job.wallet, job.charged);
+                _payOwed(16);
                 if (workers.getWorker(worker).stake != 0) _violation("fraud left stake");
                 if (svc.balanceOf(workers.treasury()) - treasuryStakeBefore != stakeBefore) _violation("slash amount");
                 ghostStakeHeld -= stakeBefore;
@@ -1156,6 +1174,13 @@ contract EscrowHandler {
         workers.register("http://worker.test", _listedModels(true), minStake);
         vm.stopPrank();
         ghostStakeHeld += minStake;
+        uint256 bond = WORKER_BOND;
+        usd.mint(address(this), bond);
+        usd.approve(address(escrow), bond);
+        escrow.postBond(account, bond);
+        ghostBond[account] += bond;
+        ghostBondUnits += bond;
+        ghostBondPostedUnits += bond;
         _workerKeys[slot] = key;
         bool known;
         for (uint256 i; i < _everWorkers.length; ++i) if (_everWorkers[i] == account) known = true;

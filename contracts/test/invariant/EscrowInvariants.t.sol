@@ -86,6 +86,17 @@ contract EscrowInvariants is EscrowFixture {
         vm.assertEq(handler.ghostViolations(), 0, handler.lastViolation());
     }
 
+    /// @notice Fraud never pays: no worker ever has more charges at risk (settled inside open dispute and
+    /// arbitration windows) than its bond, and a worker found fraudulent keeps no bond.
+    function invariant_paidAtRiskNeverExceedsTheBond() public view {
+        address[] memory everWorkers = handler.everWorkers();
+        for (uint256 i; i < everWorkers.length; ++i) {
+            (uint256 bond, uint256 atRisk, ) = escrow.bondOf(everWorkers[i]);
+            vm.assertEq(bond, handler.ghostBond(everWorkers[i]), "bond == ghost bond");
+            if (bond != 0) vm.assertLe(atRisk, bond, "charges at risk <= bond");
+        }
+    }
+
     /// @notice Stablecoin held == credits × 10,000 + reserve + claimable payouts + surplus, every
     /// unit accounted for by the independent ledger.
     function invariant_valueIsConserved() public view {
@@ -100,20 +111,22 @@ contract EscrowInvariants is EscrowFixture {
         vm.assertEq(ledger.creditsOutstanding, credits, "credits outstanding");
         vm.assertEq(
             held,
-            credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.surplus,
-            "held == credits + reserve + claimable + surplus"
+            credits * UNIT_PER_CREDIT + ledger.reserve + ledger.claimableTotal + ledger.bonds + ledger.surplus,
+            "held == credits + reserve + claimable + bonds + surplus"
         );
         vm.assertEq(
             held,
             handler.ghostDepositedUnits() +
                 handler.ghostReserveFundedUnits() +
+                handler.ghostBondPostedUnits() +
                 handler.ghostStraightUnits() -
                 handler.ghostWithdrawnUnits() -
                 handler.ghostWorkerPaidUnits() -
                 handler.ghostTreasuryReceivedUnits(),
             "held == money in - money out"
         );
-        vm.assertEq(ledger.reserve, handler.ghostReserveUnits(), "reserve == funded - restored");
+        vm.assertEq(ledger.reserve, handler.ghostReserveUnits(), "reserve == funded + seized bonds - restored");
+        vm.assertEq(ledger.bonds, handler.ghostBondUnits(), "bonds == posted - seized");
         vm.assertEq(ledger.surplus, handler.ghostStraightUnits(), "surplus == stablecoin sent straight");
         vm.assertEq(ledger.owedCredits, handler.owedCredits(), "owed restitution");
     }

@@ -6,6 +6,8 @@ pragma solidity 0.8.30;
 interface Vm {
     // Environment
     function warp(uint256 newTimestamp) external;
+    function load(address target, bytes32 slot) external view returns (bytes32 data);
+    function store(address target, bytes32 slot, bytes32 value) external;
     function getBlockTimestamp() external view returns (uint256 timestamp);
     function prank(address msgSender) external;
     function startPrank(address msgSender) external;

@@ -1253,6 +1253,7 @@ export const workerRegistryAbi = [
   { inputs: [], name: "MinStakeZero", type: "error" },
   { inputs: [], name: "ModelListInvalid", type: "error" },
   { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelNotListed", type: "error" },
+  { inputs: [], name: "NothingToSend", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -1362,6 +1363,26 @@ export const workerRegistryAbi = [
       { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
     name: "RoleRevoked",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "pendingAfter", type: "uint256" },
+    ],
+    name: "SlashedStakeDeferred",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: false, internalType: "address", name: "treasury", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "SlashedStakeSent",
     type: "event",
   },
   {
@@ -1663,6 +1684,7 @@ export const workerRegistryAbi = [
     type: "function",
   },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
+  { inputs: [], name: "sendSlashedStake", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [
       { internalType: "address", name: "worker", type: "address" },
@@ -1678,6 +1700,13 @@ export const workerRegistryAbi = [
     inputs: [],
     name: "slashExposure",
     outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
+    name: "slashedStakePending",
+    outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
     stateMutability: "view",
     type: "function",
   },
@@ -1773,12 +1802,32 @@ export const creditEscrowAbi = [
   { inputs: [], name: "BatchInvalid", type: "error" },
   {
     inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "uint256", name: "bond", type: "uint256" },
+      { internalType: "uint256", name: "atRisk", type: "uint256" },
+      { internalType: "uint256", name: "charge", type: "uint256" },
+    ],
+    name: "BondInsufficient",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "uint256", name: "withdrawable", type: "uint256" },
+    ],
+    name: "BondLocked",
+    type: "error",
+  },
+  { inputs: [{ internalType: "uint256", name: "bond", type: "uint256" }], name: "BondTooLarge", type: "error" },
+  {
+    inputs: [
       { internalType: "address", name: "escrowCatalog", type: "address" },
       { internalType: "address", name: "registryCatalog", type: "address" },
     ],
     name: "CatalogMismatch",
     type: "error",
   },
+  { inputs: [{ internalType: "address", name: "account", type: "address" }], name: "ClaimFrozen", type: "error" },
   {
     inputs: [
       { internalType: "uint256", name: "amount", type: "uint256" },
@@ -1927,6 +1976,38 @@ export const creditEscrowAbi = [
     type: "error",
   },
   { inputs: [], name: "ZeroAddress", type: "error" },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: true, internalType: "address", name: "payer", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "bondAfter", type: "uint256" },
+    ],
+    name: "BondPosted",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "reserveAfter", type: "uint256" },
+    ],
+    name: "BondSlashed",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "bondAfter", type: "uint256" },
+    ],
+    name: "BondWithdrawn",
+    type: "event",
+  },
   { anonymous: false, inputs: [], name: "DefaultAdminDelayChangeCanceled", type: "event" },
   {
     anonymous: false,
@@ -2071,6 +2152,17 @@ export const creditEscrowAbi = [
       { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
     ],
     name: "PayoutDeferred",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "worker", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "jobId", type: "bytes32" },
+      { indexed: false, internalType: "uint256", name: "amount", type: "uint256" },
+      { indexed: false, internalType: "uint256", name: "reserveAfter", type: "uint256" },
+    ],
+    name: "PayoutForfeited",
     type: "event",
   },
   {
@@ -2342,6 +2434,17 @@ export const creditEscrowAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [{ internalType: "address", name: "worker", type: "address" }],
+    name: "bondOf",
+    outputs: [
+      { internalType: "uint256", name: "bond", type: "uint256" },
+      { internalType: "uint256", name: "atRisk", type: "uint256" },
+      { internalType: "uint256", name: "disputesPending", type: "uint256" },
+    ],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
@@ -2520,6 +2623,7 @@ export const creditEscrowAbi = [
           { internalType: "uint256", name: "owedCredits", type: "uint256" },
           { internalType: "uint256", name: "owedEntries", type: "uint256" },
           { internalType: "uint256", name: "surplus", type: "uint256" },
+          { internalType: "uint256", name: "bonds", type: "uint256" },
         ],
         internalType: "struct ICreditEscrow.Ledger",
         name: "",
@@ -2628,6 +2732,16 @@ export const creditEscrowAbi = [
       { internalType: "uint48", name: "schedule", type: "uint48" },
     ],
     stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "address", name: "worker", type: "address" },
+      { internalType: "uint256", name: "amount", type: "uint256" },
+    ],
+    name: "postBond",
+    outputs: [],
+    stateMutability: "nonpayable",
     type: "function",
   },
   {
@@ -2791,6 +2905,13 @@ export const creditEscrowAbi = [
   {
     inputs: [{ internalType: "uint256", name: "credits", type: "uint256" }],
     name: "withdraw",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "amount", type: "uint256" }],
+    name: "withdrawBond",
     outputs: [],
     stateMutability: "nonpayable",
     type: "function",

@@ -28,6 +28,9 @@ import {
 } from "@credit-metered/client";
 import { localAccounts } from "@credit-metered/client/local";
 
+/** Each worker's stablecoin bond: far above what a test settles. */
+const WORKER_BOND = 1_000_000n * 10n ** 6n;
+
 /** 1 credit = 10,000 stablecoin units (docs/DESIGN.md). */
 export const UNITS_PER_CREDIT = 10_000n;
 
@@ -104,6 +107,11 @@ export function chainDriver(rpcUrl: string, deployment: Deployment) {
 
     async registerWorker(worker: LocalAccount, endpoint: string, modelKeys: Hex[], svc: bigint) {
       const stake = parseUnits(svc.toString(), 18);
+      // The worker's stablecoin bond (issue 22: a worker is paid only while its bond covers the charges at risk),
+      // posted by the admin so the worker's own balances stay as the tests expect.
+      await send(roles.admin, c.stablecoin, stablecoinAbi, "mint", [roles.admin.address, WORKER_BOND]);
+      await send(roles.admin, c.stablecoin, stablecoinAbi, "approve", [c.creditEscrow, WORKER_BOND]);
+      await send(roles.admin, c.creditEscrow, creditEscrowAbi, "postBond", [worker.address, WORKER_BOND]);
       await send(worker, c.stakeToken, stakeTokenAbi, "approve", [c.workerRegistry, stake]);
       return send(worker, c.workerRegistry, workerRegistryAbi, "register", [endpoint, modelKeys, stake]);
     },

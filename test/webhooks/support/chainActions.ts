@@ -91,6 +91,11 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
       await testClient.setBalance({ address: worker.address, value: parseUnits("100", 18) });
       await send(roles.admin, c.stakeToken, stakeTokenAbi, "mint", [worker.address, stake]);
       await send(worker, c.stakeToken, stakeTokenAbi, "approve", [c.workerRegistry, stake]);
+      // The worker's stablecoin bond (issue 22), posted by the admin.
+      const bond = 1_000_000n * 10n ** 6n;
+      await send(roles.admin, c.stablecoin, stablecoinAbi, "mint", [roles.admin.address, bond]);
+      await send(roles.admin, c.stablecoin, stablecoinAbi, "approve", [c.creditEscrow, bond]);
+      await send(roles.admin, c.creditEscrow, creditEscrowAbi, "postBond", [worker.address, bond]);
       return send(worker, c.workerRegistry, workerRegistryAbi, "register", [
         `https://worker-${worker.address.slice(2, 8).toLowerCase()}.example`,
         modelIds.map(modelKeyOf),
