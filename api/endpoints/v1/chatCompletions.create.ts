@@ -21,6 +21,7 @@ import {
   type RelayOutcome,
 } from "../../completions/relayCompletion.js";
 import { parseChatRequest } from "../../completions/requestSchema.js";
+import { watchClientGone } from "../../completions/watchClientGone.js";
 import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "../../completions/writeSse.js";
 import type { GatewayDeps } from "../../deps.js";
 import { ApiError, errorBody } from "../../errors/ApiError.js";
@@ -42,6 +43,8 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
   path: "/v1/chat/completions",
   access: "apiKey",
   handler: (deps) => async (req, res) => {
+    // Watched from the first instant: a client gone at any point is never charged for what it did not receive.
+    const clientGone = watchClientGone(req, res);
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
     const request = parseChatRequest(req.body, deps.config.MAX_MESSAGES);
@@ -70,7 +73,7 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
       stored = true;
     };
     try {
-      await runCompletion(deps, req, res, auth, request, remember);
+      await runCompletion(deps, req, res, auth, request, remember, clientGone);
     } finally {
       if (idempotencyKey !== undefined && !stored)
         await deps.idempotency.release(auth.keyHash, idempotencyKey).catch(() => undefined);
@@ -98,8 +101,11 @@ async function runCompletion(
   auth: { wallet: Hex; keyHash: Hex },
   request: ReturnType<typeof parseChatRequest>,
   remember: (response: StoredResponse) => Promise<void>,
+  clientGone: AbortSignal,
 ): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
+  // Gone before the escrow: nothing is locked, nothing is answered. From here on the relay sees the signal.
+  if (clientGone.aborted) return;
   const opened = await openEscrow(deps, prepared);
   deps.activeJobs.add(opened.jobId);
   deps.logger.info(
@@ -107,10 +113,6 @@ async function runCompletion(
     "job opened",
   );
 
-  const clientGone = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) clientGone.abort();
-  });
   const meta: CompletionMeta = {
     id: completionIdOf(opened.jobId),
     created: Math.floor(opened.startedAt / 1000),
@@ -123,19 +125,19 @@ async function runCompletion(
 
   try {
     const outcome: RelayOutcome = await relayCompletion(deps, prepared, opened, {
-      clientGone: clientGone.signal,
+      clientGone,
       deliversIncrementally: request.stream,
       onServing(worker, backend) {
         servingWorker = worker;
         meta.systemFingerprint = backend;
-        if (request.stream && !clientGone.signal.aborted) {
+        if (request.stream && !clientGone.aborted) {
           // Worst case until settlement: the lock is gone, the unused part comes back when the job settles.
           startSse(res, { ...jobHeaders(opened, worker, opened.balanceAfterLock), "x-service-backend": backend });
           streamStarted = true;
         }
       },
       onToken(text) {
-        if (!request.stream || clientGone.signal.aborted) return;
+        if (!request.stream || clientGone.aborted) return;
         writeSse(res, chunkObject(meta, firstChunk ? { role: "assistant", content: text } : { content: text }, null));
         firstChunk = false;
       },
