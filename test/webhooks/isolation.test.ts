@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ponderIndexReader } from "../../api/webhooks/chainEventFeed.js";
@@ -32,7 +32,7 @@ interface Receiver {
 }
 
 async function startReceiver(answer: (res: http.ServerResponse, receiver: Receiver) => void): Promise<Receiver> {
-  const sockets = new Set<import("node:net").Socket>();
+  const sockets = new Set<Socket>();
   const receiver: Receiver = { url: "", open: 0, maxOpen: 0, received: 0, bytesWritten: 0, close: async () => {} };
   const server = http.createServer((req, res) => {
     req.resume();
