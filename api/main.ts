@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Router, type RequestHandler } from "express";
@@ -257,6 +257,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     docsUrl: config.DOCS_URL,
     bodyLimit: config.BODY_LIMIT,
     logger,
+    trustedProxies: config.TRUSTED_PROXIES,
     rateLimit: countedBurstLimit,
     routers: [
       logging,
@@ -285,16 +286,28 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }, config.SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 
-  const server: Server = await new Promise((resolve, reject) => {
-    // Express 5 hands a listen error to the callback instead of emitting it.
-    const listening = app.listen(config.API_PORT, config.API_HOST, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
-  });
+  const server = createServer(
+    {
+      // Answered by Express in the spec's error format instead (api/http/middleware/hostHeader.ts).
+      requireHostHeader: false,
+      // Bound only the time to RECEIVE a request (headers, then the whole body): a client trickling either is cut
+      // off within seconds with 408. Neither applies once the request is in, so healthy long streams run on.
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      // How often those two are checked (Node's default is 30 s, which made them minutes late).
+      connectionsCheckingInterval: 500,
+    },
+    app,
+  );
   answerOutsideRoutes(server, config.DOCS_URL);
-  // Streams may legitimately stay open up to the job timeout.
-  server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
-  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.API_PORT, config.API_HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.API_HOST}:${port}`;
   logger.info(

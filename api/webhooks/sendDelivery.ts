@@ -5,6 +5,7 @@ import net from "node:net";
 import tls from "node:tls";
 import { signPayload, signStandardWebhook, standardWebhookKey } from "./signPayload.js";
 import { checkTargetAddress, type TargetPolicy } from "./targetPolicy.js";
+import { CONTROL_OR_SPACE } from "./validateWebhookUrl.js";
 
 export const RESPONSE_SNIPPET_BYTES = 1024;
 /** How long the body of an answer is read once its status arrived (within the attempt's overall timeout). */
@@ -109,6 +110,8 @@ export function createSender(options: SenderOptions): Sender {
     });
     let url: URL;
     try {
+      // A URL stored before registration refused control characters is not delivered to a mangled path.
+      if (CONTROL_OR_SPACE.test(target.url)) throw new Error("control characters");
       url = new URL(target.url);
     } catch {
       return Promise.resolve(done({ ok: false, statusCode: null, responseSnippet: null, error: "invalid URL" }));
