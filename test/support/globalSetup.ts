@@ -6,7 +6,8 @@ export const { setup, teardown } = stackGlobalSetup({
   label: "stack",
   stateDir: TEST_STATE_DIR,
   ports: testPorts,
-  gatewayEnv: { JOB_TIMEOUT_MS: String(TEST_JOB_TIMEOUT_MS), LOG_LEVEL: "debug" },
+  // A request timeout shorter than the job timeout, so a stream outliving it shows it never cuts answers.
+  gatewayEnv: { JOB_TIMEOUT_MS: String(TEST_JOB_TIMEOUT_MS), LOG_LEVEL: "debug", HTTP_REQUEST_TIMEOUT_MS: "5000" },
   // The API suite does not use the web app.
   buildWeb: false,
 });
