@@ -28,8 +28,9 @@ export function createApp(options: AppOptions): express.Express {
   app.disable("x-powered-by");
   // The client address (burst limit, logs) comes from a forwarding header only when a configured proxy sent it.
   app.set("trust proxy", options.trustedProxies && options.trustedProxies.length > 0 ? options.trustedProxies : false);
-  app.use(requestId);
+  // A request with no or two Host headers is refused as the HTTP server's own answer, before it gets a request id.
   app.use(hostHeader);
+  app.use(requestId);
   app.use(literalPercent);
   if (options.rateLimit) app.use(options.rateLimit);
   app.use(
