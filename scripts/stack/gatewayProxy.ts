@@ -69,6 +69,7 @@ export async function startGatewayProxy(options: GatewayProxyOptions): Promise<R
     (req, res) => {
       // The body is read once and kept so a refused connection can be retried on another gateway.
       const chunks: Buffer[] = [];
+      let retriedStale = false;
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => forward(Buffer.concat(chunks), new Set()));
       req.on("error", () => res.destroy());
@@ -114,6 +115,14 @@ export async function startGatewayProxy(options: GatewayProxyOptions): Promise<R
           }
           if (error.code && NOT_DELIVERED.has(error.code)) {
             upstream.downUntil = Date.now() + downForMs;
+            forward(body, tried);
+            return;
+          }
+          // A kept-alive connection the gateway closed as idle (HTTP_KEEP_ALIVE_TIMEOUT_MS) just as this request
+          // left on it: the gateway never read it. Node's advice for this race is one retry on a fresh connection.
+          if (outgoing.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE") && !retriedStale) {
+            retriedStale = true;
+            tried.delete(index);
             forward(body, tried);
             return;
           }
