@@ -13,7 +13,8 @@ export function watchClientGone(req: IncomingMessage, res: ServerResponse): Abor
     if (!res.writableFinished) gone.abort();
   };
   res.once("close", onClose);
-  // The connection may have closed already (while the body was read): no "close" event will come for it.
-  if (req.socket.destroyed || res.destroyed || req.destroyed) onClose();
+  // The connection may have closed already (while the body was read): no "close" event will come for it. The
+  // socket says so; `req.destroyed` does not (a request whose body was read to its end is destroyed too).
+  if (req.socket.destroyed || res.destroyed) onClose();
   return gone.signal;
 }

@@ -124,6 +124,7 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
     const before = await accountOf(client.wallet);
     let known = (await jobsOf(client.apiKey)).length;
     const cases: string[] = [];
+    const seen = { noJob: 0, failedBeforeFirstToken: 0, midStream: 0, whole: 0 };
     for (let run = 0; run < RUNS; run++) {
       const stream = random() < 0.6;
       // Half the instants in the first 60 ms (the window of the issue: validation, escrow, routing), the rest
@@ -155,15 +156,21 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
           : job.job;
       known = (await jobsOf(client.apiKey)).length;
       expect(late, `${label}: one request, at most one job`).toBeLessThanOrEqual(1);
-      if (!final) continue; // gone before the escrow: nothing locked, nothing charged
+      if (!final) {
+        seen.noJob++; // gone before the escrow: nothing locked, nothing charged
+        continue;
+      }
       if (received.whole) {
+        seen.whole++;
         expect(final.status, label).toBe("settled");
         continue;
       }
       if (received.tokens === 0) {
+        seen.failedBeforeFirstToken++;
         expect(final.credits_charged ?? 0, `${label}: ${final.status}`).toBe(0);
         expect(["failed", "refunded"], label).toContain(final.status);
       } else {
+        seen.midStream++;
         // Mid-stream: the delivered part is settled; the gateway may have written a token or two the client had
         // not read yet when it hung up.
         expect(final.status, label).toBe("settled");
@@ -171,6 +178,10 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
         expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(received.tokens + 3);
       }
     }
+    console.log(`[disconnect] seed ${SEED}: ${JSON.stringify(seen)}`);
+    // The instants covered the request's life: jobs ended before their first token and mid-stream.
+    expect(seen.failedBeforeFirstToken, cases.join("\n")).toBeGreaterThan(0);
+    expect(seen.midStream, cases.join("\n")).toBeGreaterThan(0);
     // From the chain: nothing stays locked, and the balance moved by exactly what the job resources charged.
     const jobs = await jobsOf(client.apiKey);
     const charged = jobs.reduce((sum, job) => sum + BigInt(job.credits_charged ?? 0), 0n);

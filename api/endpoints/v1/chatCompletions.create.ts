@@ -104,8 +104,12 @@ async function runCompletion(
   clientGone: AbortSignal,
 ): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
-  // Gone before the escrow: nothing is locked, nothing is answered. From here on the relay sees the signal.
-  if (clientGone.aborted) return;
+  // Gone before the escrow: nothing is locked, nothing is answered (the connection is dropped, if anything of it
+  // is left). From here on the relay sees the signal.
+  if (clientGone.aborted) {
+    res.destroy();
+    return;
+  }
   const opened = await openEscrow(deps, prepared);
   deps.activeJobs.add(opened.jobId);
   deps.logger.info(
