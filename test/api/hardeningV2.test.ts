@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { startGatewayProxy } from "../../scripts/stack/gatewayProxy.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 import { chatBody, expectErrorBody, rawRequest, type Job, type RawResponse } from "../support/api.js";
-import { accountOf, freshAccount } from "../support/chain.js";
+import { RPC_ANSWER_MAX_BYTES } from "../../api/endpoints/app/rpc.create.js";
+import { accountOf, freshAccount, mined, walletClient } from "../support/chain.js";
 import { startExtraGateway } from "../support/gateways.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
@@ -420,6 +421,26 @@ describe("item 7: /app/rpc serves signed-in sessions only the web app's methods,
   it("error: eth_getLogs is not served, even to a session", async () => {
     const response = await call("eth_getLogs", [{ fromBlock: "0x0" }], { cookie });
     expectErrorBody(response, 400, "invalid_request");
+  });
+
+  it("error: an answer over RPC_ANSWER_MAX_BYTES is refused, not buffered (10 reads of a 30 KB transaction)", async () => {
+    const { account } = await freshAccount();
+    const hash = await walletClient(account).sendTransaction({
+      to: account.address,
+      data: `0x${"ab".repeat(30_000)}`,
+    });
+    await mined(hash);
+    const one = await call("eth_getTransactionByHash", [hash]);
+    expect(one.status, one.body.slice(0, 200)).toBe(200);
+    const batch = Array.from({ length: 10 }, (_, id) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "eth_getTransactionByHash",
+      params: [hash],
+    }));
+    const response = await rawRequest("POST", "/app/rpc", { body: batch });
+    const error = expectErrorBody(response, 400, "invalid_request");
+    expect(error.message).toContain(String(RPC_ANSWER_MAX_BYTES));
   });
 
   it("blocks come without their transactions' bodies, whatever the caller asked", async () => {
