@@ -1,4 +1,3 @@
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Router, type RequestHandler } from "express";
@@ -24,8 +23,8 @@ import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
 import { migrate } from "./db/migrate.js";
 import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
-import { answerOutsideRoutes } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
+import { createHttpServer } from "./http/createHttpServer.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
 import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
@@ -286,21 +285,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }, config.SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 
-  const server = createServer(
-    {
-      // Answered by Express in the spec's error format instead (api/http/middleware/hostHeader.ts).
-      requireHostHeader: false,
-      // Bound only the time to RECEIVE a request (headers, then the whole body): a client trickling either is cut
-      // off within seconds with 408. Neither applies once the request is in, so healthy long streams run on.
-      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
-      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-      // How often those two are checked (Node's default is 30 s, which made them minutes late).
-      connectionsCheckingInterval: 500,
-    },
-    app,
-  );
-  answerOutsideRoutes(server, config.DOCS_URL);
+  const server = createHttpServer(app, config);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.API_PORT, config.API_HOST, () => {
