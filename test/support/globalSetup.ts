@@ -6,8 +6,7 @@ export const { setup, teardown } = stackGlobalSetup({
   label: "stack",
   stateDir: TEST_STATE_DIR,
   ports: testPorts,
-  // A request timeout shorter than the job timeout, so a stream outliving it shows it never cuts answers.
-  gatewayEnv: { JOB_TIMEOUT_MS: String(TEST_JOB_TIMEOUT_MS), LOG_LEVEL: "debug", HTTP_REQUEST_TIMEOUT_MS: "5000" },
+  gatewayEnv: { JOB_TIMEOUT_MS: String(TEST_JOB_TIMEOUT_MS), LOG_LEVEL: "debug" },
   // The API suite does not use the web app.
   buildWeb: false,
 });
