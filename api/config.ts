@@ -100,6 +100,27 @@ export const configSchema = z.object({
   /** Per-IP burst limit: requests per window. */
   RATE_LIMIT_MAX: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Proxies whose `X-Forwarded-For` names the client (Express `trust proxy`): comma-separated addresses, CIDRs or
+   * Express's names (`loopback`, `linklocal`, `uniquelocal`). Empty (default): none, the client address used for
+   * the burst limit is the connection's own, whatever headers it sends. Every trusted proxy must set the header
+   * itself and drop the client's (the local stack's GATEWAYS proxy does: scripts/stack/gatewayProxy.ts).
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((value) =>
+      value
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter((entry) => entry.length > 0),
+    ),
+  /** Time a client has to send a request's headers (ms); a connection that trickles them is answered 408. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** Time a client has to send a whole request, headers and body (ms); never applies to the answer (streams). */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /** An idle kept-alive connection is closed after this long (ms). */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   BODY_LIMIT: z.string().default("1mb"),
   /** Default max_tokens when a request gives none (caps the escrow estimate). */
   DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(1024),

@@ -1,4 +1,3 @@
-import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Router, type RequestHandler } from "express";
@@ -27,8 +26,8 @@ import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
 import { migrate } from "./db/migrate.js";
 import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
-import { answerOutsideRoutes } from "./http/clientError.js";
 import { createApp } from "./http/createApp.js";
+import { createHttpServer } from "./http/createHttpServer.js";
 import { authenticate } from "./http/middleware/authenticate.js";
 import { burstLimit } from "./http/rateLimit.js";
 import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
@@ -285,6 +284,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     docsUrl: config.DOCS_URL,
     bodyLimit: config.BODY_LIMIT,
     logger,
+    trustedProxies: config.TRUSTED_PROXIES,
     rateLimit: countedBurstLimit,
     routers: [
       logging,
@@ -314,16 +314,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }, config.SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 
-  const server: Server = await new Promise((resolve, reject) => {
-    // Express 5 hands a listen error to the callback instead of emitting it.
-    const listening = app.listen(config.API_PORT, config.API_HOST, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
+  const server = createHttpServer(app, config);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.API_PORT, config.API_HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
-  answerOutsideRoutes(server, config.DOCS_URL);
-  // Streams may legitimately stay open up to the job timeout.
-  server.requestTimeout = config.JOB_TIMEOUT_MS + 60_000;
-  server.keepAliveTimeout = 65_000;
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.API_HOST}:${port}`;
   logger.info(

@@ -30,17 +30,18 @@ export function appPublicClient(config: Pick<GatewayConfig, "RPC_URL">, deployme
   return createPublicClient({ chain, transport: http(config.RPC_URL), pollingInterval: 250 });
 }
 
-/** Where the app is served: the configured APP_URL, else the origin the browser used. */
-export function appOriginOf(
-  req: Request,
-  config: Pick<GatewayConfig, "APP_URL" | "API_HOST" | "API_PORT">,
-): { domain: string; origin: string } {
-  if (config.APP_URL) {
-    const url = new URL(config.APP_URL);
-    return { domain: url.host, origin: url.origin };
-  }
-  const host = req.get("host") ?? `${config.API_HOST}:${config.API_PORT}`;
-  return { domain: host, origin: `${req.protocol}://${host}` };
+/**
+ * Where the app is served, from configuration only: APP_URL, else the gateway's own public origin
+ * (PUBLIC_BASE_URL, by default `http://API_HOST:API_PORT`; the local stack sets APP_URL to the origin it prints).
+ * Never from the request's `Host` or forwarding headers: a sign-in message made for another site must not be
+ * redeemable here, and no header may choose the links this app hands out (issue 23 items 3 and 9).
+ */
+export function appOriginOf(config: Pick<GatewayConfig, "APP_URL" | "PUBLIC_BASE_URL">): {
+  domain: string;
+  origin: string;
+} {
+  const url = new URL(config.APP_URL ?? config.PUBLIC_BASE_URL);
+  return { domain: url.host, origin: url.origin };
 }
 
 /** The signed-in wallet, checksummed; without a session 401 `app_session_required`. */

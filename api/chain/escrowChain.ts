@@ -13,6 +13,9 @@ import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
 import { OPEN_SKIP_REASONS, type LockOutcome, type LockRequest } from "./lockBatcher.js";
 
+/** How far back a job's refund is looked for: it happened moments ago (a timed-out job's own refund race). */
+const REFUND_LOOKBACK_BLOCKS = 10_000n;
+
 /** The dispute manager's ABI plus the escrow's errors, which `markDisputed` reverts with through `openDispute`. */
 const disputeWithEscrowErrorsAbi = [
   ...disputeManagerAbi,
@@ -210,6 +213,20 @@ export class EscrowChain {
 
   async blockTimestamp(blockNumber: bigint): Promise<bigint> {
     return (await this.clients.publicClient.getBlock({ blockNumber })).timestamp;
+  }
+
+  /** The transaction of the job's `JobRefunded` among the last REFUND_LOOKBACK_BLOCKS blocks, if any. */
+  async refundTxOf(jobKey: Hex): Promise<Hex | undefined> {
+    const latest = await this.clients.publicClient.getBlockNumber();
+    const [refunded] = await this.clients.publicClient.getContractEvents({
+      address: this.deployment.contracts.creditEscrow,
+      abi: creditEscrowAbi,
+      eventName: "JobRefunded",
+      args: { jobId: jobKey },
+      fromBlock: latest > REFUND_LOOKBACK_BLOCKS ? latest - REFUND_LOOKBACK_BLOCKS : 0n,
+      toBlock: latest,
+    });
+    return refunded?.transactionHash ?? undefined;
   }
 
   async latestBlockTimestamp(): Promise<bigint> {

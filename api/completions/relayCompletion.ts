@@ -109,6 +109,11 @@ export async function relayCompletion(
         .finally(() => attempt.abort(new WorkerJobError("client gone")));
     };
     sink.clientGone.addEventListener("abort", onGone, { once: true });
+    // Gone while the candidates were read: the abort event has fired already and will not fire again.
+    if (sink.clientGone.aborted) {
+      sink.clientGone.removeEventListener("abort", onGone);
+      return clientGone(deps, prepared, opened, undefined, undefined);
+    }
     const attemptStartedAt = Date.now();
     let backend = deps.workers.backendOf(candidate.address) ?? "unknown";
     let ok = false;
@@ -149,7 +154,7 @@ export async function relayCompletion(
           ok = true;
           serving = candidate;
           if (!servingNotified) sink.onServing(candidate.address, backend);
-          return await finish(deps, prepared, opened, candidate, backend, { text, tokens }, event);
+          return await finish(deps, prepared, opened, candidate, backend, { text, tokens }, event, sink);
         }
       }
       throw new WorkerJobError("the worker closed the stream without a result");
@@ -221,6 +226,7 @@ async function finish(
   backend: string,
   relayed: { text: string; tokens: number },
   done: Extract<WorkerEvent, { type: "done" }>,
+  sink: Pick<RelaySink, "clientGone" | "deliversIncrementally">,
 ): Promise<RelayOutcome> {
   await opened.lockMined;
   const check = await verifyReceipt(done.receipt, done.signature as Hex, {
@@ -233,6 +239,10 @@ async function finish(
     relayedTokens: relayed.tokens,
     contextWindow: prepared.model.contextWindow,
   });
+  // A whole completion delivers nothing before its body: a client gone before the receipt is stored gets nothing
+  // and pays nothing (the receipt is not stored, the job is failed).
+  if (!sink.deliversIncrementally && sink.clientGone.aborted)
+    return clientGone(deps, prepared, opened, undefined, undefined);
   if (!check.ok) {
     deps.logger.error(
       { job_id: opened.jobId, worker: worker.address, reason: check.reason },

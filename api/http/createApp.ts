@@ -2,6 +2,7 @@ import express, { type Router } from "express";
 import type { Logger } from "pino";
 import { assertJsonDepth } from "./jsonDepth.js";
 import { errorHandler, notFoundHandler } from "./middleware/errorHandler.js";
+import { hostHeader } from "./middleware/hostHeader.js";
 import { literalPercent } from "./middleware/literalPercent.js";
 import { methodNotAllowed } from "./middleware/methodNotAllowed.js";
 import { requestId } from "./middleware/requestId.js";
@@ -10,6 +11,8 @@ export interface AppOptions {
   docsUrl: string;
   bodyLimit: string;
   logger: Logger;
+  /** TRUSTED_PROXIES: the proxies whose `X-Forwarded-For` names the client; empty trusts none. */
+  trustedProxies?: string[];
   /** Per-IP burst limiter, applied before everything but the request id. */
   rateLimit?: express.RequestHandler;
   /** Routers mounted in order (health, metrics, docs, /v1, /app). */
@@ -23,7 +26,10 @@ export interface AppOptions {
 export function createApp(options: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", "loopback");
+  // The client address (burst limit, logs) comes from a forwarding header only when a configured proxy sent it.
+  app.set("trust proxy", options.trustedProxies && options.trustedProxies.length > 0 ? options.trustedProxies : false);
+  // A request with no or two Host headers is refused as the HTTP server's own answer, before it gets a request id.
+  app.use(hostHeader);
   app.use(requestId);
   app.use(literalPercent);
   if (options.rateLimit) app.use(options.rateLimit);

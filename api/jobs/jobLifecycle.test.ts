@@ -42,6 +42,11 @@ class InMemoryEscrowChain implements JobChainActions {
   refuseSettlementWith: string | undefined;
   /** When set, the next failJob is never sent (the node is unreachable). */
   unreachableOnce = false;
+  /** Refunds refused `JobNotExpired` although the deadline passed (block time trailing the wall clock). */
+  earlyRefusals = 0;
+  /** With `earlyRefusals`: another sender (the sweeper) refunds the job while the gateway's refund is refused. */
+  refundedByOthersMeanwhile = false;
+  readonly refundTx = new Map<Hex, Hex>();
   private nonce = 0;
 
   open(jobKey: Hex, deadline = this.now + 120n): void {
@@ -70,10 +75,28 @@ class InMemoryEscrowChain implements JobChainActions {
   async refund(jobKey: Hex): Promise<Hex> {
     await Promise.resolve();
     const job = this.jobs.get(jobKey);
-    if (job && this.now <= job.deadline) throw new EscrowRevert("DeadlineNotReached");
+    if (job && this.now <= job.deadline) throw new EscrowRevert("JobNotExpired");
+    if (this.earlyRefusals > 0) {
+      // The chain's block time still trails the deadline the gateway waited for.
+      this.earlyRefusals--;
+      if (this.refundedByOthersMeanwhile) this.refundAs(jobKey);
+      throw new EscrowRevert("JobNotExpired");
+    }
+    if (job && job.status !== "open") throw new EscrowRevert("JobNotInStatus");
     this.sent.push({ action: "refund", jobKey });
+    return this.refundAs(jobKey);
+  }
+
+  async refundTxOf(jobKey: Hex): Promise<Hex | undefined> {
+    return this.refundTx.get(jobKey);
+  }
+
+  /** Closes the job refunded; the hash of the transaction that did it. */
+  refundAs(jobKey: Hex): Hex {
     this.close(jobKey, "refunded");
-    return this.hash();
+    const hash = this.hash();
+    this.refundTx.set(jobKey, hash);
+    return hash;
   }
 
   async waitMined(): Promise<void> {}
@@ -361,6 +384,31 @@ describe("a live request", () => {
     expect(after.timed_out).toBe(true);
     expect(after.refund_tx).toMatch(/^0x/);
     expect(chain.statusOf(job.jobKey)).toBe("refunded");
+  });
+
+  it("reports the refund that went through when the chain first refuses it as early (JobNotExpired)", async () => {
+    const job = await jobIn("processing");
+    chain.earlyRefusals = 2;
+
+    const conclusion = await gateway({ refundRetryMs: 10 }).conclude(job, { kind: "timed_out" });
+
+    const refundTx = chain.refundTx.get(job.jobKey);
+    expect(refundTx).toMatch(/^0x/);
+    expect(conclusion).toEqual({ kind: "closed", status: "refunded", tx: refundTx });
+    expect((await row(job.jobId)).refund_tx).toBe(refundTx);
+  });
+
+  it("reports the other sender's refund transaction when the sweeper refunded the job first", async () => {
+    const job = await jobIn("processing");
+    chain.earlyRefusals = 1;
+    chain.refundedByOthersMeanwhile = true;
+
+    const conclusion = await gateway({ refundRetryMs: 10 }).conclude(job, { kind: "timed_out" });
+
+    const refundTx = chain.refundTx.get(job.jobKey);
+    expect(chain.count("refund", job.jobKey)).toBe(0);
+    expect(conclusion).toEqual({ kind: "closed", status: "refunded", tx: refundTx });
+    expect((await row(job.jobId)).refund_tx).toBe(refundTx);
   });
 
   it("fails a timed-out job at once when the gateway's timeout is shorter than the chain's, reporting it refunded", async () => {

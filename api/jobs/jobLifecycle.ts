@@ -85,6 +85,8 @@ export interface JobChainActions {
   jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }>;
   /** Resolves when the chain will accept `refund` for a job with this deadline. */
   waitForDeadline(deadline: bigint): Promise<void>;
+  /** The transaction that refunded the job (its `JobRefunded`), whoever sent it; undefined if none is found. */
+  refundTxOf(jobKey: Hex): Promise<Hex | undefined>;
   /** The escrow's custom error name when `error` is a revert, for deciding whether retrying can help. */
   refusalOf(error: unknown): string | undefined;
 }
@@ -124,7 +126,12 @@ export interface JobLifecycleOptions {
   /** Rows whose escrow never reached the chain are closed after these graces. */
   unsentGraceMs: number;
   unminedGraceMs: number;
+  /** Pause before a refund the chain found early (`JobNotExpired`) is sent again. Default 1 s. */
+  refundRetryMs?: number;
 }
+
+/** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
+const REFUND_ATTEMPTS = 30;
 
 /** Receipts the chain refuses for good: settling again cannot help, so the escrow goes back. */
 export const FINAL_SETTLEMENT_REFUSALS: ReadonlySet<string> = new Set([
@@ -419,13 +426,37 @@ export class JobLifecycle {
     }
   }
 
+  /**
+   * Refunds after the deadline and returns the transaction that refunded the job (issue 23 item 5): a refund the
+   * chain still finds early (`JobNotExpired`: its block time trails the clock the wait used) is sent again shortly,
+   * and a job someone else refunded meanwhile (the sweeper, a peer gateway) reports THAT transaction.
+   */
   private async sendRefund(job: JobRef, deadline: bigint): Promise<Hex | undefined> {
     try {
       await this.chain.waitForDeadline(deadline);
-      const hash = await this.chain.refund(job.jobKey);
-      await this.jobs.update(job.jobId, { refund_tx: hash });
-      await this.chain.waitMined(hash);
-      return hash;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const hash = await this.chain.refund(job.jobKey);
+          await this.jobs.update(job.jobId, { refund_tx: hash });
+          await this.chain.waitMined(hash);
+          return hash;
+        } catch (error) {
+          const refusal = this.chain.refusalOf(error);
+          if (refusal === "JobNotExpired" && attempt < REFUND_ATTEMPTS) {
+            await new Promise((resolve) => setTimeout(resolve, this.options.refundRetryMs ?? 1_000));
+            continue;
+          }
+          if (refusal === "JobNotInStatus") {
+            const hash = await this.chain.refundTxOf(job.jobKey);
+            if (hash) {
+              this.logger.info({ job_id: job.jobId, tx: hash }, "job refunded by another sender");
+              await this.jobs.update(job.jobId, { refund_tx: hash });
+              return hash;
+            }
+          }
+          throw error;
+        }
+      }
     } catch (error) {
       const refusal = this.chain.refusalOf(error);
       if (refusal === "JobNotInStatus")

@@ -32,6 +32,7 @@ export function chainActionsOf(deps: Pick<GatewayDeps, "chain" | "batcher" | "wa
     },
     jobOf: (jobKey) => deps.chain.jobOf(jobKey),
     waitForDeadline: (deadline) => deps.waitForChainDeadline(deadline),
+    refundTxOf: (jobKey) => deps.chain.refundTxOf(jobKey),
     refusalOf: (error) => revertOf(error)?.name,
   };
 }

@@ -12,7 +12,13 @@ export interface DeliveryRunOptions {
   batchSize: number;
 }
 
-interface Claimed {
+/** This dispatcher's deliveries in flight per endpoint (webhook id), and how many one endpoint may hold. */
+export interface EndpointSlots {
+  inFlight: ReadonlyMap<string, number>;
+  perEndpoint: number;
+}
+
+export interface Claimed {
   id: string;
   webhook_id: string;
   event_id: string;
@@ -38,13 +44,28 @@ export const ATTEMPT_IN_FLIGHT_ERROR = "no outcome recorded: the dispatcher stop
  * after the lease expiry carries the next `Service-Delivery-Attempt`, never the same one twice. The five attempts
  * of the spec's series (`series_attempts`) count recorded outcomes only, so a crash does not use one up.
  */
-export async function claimDueDeliveries(pool: pg.Pool, options: DeliveryRunOptions): Promise<Claimed[]> {
+export async function claimDueDeliveries(
+  pool: pg.Pool,
+  options: DeliveryRunOptions,
+  slots: EndpointSlots = { inFlight: new Map(), perEndpoint: Number.MAX_SAFE_INTEGER },
+): Promise<Claimed[]> {
+  // An endpoint (webhook) already holding its in-flight slots on this dispatcher gets no more; the others' due
+  // deliveries are claimed past it, so a slow endpoint's backlog never stands in front of anyone else's.
+  const busyIds = [...slots.inFlight.keys()];
+  const busyCounts = busyIds.map((id) => slots.inFlight.get(id) ?? 0);
   const { rows } = await pool.query<Claimed>(
-    `WITH picked AS (
-       SELECT d.id FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
+    `WITH busy AS (
+       SELECT * FROM unnest($5::text[], $6::int[]) AS b(webhook_id, in_flight)
+     ), ranked AS (
+       SELECT d.id, row_number() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id)
+                + coalesce(b.in_flight, 0) AS slot
+       FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id LEFT JOIN busy b ON b.webhook_id = d.webhook_id
        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
          AND (d.lease_until IS NULL OR d.lease_until < now())
          AND w.status = 'active' AND w.deleted_at IS NULL
+     ), picked AS (
+       SELECT d.id FROM webhook_delivery d JOIN ranked r ON r.id = d.id
+       WHERE r.slot <= $7 AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
        ORDER BY d.next_attempt_at, d.id
        LIMIT $3
        FOR UPDATE OF d SKIP LOCKED
@@ -60,7 +81,15 @@ export async function claimDueDeliveries(pool: pg.Pool, options: DeliveryRunOpti
      )
      SELECT l.id, l.webhook_id, l.event_id, l.total_attempts AS attempt_number, w.url, w.secret, e.body
      FROM leased l JOIN webhook w ON w.id = l.webhook_id JOIN webhook_event e ON e.id = l.event_id`,
-    [options.owner, options.leaseMs, options.batchSize, ATTEMPT_IN_FLIGHT_ERROR],
+    [
+      options.owner,
+      options.leaseMs,
+      options.batchSize,
+      ATTEMPT_IN_FLIGHT_ERROR,
+      busyIds,
+      busyCounts,
+      Math.min(slots.perEndpoint, 2_147_483_647),
+    ],
   );
   return rows;
 }
@@ -149,25 +178,20 @@ export async function recordAttempt(
   });
 }
 
-/** Claims a batch and attempts each delivery concurrently; resolves when all are recorded. */
-export async function runDueDeliveries(pool: pg.Pool, sender: Sender, options: DeliveryRunOptions): Promise<number> {
-  const claimed = await claimDueDeliveries(pool, options);
-  // allSettled: one failed record (database hiccup) must not leave the others unawaited; its lease expires and
-  // the delivery is attempted again.
-  const results = await Promise.allSettled(
-    claimed.map(async (delivery) => {
-      const startedAt = new Date();
-      const outcome = await sender.send({
-        url: delivery.url,
-        secret: delivery.secret,
-        body: delivery.body,
-        eventId: delivery.event_id,
-        attempt: delivery.attempt_number,
-      });
-      await recordAttempt(pool, delivery, outcome, startedAt, options);
-    }),
-  );
-  const failure = results.find((result) => result.status === "rejected");
-  if (failure) throw failure.reason;
-  return claimed.length;
+/** Makes one claimed attempt and records its outcome. */
+export async function attemptDelivery(
+  pool: pg.Pool,
+  sender: Sender,
+  delivery: Claimed,
+  options: DeliveryRunOptions,
+): Promise<void> {
+  const startedAt = new Date();
+  const outcome = await sender.send({
+    url: delivery.url,
+    secret: delivery.secret,
+    body: delivery.body,
+    eventId: delivery.event_id,
+    attempt: delivery.attempt_number,
+  });
+  await recordAttempt(pool, delivery, outcome, startedAt, options);
 }

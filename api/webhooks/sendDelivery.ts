@@ -5,8 +5,11 @@ import net from "node:net";
 import tls from "node:tls";
 import { signPayload, signStandardWebhook, standardWebhookKey } from "./signPayload.js";
 import { checkTargetAddress, type TargetPolicy } from "./targetPolicy.js";
+import { CONTROL_OR_SPACE } from "./validateWebhookUrl.js";
 
 export const RESPONSE_SNIPPET_BYTES = 1024;
+/** How long the body of an answer is read once its status arrived (within the attempt's overall timeout). */
+export const BODY_READ_MS = 1_000;
 
 export interface AttemptOutcome {
   ok: boolean;
@@ -107,6 +110,8 @@ export function createSender(options: SenderOptions): Sender {
     });
     let url: URL;
     try {
+      // A URL stored before registration refused control characters is not delivered to a mangled path.
+      if (CONTROL_OR_SPACE.test(target.url)) throw new Error("control characters");
       url = new URL(target.url);
     } catch {
       return Promise.resolve(done({ ok: false, statusCode: null, responseSnippet: null, error: "invalid URL" }));
@@ -174,23 +179,37 @@ export function createSender(options: SenderOptions): Sender {
         });
         request.on("response", (response) => {
           answered = true;
+          const statusCode = response.statusCode ?? 0;
+          const ok = statusCode >= 200 && statusCode < 300;
           const chunks: Buffer[] = [];
           let size = 0;
-          response.on("data", (chunk: Buffer) => {
-            if (size < RESPONSE_SNIPPET_BYTES) chunks.push(chunk);
-            size += chunk.length;
-          });
-          response.on("end", () => {
-            const statusCode = response.statusCode ?? 0;
+          // The status decides the attempt; the body is only read for the snippet, bounded in bytes and time, so a
+          // receiver streaming an endless or trickling body holds its slot for at most BODY_READ_MS.
+          const conclude = () => {
+            clearTimeout(bodyTimer);
             // Postgres text cannot hold NUL; a receiver answering binary must not make the attempt unrecordable.
             const snippet = Buffer.concat(chunks)
               .subarray(0, RESPONSE_SNIPPET_BYTES)
               .toString("utf8")
               .replaceAll("\u0000", "");
-            const ok = statusCode >= 200 && statusCode < 300;
             finish({ ok, statusCode, responseSnippet: snippet, error: ok ? null : `HTTP ${statusCode}` });
+          };
+          const bodyTimer = setTimeout(() => {
+            conclude();
+            response.destroy();
+          }, BODY_READ_MS);
+          response.on("data", (chunk: Buffer) => {
+            chunks.push(chunk);
+            size += chunk.length;
+            if (size >= RESPONSE_SNIPPET_BYTES) {
+              conclude();
+              response.destroy();
+            }
           });
+          response.on("end", conclude);
           response.on("error", (error) => {
+            clearTimeout(bodyTimer);
+            if (settled) return;
             finish({ ok: false, statusCode: response.statusCode ?? null, responseSnippet: null, error: error.message });
           });
         });

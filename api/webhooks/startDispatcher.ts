@@ -4,7 +4,7 @@ import type { IndexReader } from "./chainEventFeed.js";
 import { ingestChainEvents } from "./ingestChainEvents.js";
 import { ingestProcessingJobs } from "./ingestProcessingJobs.js";
 import { DELIVERY_CHANNEL } from "./recordEvent.js";
-import { runDueDeliveries } from "./runDeliveries.js";
+import { DeliverySlots } from "./deliverySlots.js";
 import { createSender } from "./sendDelivery.js";
 import type { TargetPolicy } from "./targetPolicy.js";
 
@@ -34,8 +34,12 @@ export interface DispatcherDeps {
   /** How long a claimed delivery is reserved; a crashed dispatcher's claims come back after it. Must exceed
    *  `timeoutMs`. Default timeoutMs + 30 s. */
   leaseMs?: number;
-  /** Deliveries claimed (and attempted concurrently) per round. Default 32. */
+  /** Most deliveries claimed by one query. Default 32. */
   batchSize?: number;
+  /** Attempts in flight at once over all endpoints, each in its own slot (deliverySlots.ts). Default 256. */
+  maxInFlight?: number;
+  /** Attempts one endpoint (webhook) may have in flight at once. Default 2. */
+  perEndpointInFlight?: number;
   /** Poll the gateway's `gateway_job` table for job.processing (default true; the table is migration 001). */
   pollGatewayJobs?: boolean;
   /** Name of this dispatcher in leases. Default a random id. */
@@ -94,15 +98,25 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   };
 
+  const slots = new DeliverySlots(
+    deps.pool,
+    sender,
+    runOptions,
+    { maxInFlight: deps.maxInFlight ?? 256, perEndpoint: deps.perEndpointInFlight ?? 2 },
+    () => deliverySignal.wake(),
+    (error, delivery) => logger.warn({ err: error, deliveryId: delivery.id }, "webhook attempt not recorded"),
+  );
+  // Claims whenever a slot is free or something became due; attempts run in their slots, never as a round.
   const deliveryLoop = async () => {
     while (!stopping) {
       try {
-        if ((await runDueDeliveries(deps.pool, sender, runOptions)) > 0) continue;
+        if ((await slots.fill()) > 0 && !slots.full) continue;
       } catch (error) {
-        logger.warn({ err: error }, "webhook delivery round failed; retrying");
+        logger.warn({ err: error }, "webhook delivery claim failed; retrying");
       }
       if (!stopping) await deliverySignal.wait(deps.deliveryIntervalMs ?? 500);
     }
+    await slots.drain();
   };
 
   // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the

@@ -2,6 +2,8 @@ import net from "node:net";
 import { checkTargetAddress, isLoopbackHost, type TargetPolicy } from "./targetPolicy.js";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+export const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f]/;
 
 /**
  * Why `raw` cannot be a webhook URL, or null when it can. Registration checks what it can without DNS
@@ -16,6 +18,9 @@ export function webhookUrlProblem(raw: string, policy: TargetPolicy): string | n
   } catch {
     return "must be an absolute URL";
   }
+  // The URL parser silently drops tabs and line breaks: a URL carrying them would be stored as sent and delivered
+  // to another path than it reads. Spaces and other controls are refused alike (issue 23 item 9).
+  if (CONTROL_OR_SPACE.test(raw)) return "must not contain spaces or control characters (CR, LF, tab)";
   if (url.username || url.password) return "must not contain credentials";
   if (url.hash) return "must not contain a fragment";
   const host = url.hostname.replace(/^\[|\]$/g, "");

@@ -57,69 +57,85 @@ export async function startGatewayProxy(options: GatewayProxyOptions): Promise<R
     return undefined;
   };
 
-  const server = http.createServer((req, res) => {
-    // The body is read once and kept so a refused connection can be retried on another gateway.
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => forward(Buffer.concat(chunks), new Set()));
-    req.on("error", () => res.destroy());
+  const server = http.createServer(
+    {
+      // Like the gateways (api/main.ts): a client trickling its request is cut off within seconds; the answer,
+      // a stream included, is not bounded by these.
+      headersTimeout: 5_000,
+      requestTimeout: 15_000,
+      keepAliveTimeout: 5_000,
+      connectionsCheckingInterval: 500,
+    },
+    (req, res) => {
+      // The body is read once and kept so a refused connection can be retried on another gateway.
+      const chunks: Buffer[] = [];
+      let retriedStale = false;
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => forward(Buffer.concat(chunks), new Set()));
+      req.on("error", () => res.destroy());
 
-    // The spec's error format from the one catalog; both cases are "retry shortly" (503 with retry_after).
-    function reply(status: 503, message: string): void {
-      const error = serviceUnavailable(message);
-      res.writeHead(status, { "content-type": "application/json", ...error.headers });
-      res.end(JSON.stringify(errorBody(error, options.docsUrl)));
-    }
-
-    function forward(body: Buffer, tried: Set<number>): void {
-      const index = pick(tried);
-      const upstream = index === undefined ? undefined : upstreams[index];
-      if (index === undefined || !upstream) {
-        reply(503, "No gateway process is reachable.");
-        return;
+      // The spec's error format from the one catalog; both cases are "retry shortly" (503 with retry_after).
+      function reply(status: 503, message: string): void {
+        const error = serviceUnavailable(message);
+        res.writeHead(status, { "content-type": "application/json", ...error.headers });
+        res.end(JSON.stringify(errorBody(error, options.docsUrl)));
       }
-      tried.add(index);
-      const outgoing = http.request(
-        {
-          agent,
-          host: upstream.url.hostname,
-          port: upstream.url.port,
-          method: req.method,
-          path: req.url,
-          headers: req.headers,
-        },
-        (incoming) => {
+
+      function forward(body: Buffer, tried: Set<number>): void {
+        const index = pick(tried);
+        const upstream = index === undefined ? undefined : upstreams[index];
+        if (index === undefined || !upstream) {
+          reply(503, "No gateway process is reachable.");
+          return;
+        }
+        tried.add(index);
+        const outgoing = http.request(
+          {
+            agent,
+            host: upstream.url.hostname,
+            port: upstream.url.port,
+            method: req.method,
+            path: req.url,
+            headers: forwardedHeaders(req),
+          },
+          (incoming) => {
+            clearTimeout(timer);
+            res.writeHead(incoming.statusCode ?? 502, incoming.headers);
+            incoming.pipe(res);
+            incoming.on("error", () => res.destroy());
+            res.on("close", () => incoming.destroy());
+          },
+        );
+        const timer = setTimeout(() => outgoing.destroy(new Error("upstream headers timeout")), headersTimeoutMs);
+        outgoing.on("error", (error: NodeJS.ErrnoException) => {
           clearTimeout(timer);
-          res.writeHead(incoming.statusCode ?? 502, incoming.headers);
-          incoming.pipe(res);
-          incoming.on("error", () => res.destroy());
-          res.on("close", () => incoming.destroy());
-        },
-      );
-      const timer = setTimeout(() => outgoing.destroy(new Error("upstream headers timeout")), headersTimeoutMs);
-      outgoing.on("error", (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        if (error.code && NOT_DELIVERED.has(error.code)) {
-          upstream.downUntil = Date.now() + downForMs;
-          forward(body, tried);
-          return;
-        }
-        reply(503, "The gateway process failed before answering; retry shortly.");
-      });
-      // A client that goes away mid-request is passed on, so the gateway sees the disconnect (and stops the job).
-      res.on("close", () => {
-        if (!res.writableFinished) outgoing.destroy();
-      });
-      outgoing.end(body);
-    }
-  });
-  // Streams may stay open up to the job timeout.
-  server.requestTimeout = 0;
-  server.keepAliveTimeout = 65_000;
+          if (res.headersSent) {
+            res.destroy();
+            return;
+          }
+          if (error.code && NOT_DELIVERED.has(error.code)) {
+            upstream.downUntil = Date.now() + downForMs;
+            forward(body, tried);
+            return;
+          }
+          // A kept-alive connection the gateway closed as idle (HTTP_KEEP_ALIVE_TIMEOUT_MS) just as this request
+          // left on it: the gateway never read it. Node's advice for this race is one retry on a fresh connection.
+          if (outgoing.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE") && !retriedStale) {
+            retriedStale = true;
+            tried.delete(index);
+            forward(body, tried);
+            return;
+          }
+          reply(503, "The gateway process failed before answering; retry shortly.");
+        });
+        // A client that goes away mid-request is passed on, so the gateway sees the disconnect (and stops the job).
+        res.on("close", () => {
+          if (!res.writableFinished) outgoing.destroy();
+        });
+        outgoing.end(body);
+      }
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host ?? "127.0.0.1", () => resolve());
@@ -134,4 +150,17 @@ export async function startGatewayProxy(options: GatewayProxyOptions): Promise<R
         agent.destroy();
       }),
   };
+}
+
+/**
+ * The client's headers as the gateways receive them: `X-Forwarded-For` is set here to the address this proxy saw
+ * and whatever the client sent in it (or in `Forwarded`, `X-Real-IP`) is dropped, so the gateways, which trust
+ * this proxy (TRUSTED_PROXIES), limit the real client and not a name it made up (issue 23 item 4).
+ */
+function forwardedHeaders(req: http.IncomingMessage): http.OutgoingHttpHeaders {
+  const headers: http.OutgoingHttpHeaders = { ...req.headers };
+  delete headers["forwarded"];
+  delete headers["x-real-ip"];
+  headers["x-forwarded-for"] = req.socket.remoteAddress ?? "";
+  return headers;
 }

@@ -263,6 +263,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       LOG_LEVEL: "info",
       // Local chain: the web app offers the demo wallet and a test-stablecoin faucet (api/config.ts).
       APP_DEV_MODE: "true",
+      // The origin this stack prints (the proxy's with several gateways): the web sign-in is bound to it.
+      APP_URL: `http://127.0.0.1:${options.ports.api}`,
+      // Several gateways sit behind the local proxy, which sets X-Forwarded-For itself (gatewayProxy.ts).
+      ...(gatewayCount > 1 ? { TRUSTED_PROXIES: "loopback" } : {}),
       ...(webDistExists(webDistDir) ? { WEB_DIST_DIR: webDistDir } : {}),
       // A chain that mines on a clock can reorg: chain facts are announced two blocks deep (docs/DESIGN.md
       // "Finality"). Automine keeps 1: blocks only come with transactions, so a deeper rule would hold the last fact.

@@ -69,7 +69,12 @@ describe("webhookUrlProblem", () => {
     ["https://localhost./hook", "loopback"],
     ["https://intranet/hook", "fully qualified"],
     ["not a url", "absolute URL"],
-  ])("refuses %s in production", (url, problem) => {
+    // Issue 23 item 9: the URL parser drops CR LF and tabs, so the stored URL was delivered to another path.
+    ["https://hooks.example.com/a\r\nb", "control characters"],
+    ["https://hooks.example.com/a\tb", "control characters"],
+    ["https://hooks.example.com/a b", "control characters"],
+    [" https://hooks.example.com/hook", "control characters"],
+  ])("refuses %j in production", (url, problem) => {
     expect(webhookUrlProblem(url, production)).toContain(problem);
   });
 

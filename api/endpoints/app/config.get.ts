@@ -10,8 +10,8 @@ export const getAppConfig: Endpoint<Pick<GatewayDeps, "config" | "deployment">> 
   access: "webApp",
   handler: (deps) => {
     const devMode = devModeOf(deps);
-    return (req, res) => {
-      const { origin } = appOriginOf(req, deps.config);
+    return (_req, res) => {
+      const { origin } = appOriginOf(deps.config);
       res.json({
         object: "app_config",
         chain_id: deps.deployment.chainId,

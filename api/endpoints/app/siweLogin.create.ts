@@ -16,7 +16,7 @@ export const createSiweLogin: Endpoint<Pick<GatewayDeps, "config" | "pool" | "de
   access: "webApp",
   handler: (deps) => async (req, res) => {
     const body = parseOrThrow(loginBody, req.body ?? {});
-    const { domain, origin } = appOriginOf(req, deps.config);
+    const { domain, origin } = appOriginOf(deps.config);
     const wallet = await verifySignIn({ pool: deps.pool, publicClient: deps.appPublicClient }, body, {
       domain,
       origin,

@@ -16,6 +16,7 @@ import {
 } from "../../completions/relayCompletion.js";
 import type { ChatCompletionRequest } from "../../completions/requestSchema.js";
 import { startSse } from "../../completions/writeSse.js";
+import { watchClientGone } from "../../completions/watchClientGone.js";
 import type { GatewayDeps } from "../../deps.js";
 import { ApiError } from "../../errors/ApiError.js";
 import { authOf } from "../../http/middleware/authenticate.js";
@@ -82,6 +83,8 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
  */
 export function completionHandler<Parsed>(deps: GatewayDeps, protocol: CompletionProtocol<Parsed>): RequestHandler {
   return async (req, res) => {
+    // Watched from the first instant: a client gone at any point is never charged for what it did not receive.
+    const clientGone = watchClientGone(req, res);
     const auth = authOf(res);
     parseQuery(req, NO_QUERY);
     const parsed = protocol.parse(req.body);
@@ -113,7 +116,16 @@ export function completionHandler<Parsed>(deps: GatewayDeps, protocol: Completio
       stored = true;
     };
     try {
-      await runCompletion(deps, req, res, auth, request, remember, (job) => protocol.formatFor(parsed, job));
+      await runCompletion(
+        deps,
+        req,
+        res,
+        auth,
+        request,
+        remember,
+        (job) => protocol.formatFor(parsed, job),
+        clientGone,
+      );
     } catch (error) {
       throw error instanceof ApiError ? protocol.mapError(parsed, error) : error;
     } finally {
@@ -144,8 +156,15 @@ async function runCompletion(
   request: ChatCompletionRequest,
   remember: (response: StoredResponse) => Promise<void>,
   formatFor: (job: FormattedJob) => CompletionFormat,
+  clientGone: AbortSignal,
 ): Promise<void> {
   const prepared = await prepareCompletion(deps, auth, request);
+  // Gone before the escrow: nothing is locked, nothing is answered (the connection is dropped, if anything of it
+  // is left). From here on the relay sees the signal.
+  if (clientGone.aborted) {
+    res.destroy();
+    return;
+  }
   const opened = await openEscrow(deps, prepared);
   deps.activeJobs.add(opened.jobId);
   deps.logger.info(
@@ -153,10 +172,6 @@ async function runCompletion(
     "job opened",
   );
 
-  const clientGone = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) clientGone.abort();
-  });
   const format = formatFor({
     jobId: opened.jobId,
     created: Math.floor(opened.startedAt / 1000),
@@ -167,11 +182,11 @@ async function runCompletion(
 
   try {
     const outcome: RelayOutcome = await relayCompletion(deps, prepared, opened, {
-      clientGone: clientGone.signal,
+      clientGone,
       deliversIncrementally: request.stream,
       onServing(worker, backend) {
         servingWorker = worker;
-        if (request.stream && !clientGone.signal.aborted) {
+        if (request.stream && !clientGone.aborted) {
           // Worst case until settlement: the lock is gone, the unused part comes back when the job settles.
           startSse(res, { ...jobHeaders(opened, worker, opened.balanceAfterLock), "x-service-backend": backend });
           streamStarted = true;
@@ -179,7 +194,7 @@ async function runCompletion(
         }
       },
       onToken(text) {
-        if (!request.stream || clientGone.signal.aborted) return;
+        if (!request.stream || clientGone.aborted) return;
         format.token(res, text);
       },
     });

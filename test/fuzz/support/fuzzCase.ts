@@ -22,6 +22,8 @@ export type Intent =
   | { kind: "own-job" }
   /** `POST /v1/webhooks` whose URL host is a literal IP address. */
   | { kind: "webhook-ip"; host: string }
+  /** `POST /v1/webhooks` whose URL carries a space or a control character (CR, LF, tab): always refused. */
+  | { kind: "webhook-control-url"; url: string }
   /** `POST /v1/webhooks` with an `https` URL under `.invalid` (allowed, never reached), as the client built it. */
   | { kind: "webhook-create"; jsonBody: unknown }
   | { kind: "webhook-list" };

@@ -284,6 +284,10 @@ const WHOLE_BODY_TEXTS = [
   "{'model':'x'}",
   '{"a":1,}',
   "NaN",
+  // Issue 23 item 9: numbers JSON.parse turns into ±Infinity.
+  '{"model":"llama-3.2-3b-instruct","messages":[{"role":"user","content":"hi"}],"temperature":1e309}',
+  '{"model":"llama-3.2-3b-instruct","messages":[{"role":"user","content":"hi"}],"max_tokens":-1e400}',
+  '{"model":"llama-3.2-3b-instruct","messages":[{"role":"user","content":"hi"}],"top_p":123e999,"seed":1}',
 ];
 
 function chatCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
@@ -730,8 +734,26 @@ function webhookUrl(): fc.Arbitrary<{ url: string; host?: string; label: string 
         .map((size) => ({ url: `https://hook.invalid/${"a".repeat(size)}`, label: "long url" })),
     },
     { weight: 1, arbitrary: hostileString.map((url) => ({ url, label: "hostile url" })) },
+    {
+      // Issue 23 item 9: a space or control character anywhere in an otherwise valid URL.
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          label,
+          fc.webPath(),
+          fc.constantFrom("\r\n", "\n", "\r", "\t", " ", "\u0000", "\u007f", "\r\nX-Injected: 1"),
+        )
+        .chain(([name, path, bad]) => {
+          const url = `https://${name}.invalid${path || "/hook"}`;
+          return fc
+            .integer({ min: 0, max: url.length })
+            .map((at) => ({ url: url.slice(0, at) + bad + url.slice(at), label: CONTROL_URL_LABEL }));
+        }),
+    },
   );
 }
+
+const CONTROL_URL_LABEL = "control-character url";
 
 function webhooksCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
   const webhookOptional = optionalPaths(sources.webhookBody);
@@ -773,11 +795,13 @@ function webhooksCase(sources: GeneratorSources): fc.Arbitrary<FuzzCase> {
           body: encoded.body,
           key: who.key,
           intent:
-            isIp && encoded.intact
-              ? { kind: "webhook-ip", host: host! }
-              : url?.label === "https .invalid" && encoded.intact
-                ? { kind: "webhook-create", jsonBody: value }
-                : { kind: "none" },
+            url?.label === CONTROL_URL_LABEL && encoded.intact
+              ? { kind: "webhook-control-url", url: url.url }
+              : isIp && encoded.intact
+                ? { kind: "webhook-ip", host: host! }
+                : url?.label === "https .invalid" && encoded.intact
+                  ? { kind: "webhook-create", jsonBody: value }
+                  : { kind: "none" },
           label: `webhooks/create ${label}; ${encoded.label}; ${who.label}`,
         };
       }),
@@ -915,6 +939,11 @@ function protocolCase(): fc.Arbitrary<FuzzCase> {
       `GET http://evil.invalid/v1/models HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
       `GET * HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
       `CONNECT 127.0.0.1:1 HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+      // Issue 23 item 6: Host missing, repeated or empty (RFC 9112 §3.2: 400), answered in the spec's format.
+      `GET /v1/models HTTP/1.1\r\nAuthorization: Bearer {{key:funded}}\r\nConnection: close\r\n\r\n`,
+      `GET /v1/models HTTP/1.1\r\n${host}Host: evil.invalid\r\nConnection: close\r\n\r\n`,
+      `GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nhost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      `POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer {{key:funded}}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
     ),
     fc
       .integer({ min: 16_000, max: 80_000 })

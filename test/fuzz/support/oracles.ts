@@ -155,6 +155,10 @@ export class Oracles {
     if (expected !== undefined && expected !== answer.status)
       add("error-status", `code ${code} came with ${answer.status}; the spec's table gives ${expected}`);
     if (!docs.endsWith(`/errors#${code}`)) add("error-format", `docs ${docs} does not link /errors#${code}`);
+    // Issue 23 item 9: `1e309` was refused with "expected number, received number", which explains nothing.
+    const { message } = (json as { error: { message: string } }).error;
+    if (/expected (\w+), received \1\b/.test(message))
+      add("error-message", `a message that contradicts itself: ${message}`);
   }
 
   private checkStream(answer: RawAnswer, add: (kind: string, detail: string) => void): void {
@@ -353,6 +357,15 @@ export class Oracles {
         }
         if (special && fuzzCase.key !== undefined && (answer.status !== 400 || param !== "url"))
           add("ssrf", `webhook to ${intent.host} (${special}) answered ${answer.status} (expected 400 naming url)`);
+        return;
+      }
+      case "webhook-control-url": {
+        // Issue 23 item 9: the URL parser drops CR LF and tabs, so such a URL was stored and delivered elsewhere.
+        if (fuzzCase.key !== undefined && answer.status === 201)
+          add(
+            "webhook-control-url",
+            `a webhook URL with control characters was registered: ${JSON.stringify(intent.url)}`,
+          );
         return;
       }
       case "webhook-create": {
