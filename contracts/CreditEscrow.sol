@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, RoleGrant} from "./access/DelayedAccessControl.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
@@ -28,7 +28,7 @@ import {SpendWindow} from "./libraries/SpendWindow.sol";
 /// (`SpendWindow`), and one hot configuration word (fee schedule, pause, credits outstanding) that settlement
 /// reads and writes once. Settlement pushes the worker's share and the fee to the treasury in its own transaction;
 /// a batch pays each worker once and the treasury once.
-contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
+contract CreditEscrow is ICreditEscrow, DelayedAccessControl {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
     using SpendWindow for uint256;
@@ -195,7 +195,9 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         bool spendChanged;
     }
 
-    /// @param admin Default admin (two-step transfer, `ADMIN_TRANSFER_DELAY`); grants the other roles.
+    /// @param roles Roles held from deployment on, granted at once: the default admin first (two-step transfer
+    /// after `ProtocolTime.ADMIN_TRANSFER_DELAY`), then the gateways, the pauser and the dispute manager; later grants wait
+    /// `ROLE_GRANT_DELAY`.
     /// @param stablecoin_ The stablecoin (6 decimals).
     /// @param apiKeyRegistry_ The API key registry.
     /// @param modelCatalog_ The model catalog (the worker registry must check models against the same one).
@@ -204,7 +206,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
     /// @param feeBps_ Protocol fee, basis points of each charge (at most `MAX_FEE_BPS`).
     /// @param jobTimeout_ Seconds after opening before the gateway may refund a job (anyone after the grace).
     constructor(
-        address admin,
+        RoleGrant[] memory roles,
         IERC20 stablecoin_,
         IApiKeyRegistry apiKeyRegistry_,
         IModelCatalog modelCatalog_,
@@ -212,7 +214,7 @@ contract CreditEscrow is ICreditEscrow, AccessControlDefaultAdminRules {
         address treasury_,
         uint16 feeBps_,
         uint64 jobTimeout_
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+    ) DelayedAccessControl(roles) {
         if (
             address(stablecoin_) == address(0) ||
             address(apiKeyRegistry_) == address(0) ||

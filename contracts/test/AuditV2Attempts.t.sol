@@ -512,18 +512,19 @@ contract AuditV2AttemptsTest is EscrowFixture {
     }
 
     function _addSmallContextModel() private returns (bytes32) {
-        return
-            catalog.addModel(
-                "small-context",
-                IModelCatalog.ModelParams({
-                    tier: Tier.Max,
-                    creditsPerRequest: MAX_CPR,
-                    creditsPer1kTokens: MAX_CP1K,
-                    contextWindow: SMALL_CONTEXT,
-                    parameters: "test",
-                    ownedBy: "test"
-                })
-            );
+        uint256 changeId = catalog.scheduleAddModel(
+            "small-context",
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: MAX_CPR,
+                creditsPer1kTokens: MAX_CP1K,
+                contextWindow: SMALL_CONTEXT,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        _applyAfterDelay(changeId);
+        return keccak256("small-context");
     }
 
     function _registerAttackerWorker(bytes32 model) private returns (address) {

@@ -6,6 +6,9 @@ pragma solidity 0.8.30;
 interface Vm {
     // Environment
     function warp(uint256 newTimestamp) external;
+    function roll(uint256 newHeight) external;
+    function getNonce(address account) external view returns (uint64 nonce);
+    function computeCreateAddress(address deployer, uint256 nonce) external pure returns (address);
     function getBlockTimestamp() external view returns (uint256 timestamp);
     function prank(address msgSender) external;
     function startPrank(address msgSender) external;
