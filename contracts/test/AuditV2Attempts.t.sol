@@ -481,11 +481,13 @@ contract AuditV2AttemptsTest is EscrowFixture {
 
     // ================================================================ (5) key front-running
 
-    /// @dev A revoked or rotated-away hash cannot be claimed by anyone else later, by register or rotate.
+    /// @dev A revoked or rotated-away hash cannot be claimed by anyone else later, by register or rotate, even
+    /// with a commitment (it is later than the owner's).
     function test_keys_usedHashCanNeverBeRebound() public {
         vm.prank(wallet);
         keys.revokeKey();
         address thief = address(0xF12E);
+        _commitKey(thief, walletKeyHash);
         vm.prank(thief);
         vm.expectRevert(abi.encodeWithSelector(IApiKeyRegistry.KeyHashAlreadyUsed.selector, walletKeyHash));
         keys.registerKey(walletKeyHash);
