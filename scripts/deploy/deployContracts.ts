@@ -80,6 +80,8 @@ export interface DeployContractsOptions {
   fundExtraGatewaysWei?: bigint;
   /** Refuse to deploy unless the node reports this chain id (public chains: a wrong RPC URL must not deploy). */
   expectedChainId?: number;
+  /** Told each contract's ABI-encoded constructor arguments (hex, no 0x), for source verification. */
+  onConstructorArguments?: (name: DeployableName, encoded: string) => void;
 }
 
 /** The local stack's role holders. */
@@ -109,6 +111,8 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   const accounts = options.accounts ?? localDeployAccounts();
   const admin = accounts.deployer.address;
   const clients = await createChainClients(options.rpcUrl, accounts.deployer);
+  const deploy = (name: DeployableName, args: readonly unknown[]) =>
+    deployOne(clients, name, args, options.onConstructorArguments);
   if (options.expectedChainId !== undefined && clients.chain.id !== options.expectedChainId) {
     throw new Error(`the node at ${options.rpcUrl} is chain ${clients.chain.id}, not ${options.expectedChainId}`);
   }
@@ -118,10 +122,10 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   // The default admin is every contract's first constructor role (DelayedAccessControl).
   const adminGrant: RoleGrant = { role: zeroHash, account: admin };
 
-  const stablecoin = await deploy(clients, "Stablecoin", [admin]);
-  const stakeToken = await deploy(clients, "StakeToken", [admin]);
-  const apiKeyRegistry = await deploy(clients, "ApiKeyRegistry", [admin, accounts.operator]);
-  const modelCatalog = await deploy(clients, "ModelCatalog", [
+  const stablecoin = await deploy("Stablecoin", [admin]);
+  const stakeToken = await deploy("StakeToken", [admin]);
+  const apiKeyRegistry = await deploy("ApiKeyRegistry", [admin, accounts.operator]);
+  const modelCatalog = await deploy("ModelCatalog", [
     admin,
     admin,
     catalogModels.map((model) => ({
@@ -140,7 +144,7 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   // creation from here (registry, escrow, dispute manager), so its address is known in advance.
   const nonce = await clients.publicClient.getTransactionCount({ address: admin, blockTag: "pending" });
   const predictedDisputeManager = getContractAddress({ from: admin, nonce: BigInt(nonce + 2) });
-  const workerRegistry = await deploy(clients, "WorkerRegistry", [
+  const workerRegistry = await deploy("WorkerRegistry", [
     [adminGrant, grant("SLASHER_ROLE", predictedDisputeManager)],
     stakeToken,
     modelCatalog,
@@ -150,7 +154,7 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     BigInt(params.disputeWindow),
     BigInt(params.arbitrationWindow),
   ]);
-  const creditEscrow = await deploy(clients, "CreditEscrow", [
+  const creditEscrow = await deploy("CreditEscrow", [
     [
       adminGrant,
       grant("PAUSER_ROLE", admin),
@@ -166,7 +170,7 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     BigInt(params.jobTimeout),
   ]);
   // The escrow reads the dispute window and the dispute manager the arbitration window from the registry.
-  const disputeManager = await deploy(clients, "DisputeManager", [
+  const disputeManager = await deploy("DisputeManager", [
     [adminGrant, grant("ARBITER_ROLE", accounts.arbiter), ...gateways.map((gateway) => grant("GATEWAY_ROLE", gateway))],
     creditEscrow,
     workerRegistry,
@@ -233,11 +237,16 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   return deployment;
 }
 
-async function deploy(clients: ChainClients, name: DeployableName, args: readonly unknown[]): Promise<Address> {
+async function deployOne(
+  clients: ChainClients,
+  name: DeployableName,
+  args: readonly unknown[],
+  onConstructorArguments?: (name: DeployableName, encoded: string) => void,
+): Promise<Address> {
   const { abi, bytecode } = readArtifact(name);
-  const receipt = await send(clients, () =>
-    clients.walletClient.sendTransaction({ data: encodeDeployData({ abi, bytecode, args }) }),
-  );
+  const data = encodeDeployData({ abi, bytecode, args });
+  onConstructorArguments?.(name, data.slice(bytecode.length));
+  const receipt = await send(clients, () => clients.walletClient.sendTransaction({ data }));
   if (!receipt.contractAddress) throw new Error(`${name}: deployment created no contract`);
   return receipt.contractAddress;
 }

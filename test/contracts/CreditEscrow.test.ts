@@ -33,7 +33,6 @@ import {
   RECEIPT_TYPES,
   receiptDomain,
   RESERVE_FUNDING,
-  retireModelAfterDelay,
   SETTLED_CHARGE,
   SettleSkipReason,
   signReceipt,
