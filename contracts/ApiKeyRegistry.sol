@@ -3,7 +3,6 @@ pragma solidity 0.8.30;
 
 import {DelayedAccessControl, adminOnly} from "./access/DelayedAccessControl.sol";
 import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
-import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title ApiKeyRegistry
 /// @notice One API key per wallet (beta); only keccak256 hashes of keys are stored.
@@ -35,10 +34,7 @@ contract ApiKeyRegistry is IApiKeyRegistry, DelayedAccessControl {
 
     /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`).
     /// @param operator Holder of `OPERATOR_ROLE` (policy enforcement).
-    constructor(
-        address admin,
-        address operator
-    ) DelayedAccessControl(adminOnly(admin)) {
+    constructor(address admin, address operator) DelayedAccessControl(adminOnly(admin)) {
         if (operator == address(0)) revert ZeroAddress();
         _grantRole(OPERATOR_ROLE, operator);
     }

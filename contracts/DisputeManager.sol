@@ -6,7 +6,6 @@ import {IDisputeManager} from "./interfaces/IDisputeManager.sol";
 import {ICreditEscrow} from "./interfaces/ICreditEscrow.sol";
 import {IWorkerRegistry} from "./interfaces/IWorkerRegistry.sol";
 import {Settlement} from "./types/Receipt.sol";
-import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title DisputeManager
 /// @notice Disputes over settled jobs: the gateway opens them for clients, an arbiter decides them within

@@ -101,7 +101,9 @@ contract ModelCatalog is IModelCatalog, DelayedAccessControl {
     }
 
     /// @inheritdoc IModelCatalog
-    function scheduleRetireModel(string calldata modelId) external onlyRole(GOVERNANCE_ROLE) returns (uint256 changeId) {
+    function scheduleRetireModel(
+        string calldata modelId
+    ) external onlyRole(GOVERNANCE_ROLE) returns (uint256 changeId) {
         _requireListed(keccak256(bytes(modelId)));
         ModelParams memory none;
         return _schedule(ChangeKind.Retire, modelId, none);

@@ -365,13 +365,14 @@ contract GovernanceTest is EscrowFixture {
     }
 
     function _roles5() private view returns (bytes32[5] memory) {
-        return [
-            escrow.GATEWAY_ROLE(),
-            disputes.ARBITER_ROLE(),
-            workers.SLASHER_ROLE(),
-            catalog.GOVERNANCE_ROLE(),
-            keys.OPERATOR_ROLE()
-        ];
+        return
+            [
+                escrow.GATEWAY_ROLE(),
+                disputes.ARBITER_ROLE(),
+                workers.SLASHER_ROLE(),
+                catalog.GOVERNANCE_ROLE(),
+                keys.OPERATOR_ROLE()
+            ];
     }
 
     function _params(uint32 cpr, uint32 cp1k) private pure returns (IModelCatalog.ModelParams memory) {
