@@ -6,7 +6,8 @@ import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
 
 /// @title ApiKeyRegistry
 /// @notice One API key per wallet (beta); only keccak256 hashes of keys are stored.
-/// @dev `_keys[keyHash]` is one word (wallet, status, createdAt) so the escrow resolves a key with one read.
+/// @dev `_keys[keyHash]` is one word (wallet, status, createdAt, claimBlock) so the escrow resolves a key with one
+/// read and a registration writes one word.
 /// A suspension is a flag on the wallet and is mirrored into the status of the wallet's current key.
 /// Registration cannot be blocked by another wallet: a key is 128+ random bits generated in the wallet's browser,
 /// and its hash is first seen in the wallet's own registration, which needs a commitment
@@ -19,15 +20,16 @@ contract ApiKeyRegistry is IApiKeyRegistry, DelayedAccessControl {
     struct KeyRecord {
         address wallet;
         KeyStatus status;
-        uint64 createdAt;
+        uint32 createdAt;
+        /// @dev Block of the commitment the hash was registered under (the earliest commitment wins).
+        uint56 claimBlock;
     }
 
     mapping(bytes32 keyHash => KeyRecord) private _keys;
     mapping(address wallet => bytes32 keyHash) private _currentKey;
     mapping(address wallet => bool) private _suspended;
-    /// @dev Block of each commitment; the commitment block under which each hash was registered.
+    /// @dev Block of each commitment not yet used by a registration.
     mapping(bytes32 commitment => uint64 blockNumber) private _commitBlock;
-    mapping(bytes32 keyHash => uint64 blockNumber) private _claimBlock;
 
     /// @notice The zero address where an address is needed.
     error ZeroAddress();
@@ -139,15 +141,20 @@ contract ApiKeyRegistry is IApiKeyRegistry, DelayedAccessControl {
         if (committed >= block.number) revert KeyCommitmentTooRecent(wallet, keyHash);
         address holder = _keys[keyHash].wallet;
         if (holder != address(0)) {
-            if (holder == wallet || _claimBlock[keyHash] <= committed) revert KeyHashAlreadyUsed(keyHash);
+            if (holder == wallet || _keys[keyHash].claimBlock <= committed) revert KeyHashAlreadyUsed(keyHash);
             // The holder committed later than this wallet, so it copied the hash from this wallet's pending
             // registration (the key itself never left the wallet): the hash goes back to its owner.
             if (_currentKey[holder] == keyHash) delete _currentKey[holder];
             emit KeyRevoked(holder, keyHash, uint64(block.timestamp));
         }
         delete _commitBlock[commitment];
-        _claimBlock[keyHash] = committed;
-        _keys[keyHash] = KeyRecord({wallet: wallet, status: KeyStatus.Active, createdAt: uint64(block.timestamp)});
+        // Timestamps fit 32 bits until 2106, block numbers 56 bits for good.
+        _keys[keyHash] = KeyRecord({
+            wallet: wallet,
+            status: KeyStatus.Active,
+            createdAt: uint32(block.timestamp),
+            claimBlock: uint56(committed)
+        });
         _currentKey[wallet] = keyHash;
         emit KeyRegistered(wallet, keyHash, uint64(block.timestamp));
     }
