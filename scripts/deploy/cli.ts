@@ -5,7 +5,7 @@
 // The deployer key comes from the environment only (never a file in the repo). On any chain but Hardhat's local one
 // every role must be named and the deployer key given: the local accounts' keys are public.
 // Besides the deployments file, it writes each contract's standard-JSON input for explorer and Sourcify
-// verification to `deployments/<chainId>/standard-json/` (or `--standard-json-dir`).
+// verification to `<folder of --out>/<chainId>/standard-json/` (or `--standard-json-dir`).
 // `--gateway-count N` (local) also grants the gateway roles to local gateway keys 1 … N-1 (several gateway
 // processes, or test signers); `--spare-models N` lists N spare models per test shape (test stacks only).
 import path from "node:path";
@@ -122,7 +122,9 @@ const deployment = await deployContracts({
   ...(args["job-timeout"] ? { params: { jobTimeout: args["job-timeout"] } } : {}),
   ...(isLocal && args["gateway-count"] > 1 ? { fundExtraGatewaysWei: EXTRA_GATEWAY_ETH } : {}),
 });
-const standardJsonDir = args["standard-json-dir"] ?? path.join("deployments", String(chainId), "standard-json");
+// Beside the deployments file: `--out deployments/84532.json` → `deployments/84532/standard-json/`.
+const standardJsonDir =
+  args["standard-json-dir"] ?? path.join(path.dirname(args.out), String(chainId), "standard-json");
 const written = writeStandardJsonInputs(deployment, standardJsonDir, constructorArguments);
 console.log(`deployed to chain ${deployment.chainId} from block ${deployment.startBlock}, wrote ${args.out}`);
 for (const [name, addr] of Object.entries(deployment.contracts)) console.log(`  ${name.padEnd(16)} ${addr}`);
