@@ -188,7 +188,9 @@ await measure(
   "commitKey",
   keys
     .connect(wallet)
-    .commitKey(ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["address", "bytes32"], [wallet.address, keyHash]))),
+    .commitKey(
+      ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["address", "bytes32"], [wallet.address, keyHash])),
+    ),
 );
 await measure("registerKey", keys.connect(wallet).registerKey(keyHash));
 
