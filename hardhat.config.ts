@@ -53,7 +53,7 @@ export default defineConfig({
       allowUnlimitedContractSize: true,
     },
     // The network of `hardhat test` and `hardhat run` (same bridge as above).
-    default: { type: "edr-simulated", chainType: "l1", allowUnlimitedContractSize: true },
+    default: { type: "edr-simulated", allowUnlimitedContractSize: true },
     localhost: { type: "http", url: process.env.RPC_URL ?? "http://127.0.0.1:8545" },
   },
 });
