@@ -1,44 +1,54 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, adminOnly} from "./access/DelayedAccessControl.sol";
 import {IApiKeyRegistry} from "./interfaces/IApiKeyRegistry.sol";
-import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title ApiKeyRegistry
 /// @notice One API key per wallet (beta); only keccak256 hashes of keys are stored.
-/// @dev `_keys[keyHash]` is one word (wallet, status, createdAt) so the escrow resolves a key with one read.
+/// @dev `_keys[keyHash]` is one word (wallet, status, createdAt, claimBlock) so the escrow resolves a key with one
+/// read and a registration writes one word.
 /// A suspension is a flag on the wallet and is mirrored into the status of the wallet's current key.
-/// Front-running a registration is harmless: a key is 128+ random bits generated in the wallet's browser, so its
-/// hash is first seen in the wallet's own pending transaction. Whoever copies it into an earlier registration
-/// binds the hash to *their* wallet: they pay for every request made with it and can never make one (they do not
-/// know the key), while the victim's transaction reverts with `KeyHashAlreadyUsed` before the web app ever shows
-/// the key, so it is discarded and a fresh one registered. No credit or access moves to the front-runner.
-contract ApiKeyRegistry is IApiKeyRegistry, AccessControlDefaultAdminRules {
+/// Registration cannot be blocked by another wallet: a key is 128+ random bits generated in the wallet's browser,
+/// and its hash is first seen in the wallet's own registration, which needs a commitment
+/// (`keccak256(abi.encode(wallet, keyHash))`) mined in an earlier block. A wallet that copies the hash from the
+/// pending registration can only commit after it, so the owner's registration takes the hash back from it.
+contract ApiKeyRegistry is IApiKeyRegistry, DelayedAccessControl {
     /// @notice May suspend and unsuspend wallets.
     bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
 
     struct KeyRecord {
         address wallet;
         KeyStatus status;
-        uint64 createdAt;
+        uint32 createdAt;
+        /// @dev Block of the commitment the hash was registered under (the earliest commitment wins).
+        uint56 claimBlock;
     }
 
     mapping(bytes32 keyHash => KeyRecord) private _keys;
     mapping(address wallet => bytes32 keyHash) private _currentKey;
     mapping(address wallet => bool) private _suspended;
+    /// @dev Block of each commitment not yet used by a registration.
+    mapping(bytes32 commitment => uint64 blockNumber) private _commitBlock;
 
     /// @notice The zero address where an address is needed.
     error ZeroAddress();
 
     /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`).
     /// @param operator Holder of `OPERATOR_ROLE` (policy enforcement).
-    constructor(
-        address admin,
-        address operator
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+    constructor(address admin, address operator) DelayedAccessControl(adminOnly(admin)) {
         if (operator == address(0)) revert ZeroAddress();
         _grantRole(OPERATOR_ROLE, operator);
+    }
+
+    /// @inheritdoc IApiKeyRegistry
+    function commitKey(bytes32 commitment) external {
+        uint64 committed = _commitBlock[commitment];
+        if (committed == 0) {
+            committed = uint64(block.number);
+            _commitBlock[commitment] = committed;
+        }
+        emit KeyCommitted(msg.sender, commitment, committed);
     }
 
     /// @inheritdoc IApiKeyRegistry
@@ -113,6 +123,11 @@ contract ApiKeyRegistry is IApiKeyRegistry, AccessControlDefaultAdminRules {
         return (record.wallet, record.status);
     }
 
+    /// @inheritdoc IApiKeyRegistry
+    function commitmentBlock(address wallet, bytes32 keyHash) external view returns (uint64) {
+        return _commitBlock[_commitment(wallet, keyHash)];
+    }
+
     /// @notice Whether an operator suspended `wallet`.
     function isSuspended(address wallet) external view returns (bool) {
         return _suspended[wallet];
@@ -120,8 +135,26 @@ contract ApiKeyRegistry is IApiKeyRegistry, AccessControlDefaultAdminRules {
 
     function _register(address wallet, bytes32 keyHash) private {
         if (keyHash == bytes32(0)) revert KeyHashZero();
-        if (_keys[keyHash].wallet != address(0)) revert KeyHashAlreadyUsed(keyHash);
-        _keys[keyHash] = KeyRecord({wallet: wallet, status: KeyStatus.Active, createdAt: uint64(block.timestamp)});
+        bytes32 commitment = _commitment(wallet, keyHash);
+        uint64 committed = _commitBlock[commitment];
+        if (committed == 0) revert KeyNotCommitted(wallet, keyHash);
+        if (committed >= block.number) revert KeyCommitmentTooRecent(wallet, keyHash);
+        address holder = _keys[keyHash].wallet;
+        if (holder != address(0)) {
+            if (holder == wallet || _keys[keyHash].claimBlock <= committed) revert KeyHashAlreadyUsed(keyHash);
+            // The holder committed later than this wallet, so it copied the hash from this wallet's pending
+            // registration (the key itself never left the wallet): the hash goes back to its owner.
+            if (_currentKey[holder] == keyHash) delete _currentKey[holder];
+            emit KeyRevoked(holder, keyHash, uint64(block.timestamp));
+        }
+        delete _commitBlock[commitment];
+        // Timestamps fit 32 bits until 2106, block numbers 56 bits for good.
+        _keys[keyHash] = KeyRecord({
+            wallet: wallet,
+            status: KeyStatus.Active,
+            createdAt: uint32(block.timestamp),
+            claimBlock: uint56(committed)
+        });
         _currentKey[wallet] = keyHash;
         emit KeyRegistered(wallet, keyHash, uint64(block.timestamp));
     }
@@ -129,6 +162,10 @@ contract ApiKeyRegistry is IApiKeyRegistry, AccessControlDefaultAdminRules {
     function _revoke(address wallet, bytes32 keyHash) private {
         _keys[keyHash].status = KeyStatus.Revoked;
         emit KeyRevoked(wallet, keyHash, uint64(block.timestamp));
+    }
+
+    function _commitment(address wallet, bytes32 keyHash) private pure returns (bytes32) {
+        return keccak256(abi.encode(wallet, keyHash));
     }
 
     function _requireActiveKey(address wallet) private view returns (bytes32 keyHash) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, RoleGrant} from "./access/DelayedAccessControl.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
@@ -32,7 +32,7 @@ import {EscrowModule} from "./escrow/EscrowModule.sol";
 /// Size: this contract keeps the hot paths (locks and settlement) and the views; the cold paths (credits, refunds,
 /// disputes, reserve, admin) live in an `EscrowModule` it deploys in its constructor and runs by DELEGATECALL on
 /// the same storage (`EscrowStorage`, the first base), after checking the caller's role here.
-contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdminRules {
+contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
     using SafeERC20 for IERC20;
     using JobRecord for uint256;
     using SpendWindow for uint256;
@@ -162,7 +162,9 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         bool spendChanged;
     }
 
-    /// @param admin Default admin (two-step transfer, `ADMIN_TRANSFER_DELAY`); grants the other roles.
+    /// @param roles Roles held from deployment on, granted at once: the default admin first (two-step transfer
+    /// after `ProtocolTime.ADMIN_TRANSFER_DELAY`), then the gateways, the pauser and the dispute manager; later grants wait
+    /// `ROLE_GRANT_DELAY`.
     /// @param stablecoin_ The stablecoin (6 decimals).
     /// @param apiKeyRegistry_ The API key registry.
     /// @param modelCatalog_ The model catalog (the worker registry must check models against the same one).
@@ -171,7 +173,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
     /// @param feeBps_ Protocol fee, basis points of each charge (at most `MAX_FEE_BPS`).
     /// @param jobTimeout_ Seconds after opening before the gateway may refund a job (anyone after the grace).
     constructor(
-        address admin,
+        RoleGrant[] memory roles,
         IERC20 stablecoin_,
         IApiKeyRegistry apiKeyRegistry_,
         IModelCatalog modelCatalog_,
@@ -179,7 +181,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, AccessControlDefaultAdmin
         address treasury_,
         uint16 feeBps_,
         uint64 jobTimeout_
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+    ) DelayedAccessControl(roles) {
         if (
             address(stablecoin_) == address(0) ||
             address(apiKeyRegistry_) == address(0) ||

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, RoleGrant} from "./access/DelayedAccessControl.sol";
 import {IDisputeManager} from "./interfaces/IDisputeManager.sol";
 import {ICreditEscrow} from "./interfaces/ICreditEscrow.sol";
 import {IWorkerRegistry} from "./interfaces/IWorkerRegistry.sol";
 import {Settlement} from "./types/Receipt.sol";
-import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 
 /// @title DisputeManager
 /// @notice Disputes over settled jobs: the gateway opens them for clients, an arbiter decides them within
@@ -14,7 +13,7 @@ import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 /// client's charge from the escrow's reserve, or records it as owed when the reserve is short.
 /// @dev Disputes are never paused, so a client's claim can always be heard. Neither the verdict nor the slash
 /// depends on the reserve.
-contract DisputeManager is IDisputeManager, AccessControlDefaultAdminRules {
+contract DisputeManager is IDisputeManager, DelayedAccessControl {
     /// @notice Opens disputes (the API gateway).
     bytes32 public constant GATEWAY_ROLE = keccak256("GATEWAY_ROLE");
     /// @notice Decides disputes.
@@ -36,16 +35,17 @@ contract DisputeManager is IDisputeManager, AccessControlDefaultAdminRules {
     /// @notice The zero address where an address is needed.
     error ZeroAddress();
 
-    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`); grants
-    /// `GATEWAY_ROLE` and `ARBITER_ROLE`.
-    /// @param escrow_ The credit escrow (grants this contract its `DISPUTE_ROLE`); it must use `workerRegistry_`.
-    /// @param workerRegistry_ The worker registry (grants this contract its `SLASHER_ROLE`); the arbitration
+    /// @param roles Roles held from deployment on, granted at once: the default admin first (two-step transfer
+    /// after `ProtocolTime.ADMIN_TRANSFER_DELAY`), then `GATEWAY_ROLE` and `ARBITER_ROLE` holders; later grants wait
+    /// `ROLE_GRANT_DELAY`.
+    /// @param escrow_ The credit escrow (names this contract `DISPUTE_ROLE` holder at its deployment); it must use `workerRegistry_`.
+    /// @param workerRegistry_ The worker registry (names this contract `SLASHER_ROLE` holder at its deployment); the arbitration
     /// window is read from it, where it was checked against the unbonding delay.
     constructor(
-        address admin,
+        RoleGrant[] memory roles,
         ICreditEscrow escrow_,
         IWorkerRegistry workerRegistry_
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+    ) DelayedAccessControl(roles) {
         if (address(escrow_) == address(0) || address(workerRegistry_) == address(0)) revert ZeroAddress();
         address escrowRegistry = address(escrow_.workerRegistry());
         if (escrowRegistry != address(workerRegistry_)) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, adminOnly} from "./access/DelayedAccessControl.sol";
 import {IModelCatalog} from "./interfaces/IModelCatalog.sol";
 import {Tier} from "./types/Tier.sol";
 import {ProtocolTime} from "./libraries/ProtocolTime.sol";
@@ -13,8 +13,13 @@ import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 /// The compact `index` names a *price version* of a model: adding a model creates its first version, and an
 /// update that changes tier or prices creates a new one. Open jobs record the index they were opened under,
 /// so `pricingAt` keeps answering with the prices they were opened at ("takes effect for new jobs").
-contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
-    /// @notice May add, update and retire models.
+/// No change applies at once: governance schedules it (`ModelChangeScheduled`, with the time it may apply) and
+/// anyone applies it `CHANGE_DELAY` later, so a wallet can withdraw before a price it does not accept. Only the
+/// launch catalog (constructor) is listed without the delay.
+contract ModelCatalog is IModelCatalog, DelayedAccessControl {
+    /// @notice Seconds between scheduling a catalog change and the earliest time it may apply.
+    uint64 public constant CHANGE_DELAY = ProtocolTime.CONFIG_CHANGE_DELAY;
+    /// @notice May schedule and cancel model additions, updates and retirements.
     bytes32 public constant GOVERNANCE_ROLE = keccak256("GOVERNANCE_ROLE");
     /// @notice Longest accepted model id, in bytes.
     uint256 public constant MAX_MODEL_ID_LENGTH = 64;
@@ -52,31 +57,95 @@ contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
     /// @dev Highest index handed out.
     uint16 private _lastIndex;
     uint256 private _modelCount;
+    /// @dev Scheduled changes by id; the last id handed out.
+    mapping(uint256 changeId => PendingChange) private _pending;
+    uint256 private _lastChangeId;
 
     /// @notice The zero address where an address is needed.
     error ZeroAddress();
 
     /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`).
     /// @param governance Holder of `GOVERNANCE_ROLE`.
+    /// @param launchModels The launch catalog, listed at once (nobody can hold credits before deployment).
     constructor(
         address admin,
-        address governance
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+        address governance,
+        LaunchModel[] memory launchModels
+    ) DelayedAccessControl(adminOnly(admin)) {
         if (governance == address(0)) revert ZeroAddress();
         _grantRole(GOVERNANCE_ROLE, governance);
+        for (uint256 i = 0; i < launchModels.length; ++i) {
+            _requireNewModel(launchModels[i].modelId, launchModels[i].params);
+            _addModel(launchModels[i].modelId, launchModels[i].params);
+        }
     }
 
     /// @inheritdoc IModelCatalog
-    function addModel(
+    function scheduleAddModel(
         string calldata modelId,
         ModelParams calldata params
-    ) external onlyRole(GOVERNANCE_ROLE) returns (bytes32 modelKey) {
-        uint256 idLength = bytes(modelId).length;
-        if (idLength == 0 || idLength > MAX_MODEL_ID_LENGTH) revert ModelIdInvalid(modelId);
-        modelKey = keccak256(bytes(modelId));
-        if (_pricing[modelKey].index != 0) revert ModelAlreadyExists(modelKey, modelId);
-        _requireValidParams(modelKey, params);
+    ) external onlyRole(GOVERNANCE_ROLE) returns (uint256 changeId) {
+        _requireNewModel(modelId, params);
+        return _schedule(ChangeKind.Add, modelId, params);
+    }
 
+    /// @inheritdoc IModelCatalog
+    function scheduleUpdateModel(
+        string calldata modelId,
+        ModelParams calldata params
+    ) external onlyRole(GOVERNANCE_ROLE) returns (uint256 changeId) {
+        bytes32 modelKey = keccak256(bytes(modelId));
+        _requireListed(modelKey);
+        _requireValidParams(modelKey, params);
+        return _schedule(ChangeKind.Update, modelId, params);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function scheduleRetireModel(
+        string calldata modelId
+    ) external onlyRole(GOVERNANCE_ROLE) returns (uint256 changeId) {
+        _requireListed(keccak256(bytes(modelId)));
+        ModelParams memory none;
+        return _schedule(ChangeKind.Retire, modelId, none);
+    }
+
+    /// @inheritdoc IModelCatalog
+    /// @dev Re-checks the model's state: a model added by another change meanwhile, or retired, reverts.
+    function applyModelChange(uint256 changeId) external returns (bytes32 modelKey) {
+        PendingChange memory change = _pending[changeId];
+        if (change.readyAt == 0) revert ModelChangeUnknown(changeId);
+        if (block.timestamp < change.readyAt) revert ModelChangeNotReady(changeId, change.readyAt);
+        delete _pending[changeId];
+        modelKey = keccak256(bytes(change.modelId));
+        emit ModelChangeApplied(changeId, modelKey);
+        if (change.kind == ChangeKind.Add) {
+            _requireNewModel(change.modelId, change.params);
+            _addModel(change.modelId, change.params);
+        } else if (change.kind == ChangeKind.Update) {
+            _updateModel(modelKey, change.params);
+        } else {
+            _requireListed(modelKey).retired = true;
+            emit ModelRetired(modelKey, change.modelId, uint64(block.timestamp));
+        }
+    }
+
+    /// @inheritdoc IModelCatalog
+    function cancelModelChange(uint256 changeId) external onlyRole(GOVERNANCE_ROLE) {
+        PendingChange storage change = _pending[changeId];
+        if (change.readyAt == 0) revert ModelChangeUnknown(changeId);
+        bytes32 modelKey = keccak256(bytes(change.modelId));
+        delete _pending[changeId];
+        emit ModelChangeCancelled(changeId, modelKey);
+    }
+
+    /// @inheritdoc IModelCatalog
+    function changeReadyAt(uint256 changeId) external view returns (uint64) {
+        return _pending[changeId].readyAt;
+    }
+
+    /// @dev Lists a model checked by `_requireNewModel`.
+    function _addModel(string memory modelId, ModelParams memory params) private {
+        bytes32 modelKey = keccak256(bytes(modelId));
         ++_modelCount;
         _pricing[modelKey] = PricingWord({
             index: _newPriceVersion(modelKey, params),
@@ -91,11 +160,8 @@ contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
         _emitAdded(modelKey);
     }
 
-    /// @inheritdoc IModelCatalog
-    function updateModel(string calldata modelId, ModelParams calldata params) external onlyRole(GOVERNANCE_ROLE) {
-        bytes32 modelKey = keccak256(bytes(modelId));
+    function _updateModel(bytes32 modelKey, ModelParams memory params) private {
         PricingWord storage word = _requireListed(modelKey);
-        _requireValidParams(modelKey, params);
         if (
             word.tier != params.tier ||
             word.creditsPerRequest != params.creditsPerRequest ||
@@ -111,12 +177,23 @@ contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
         _emitUpdated(modelKey);
     }
 
-    /// @inheritdoc IModelCatalog
-    function retireModel(string calldata modelId) external onlyRole(GOVERNANCE_ROLE) {
+    function _schedule(
+        ChangeKind kind,
+        string calldata modelId,
+        ModelParams memory params
+    ) private returns (uint256 changeId) {
+        changeId = ++_lastChangeId;
+        uint64 readyAt = uint64(block.timestamp) + CHANGE_DELAY;
+        _pending[changeId] = PendingChange({kind: kind, readyAt: readyAt, modelId: modelId, params: params});
+        emit ModelChangeScheduled(changeId, keccak256(bytes(modelId)), kind, modelId, params, readyAt);
+    }
+
+    function _requireNewModel(string memory modelId, ModelParams memory params) private view {
+        uint256 idLength = bytes(modelId).length;
+        if (idLength == 0 || idLength > MAX_MODEL_ID_LENGTH) revert ModelIdInvalid(modelId);
         bytes32 modelKey = keccak256(bytes(modelId));
-        PricingWord storage word = _requireListed(modelKey);
-        word.retired = true;
-        emit ModelRetired(modelKey, modelId, uint64(block.timestamp));
+        if (_pricing[modelKey].index != 0) revert ModelAlreadyExists(modelKey, modelId);
+        _requireValidParams(modelKey, params);
     }
 
     /// @inheritdoc IModelCatalog
@@ -198,7 +275,7 @@ contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
     }
 
     /// @dev Hands out the next compact index for `modelKey` at these prices.
-    function _newPriceVersion(bytes32 modelKey, ModelParams calldata params) private returns (uint16 index) {
+    function _newPriceVersion(bytes32 modelKey, ModelParams memory params) private returns (uint16 index) {
         if (_lastIndex >= MAX_INDEX) revert CatalogFull();
         // Bounded by MAX_INDEX just above, so the increment cannot overflow.
         unchecked {
@@ -252,7 +329,7 @@ contract ModelCatalog is IModelCatalog, AccessControlDefaultAdminRules {
         if (word.retired) revert ModelIsRetired(modelKey);
     }
 
-    function _requireValidParams(bytes32 modelKey, ModelParams calldata params) private pure {
+    function _requireValidParams(bytes32 modelKey, ModelParams memory params) private pure {
         if (params.creditsPerRequest == 0 || params.creditsPer1kTokens == 0 || params.contextWindow == 0) {
             revert ModelParamsInvalid(modelKey);
         }

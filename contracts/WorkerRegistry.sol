@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
+import {DelayedAccessControl, RoleGrant} from "./access/DelayedAccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
@@ -15,7 +15,9 @@ import {ProtocolTime} from "./libraries/ProtocolTime.sol";
 /// (worker, model), both cheap when warm in a batch.
 /// Slash rule ("fraud never pays"): an upheld dispute takes the worker's whole stake and bans the address, so a
 /// worker that cheats ends with what an honest twin doing the same jobs would have, minus its entire stake.
-contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
+/// Its parameters (minimum stake, windows, unbonding delay, treasury) are immutable: no registry parameter can
+/// change after deployment, so none needs a delay.
+contract WorkerRegistry is IWorkerRegistry, DelayedAccessControl {
     using SafeERC20 for IERC20;
 
     /// @notice May slash workers (the dispute contract).
@@ -60,8 +62,9 @@ contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
     /// @dev Slashed stake the stake token refused to move to the treasury (a verdict never waits on a transfer).
     uint256 private _slashedPending;
 
-    /// @param admin Default admin (two-step transfer after `ProtocolTime.ADMIN_TRANSFER_DELAY`); grants
-    /// `SLASHER_ROLE` to the dispute contract.
+    /// @param roles Roles held from deployment on, granted at once: the default admin first (two-step transfer
+    /// after `ProtocolTime.ADMIN_TRANSFER_DELAY`), then `SLASHER_ROLE` for the dispute manager; later grants wait
+    /// `ROLE_GRANT_DELAY`.
     /// @param stakeToken_ The token staked.
     /// @param modelCatalog_ The model catalog.
     /// @param treasury_ Receives slashed stake.
@@ -71,7 +74,7 @@ contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
     /// @param disputeWindow_ Seconds after settlement during which disputes may open (at least 60).
     /// @param arbitrationWindow_ Seconds an arbiter has to decide a dispute (not zero).
     constructor(
-        address admin,
+        RoleGrant[] memory roles,
         IERC20 stakeToken_,
         IModelCatalog modelCatalog_,
         address treasury_,
@@ -79,7 +82,7 @@ contract WorkerRegistry is IWorkerRegistry, AccessControlDefaultAdminRules {
         uint64 unbondingDelay_,
         uint64 disputeWindow_,
         uint64 arbitrationWindow_
-    ) AccessControlDefaultAdminRules(ProtocolTime.ADMIN_TRANSFER_DELAY, admin) {
+    ) DelayedAccessControl(roles) {
         if (address(stakeToken_) == address(0) || address(modelCatalog_) == address(0) || treasury_ == address(0)) {
             revert ZeroAddress();
         }

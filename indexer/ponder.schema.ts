@@ -57,6 +57,31 @@ export const model = onchainTable(
   (table) => ({ modelIdIdx: index().on(table.modelId) }),
 );
 
+/**
+ * Catalog changes governance scheduled (ModelCatalog: nothing applies before `readyAt`, 2 days after scheduling),
+ * so wallets and the web app see a repricing, a new model or a retirement coming.
+ */
+export const modelChange = onchainTable(
+  "model_change",
+  (t) => ({
+    changeId: t.bigint().primaryKey(),
+    modelKey: t.hex().notNull(),
+    modelId: t.text().notNull(),
+    /** add | update | retire */
+    kind: t.text().notNull(),
+    /** The new tier and prices (a retirement carries none). */
+    tier: t.text(),
+    creditsPerRequest: t.integer(),
+    creditsPer1kTokens: t.integer(),
+    contextWindow: t.integer(),
+    scheduledAt: t.bigint().notNull(),
+    readyAt: t.bigint().notNull(),
+    /** scheduled | applied | cancelled */
+    status: t.text().notNull(),
+  }),
+  (table) => ({ modelChangeKeyIdx: index().on(table.modelKey) }),
+);
+
 /** Registered workers. */
 export const worker = onchainTable("worker", (t) => ({
   address: t.hex().primaryKey(),

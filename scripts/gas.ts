@@ -91,9 +91,30 @@ function perJob(name: string, batch: string) {
 const stablecoin = await ethers.deployContract("Stablecoin", [admin.address]);
 const stakeToken = await ethers.deployContract("StakeToken", [admin.address]);
 const keys = await ethers.deployContract("ApiKeyRegistry", [admin.address, arbiter.address]);
-const catalog = await ethers.deployContract("ModelCatalog", [admin.address, admin.address]);
-const workers = await ethers.deployContract("WorkerRegistry", [
+const catalog = await ethers.deployContract("ModelCatalog", [
   admin.address,
+  admin.address,
+  [
+    {
+      modelId: MODEL_ID,
+      params: {
+        tier: MAX_TIER,
+        creditsPerRequest: 40,
+        creditsPer1kTokens: 20,
+        contextWindow: 128_000,
+        parameters: "70B",
+        ownedBy: "meta",
+      },
+    },
+  ],
+]);
+// Roles are constructor arguments (role grants after deployment wait 2 days); the dispute manager is the
+// admin's third deployment from here.
+const disputesAddress = ethers.getCreateAddress({ from: admin.address, nonce: (await admin.getNonce()) + 2 });
+const adminGrant = { role: ethers.ZeroHash, account: admin.address };
+const roleGrant = (name: string, account: string) => ({ role: ethers.id(name), account });
+const workers = await ethers.deployContract("WorkerRegistry", [
+  [adminGrant, roleGrant("SLASHER_ROLE", disputesAddress)],
   await stakeToken.getAddress(),
   await catalog.getAddress(),
   treasury.address,
@@ -103,7 +124,7 @@ const workers = await ethers.deployContract("WorkerRegistry", [
   ARBITRATION_WINDOW,
 ]);
 const escrow = await ethers.deployContract("CreditEscrow", [
-  admin.address,
+  [adminGrant, roleGrant("GATEWAY_ROLE", gateway.address), roleGrant("DISPUTE_ROLE", disputesAddress)],
   await stablecoin.getAddress(),
   await keys.getAddress(),
   await catalog.getAddress(),
@@ -113,24 +134,12 @@ const escrow = await ethers.deployContract("CreditEscrow", [
   JOB_TIMEOUT,
 ]);
 const disputes = await ethers.deployContract("DisputeManager", [
-  admin.address,
+  [adminGrant, roleGrant("GATEWAY_ROLE", gateway.address), roleGrant("ARBITER_ROLE", arbiter.address)],
   await escrow.getAddress(),
   await workers.getAddress(),
 ]);
+if ((await disputes.getAddress()) !== disputesAddress) throw new Error("dispute manager address");
 const escrowAddress = await escrow.getAddress();
-await escrow.grantRole(await escrow.GATEWAY_ROLE(), gateway.address);
-await escrow.grantRole(await escrow.DISPUTE_ROLE(), await disputes.getAddress());
-await workers.grantRole(await workers.SLASHER_ROLE(), await disputes.getAddress());
-await disputes.grantRole(await disputes.GATEWAY_ROLE(), gateway.address);
-await disputes.grantRole(await disputes.ARBITER_ROLE(), arbiter.address);
-await catalog.addModel(MODEL_ID, {
-  tier: MAX_TIER,
-  creditsPerRequest: 40,
-  creditsPer1kTokens: 20,
-  contextWindow: 128_000,
-  parameters: "70B",
-  ownedBy: "meta",
-});
 const modelKey = modelKeyOf(MODEL_ID);
 
 // Worker with stake, wallet with stablecoin, reserve funded.
@@ -184,6 +193,15 @@ await measure(
 
 const apiKey = "svc_live_GasScriptGasScriptGasScriptGa";
 const keyHash = keyHashOf(apiKey);
+// Commit–reveal (ApiKeyRegistry): the commitment first, the registration in a later block.
+await measure(
+  "commitKey",
+  keys
+    .connect(wallet)
+    .commitKey(
+      ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["address", "bytes32"], [wallet.address, keyHash])),
+    ),
+);
 await measure("registerKey", keys.connect(wallet).registerKey(keyHash));
 
 let jobCounter = 0n;
@@ -282,6 +300,11 @@ async function mixedParty(size: number): Promise<Party> {
   for (let i = 0; i < size; i++) {
     const signer = await fundedAccount();
     const partyKey = keyHashOf(`svc_live_GasMixedWallet${String(i).padStart(4, "0")}${signer.address.slice(2, 14)}`);
+    await keys
+      .connect(signer)
+      .commitKey(
+        ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["address", "bytes32"], [signer.address, partyKey])),
+      );
     await keys.connect(signer).registerKey(partyKey);
     await stablecoin.mint(signer.address, 1_000n * USDG);
     await stablecoin.connect(signer).approve(escrowAddress, ethers.MaxUint256);

@@ -4,6 +4,9 @@ pragma solidity 0.8.30;
 /// @title IApiKeyRegistry
 /// @notice One API key per wallet (beta). Only the key's keccak256 hash is ever on chain.
 /// @dev A suspension is attached to the wallet, so revoking and re-registering cannot escape it.
+/// Registration is commit–reveal: a wallet first commits to `keccak256(abi.encode(wallet, keyHash))`, then
+/// registers the hash in a later block. The earliest commitment to a hash wins, even over a registration that
+/// landed first, so a wallet that copies a hash from a pending registration can never keep it (docs/DESIGN.md).
 interface IApiKeyRegistry {
     /// @notice Status of a wallet's key as the API reports it.
     enum KeyStatus {
@@ -15,8 +18,13 @@ interface IApiKeyRegistry {
 
     /// @notice The wallet already has an active key; rotate it instead.
     error KeyAlreadyRegistered(address wallet, bytes32 activeKeyHash);
-    /// @notice The hash was registered before (by anyone); a key hash is never reused.
+    /// @notice The hash was registered before by a wallet whose commitment is not later than the caller's (or by
+    /// the caller); a key hash is never reused.
     error KeyHashAlreadyUsed(bytes32 keyHash);
+    /// @notice No commitment to `keyHash` by `wallet` (see `commitKey`).
+    error KeyNotCommitted(address wallet, bytes32 keyHash);
+    /// @notice The commitment was made in this block; the registration must come in a later one.
+    error KeyCommitmentTooRecent(address wallet, bytes32 keyHash);
     /// @notice The zero hash is not a key.
     error KeyHashZero();
     /// @notice The wallet has no active key to revoke or rotate.
@@ -28,24 +36,37 @@ interface IApiKeyRegistry {
     /// @notice The hash does not identify an active key.
     error KeyNotActive(bytes32 keyHash, KeyStatus status);
 
+    /// @notice A wallet committed to a key hash it will register (the hash stays hidden until then).
+    /// @param wallet The committing wallet.
+    /// @param commitment keccak256(abi.encode(wallet, keyHash)).
+    /// @param blockNumber Block of the (first) commitment; registration is possible from the next block on.
+    event KeyCommitted(address indexed wallet, bytes32 indexed commitment, uint64 blockNumber);
     /// @notice A wallet registered a key.
     /// @param wallet The wallet whose credits the key spends.
     /// @param keyHash keccak256 of the key's UTF-8 text.
     /// @param timestamp Block time of the registration.
     event KeyRegistered(address indexed wallet, bytes32 indexed keyHash, uint64 timestamp);
-    /// @notice A wallet revoked its key (alone or as the first half of a rotation).
+    /// @notice A wallet revoked its key (alone or as the first half of a rotation), or lost a hash it had copied to
+    /// the wallet with the earlier commitment.
     event KeyRevoked(address indexed wallet, bytes32 indexed keyHash, uint64 timestamp);
     /// @notice An operator suspended the wallet's key for a policy violation.
     event KeySuspended(address indexed wallet, bytes32 indexed keyHash, uint64 timestamp);
     /// @notice An operator lifted the suspension.
     event KeyUnsuspended(address indexed wallet, bytes32 indexed keyHash, uint64 timestamp);
 
-    /// @notice Registers the caller's key. Reverts if the caller already has an active key.
-    /// @param keyHash keccak256 of the key's UTF-8 text.
+    /// @notice Commits the caller to a key hash it will register or rotate to in a later block.
+    /// @dev Committing again to the same hash keeps the first commitment's block.
+    /// @param commitment keccak256(abi.encode(msg.sender, keyHash)).
+    function commitKey(bytes32 commitment) external;
+
+    /// @notice Registers the caller's committed key. Reverts if the caller already has an active key.
+    /// @dev If another wallet holds the hash under a later commitment (it copied the hash from this pending
+    /// registration), the hash moves to the caller and the copier's record is revoked.
+    /// @param keyHash keccak256 of the key's UTF-8 text, committed by the caller in an earlier block.
     function registerKey(bytes32 keyHash) external;
 
-    /// @notice Revokes the caller's key and registers a new one, atomically.
-    /// @param newKeyHash keccak256 of the new key.
+    /// @notice Revokes the caller's key and registers a new committed one, atomically.
+    /// @param newKeyHash keccak256 of the new key, committed by the caller in an earlier block.
     function rotateKey(bytes32 newKeyHash) external;
 
     /// @notice Revokes the caller's key; no spending through it is possible afterwards.
@@ -69,6 +90,11 @@ interface IApiKeyRegistry {
     /// @return status Its status.
     /// @return createdAt Block time of its registration.
     function keyOf(address wallet) external view returns (bytes32 keyHash, KeyStatus status, uint64 createdAt);
+
+    /// @notice The block of `wallet`'s commitment to `keyHash` (zero: none, or consumed by a registration).
+    /// @param wallet The committing wallet.
+    /// @param keyHash The committed hash.
+    function commitmentBlock(address wallet, bytes32 keyHash) external view returns (uint64);
 
     /// @notice The wallet a key hash was registered by (zero if never) and its status.
     function statusOfKey(bytes32 keyHash) external view returns (address wallet, KeyStatus status);

@@ -32,6 +32,27 @@ interface IModelCatalog {
         string ownedBy;
     }
 
+    /// @notice What a scheduled catalog change does.
+    enum ChangeKind {
+        Add,
+        Update,
+        Retire
+    }
+
+    /// @notice A model listed at deployment (constructor), without the change delay.
+    struct LaunchModel {
+        string modelId;
+        ModelParams params;
+    }
+
+    /// @notice A scheduled catalog change, applicable from `readyAt` on (`readyAt` zero: none).
+    struct PendingChange {
+        ChangeKind kind;
+        uint64 readyAt;
+        string modelId;
+        ModelParams params;
+    }
+
     /// @notice A model with this id exists already.
     error ModelAlreadyExists(bytes32 modelKey, string modelId);
     /// @notice No model has this key.
@@ -44,6 +65,32 @@ interface IModelCatalog {
     error ModelParamsInvalid(bytes32 modelKey);
     /// @notice The catalog is full (the compact index space is exhausted).
     error CatalogFull();
+
+    /// @notice No scheduled change has this id (never scheduled, applied or cancelled).
+    error ModelChangeUnknown(uint256 changeId);
+    /// @notice The change's delay has not passed yet.
+    error ModelChangeNotReady(uint256 changeId, uint64 readyAt);
+
+    /// @notice Governance scheduled a catalog change; it may apply from `readyAt` on, so wallets see it coming.
+    /// @param changeId Id to apply or cancel it with.
+    /// @param modelKey keccak256 of `modelId`.
+    /// @param kind Add, update or retire.
+    /// @param modelId The model's stable string id.
+    /// @param params The new tier, prices, window and labels (empty for a retirement).
+    /// @param readyAt Earliest time `applyModelChange` accepts it.
+    event ModelChangeScheduled(
+        uint256 indexed changeId,
+        bytes32 indexed modelKey,
+        ChangeKind kind,
+        string modelId,
+        ModelParams params,
+        uint64 readyAt
+    );
+    /// @notice Governance withdrew a scheduled change before it applied.
+    event ModelChangeCancelled(uint256 indexed changeId, bytes32 indexed modelKey);
+    /// @notice A scheduled change applied (followed, in the same transaction, by `ModelAdded`, `ModelUpdated` or
+    /// `ModelRetired`).
+    event ModelChangeApplied(uint256 indexed changeId, bytes32 indexed modelKey);
 
     /// @notice Governance added a model.
     /// @param modelKey keccak256 of `modelId`.
@@ -75,17 +122,38 @@ interface IModelCatalog {
     /// @notice Governance retired a model; new jobs for it are refused, open ones still settle.
     event ModelRetired(bytes32 indexed modelKey, string modelId, uint64 timestamp);
 
-    /// @notice Adds a model. Governance only.
-    /// @param modelId Stable string id (1-64 bytes).
+    /// @notice Schedules adding a model (governance only); it may apply after the change delay.
+    /// @param modelId Stable string id (1-64 bytes), not yet in the catalog.
     /// @param params Tier, prices, window and labels.
-    /// @return modelKey keccak256 of `modelId`.
-    function addModel(string calldata modelId, ModelParams calldata params) external returns (bytes32 modelKey);
+    /// @return changeId Id to apply or cancel the change with.
+    function scheduleAddModel(string calldata modelId, ModelParams calldata params) external returns (uint256 changeId);
 
-    /// @notice Updates a listed model. Governance only.
-    function updateModel(string calldata modelId, ModelParams calldata params) external;
+    /// @notice Schedules new tier, prices, window or labels for a listed model (governance only).
+    /// @param modelId A listed model's id.
+    /// @param params Tier, prices, window and labels it will have.
+    /// @return changeId Id to apply or cancel the change with.
+    function scheduleUpdateModel(
+        string calldata modelId,
+        ModelParams calldata params
+    ) external returns (uint256 changeId);
 
-    /// @notice Retires a model for good. Governance only.
-    function retireModel(string calldata modelId) external;
+    /// @notice Schedules retiring a listed model for good (governance only).
+    /// @param modelId A listed model's id.
+    /// @return changeId Id to apply or cancel the change with.
+    function scheduleRetireModel(string calldata modelId) external returns (uint256 changeId);
+
+    /// @notice Applies a scheduled change whose delay has passed; anyone may call it.
+    /// @param changeId The id `ModelChangeScheduled` announced.
+    /// @return modelKey The model changed.
+    function applyModelChange(uint256 changeId) external returns (bytes32 modelKey);
+
+    /// @notice Withdraws a scheduled change before it applies (governance only).
+    /// @param changeId The id `ModelChangeScheduled` announced.
+    function cancelModelChange(uint256 changeId) external;
+
+    /// @notice When a scheduled change may apply (zero: no such change pending).
+    /// @param changeId The id `ModelChangeScheduled` announced.
+    function changeReadyAt(uint256 changeId) external view returns (uint64);
 
     /// @notice Pricing of a listed (not retired) model; reverts otherwise.
     /// @return index Compact index.

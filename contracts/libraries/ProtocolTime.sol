@@ -18,6 +18,9 @@ library ProtocolTime {
     /// @notice Delay of `AccessControlDefaultAdminRules` on every contract: a new admin takes over only this long
     /// after the current one starts the transfer (and only once the new one accepts).
     uint48 internal constant ADMIN_TRANSFER_DELAY = 2 days;
-    /// @notice Delay before a scheduled protocol-fee or treasury change takes effect.
+    /// @notice Delay before a scheduled protocol-fee or treasury change, role grant or catalog change takes effect.
     uint64 internal constant CONFIG_CHANGE_DELAY = 2 days;
+    /// @notice A pending admin transfer may be accepted only this long after it became acceptable; later it has
+    /// expired and must be begun again (so a forgotten transfer cannot be accepted months later).
+    uint48 internal constant ADMIN_TRANSFER_EXPIRY = 7 days;
 }

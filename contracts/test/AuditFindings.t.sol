@@ -666,31 +666,31 @@ contract AuditFindingsTest is EscrowFixture {
 
     function test_L4_constructorsRejectInvalidOrInconsistentParameters() public {
         vm.expectRevert(abi.encodeWithSelector(IWorkerRegistry.WindowOutOfRange.selector, 59, 60, 1 days));
-        new WorkerRegistry(address(this), svc, catalog, treasury, MIN_STAKE, UNBONDING_DELAY, 59, ARBITRATION_WINDOW);
+        new WorkerRegistry(_noRoles(), svc, catalog, treasury, MIN_STAKE, UNBONDING_DELAY, 59, ARBITRATION_WINDOW);
         vm.expectRevert(IWorkerRegistry.ZeroAddress.selector);
-        new WorkerRegistry(address(this), svc, catalog, address(0), MIN_STAKE, UNBONDING_DELAY, 60, 1 days);
+        new WorkerRegistry(_noRoles(), svc, catalog, address(0), MIN_STAKE, UNBONDING_DELAY, 60, 1 days);
         vm.expectRevert(IWorkerRegistry.MinStakeZero.selector);
-        new WorkerRegistry(address(this), svc, catalog, treasury, 0, UNBONDING_DELAY, 60, 1 days);
+        new WorkerRegistry(_noRoles(), svc, catalog, treasury, 0, UNBONDING_DELAY, 60, 1 days);
         vm.expectRevert(
             abi.encodeWithSelector(IWorkerRegistry.UnbondingDelayTooShort.selector, 1 days, 1 days + 60 + 30 + 1)
         );
-        new WorkerRegistry(address(this), svc, catalog, treasury, MIN_STAKE, 1 days, 60, 1 days);
+        new WorkerRegistry(_noRoles(), svc, catalog, treasury, MIN_STAKE, 1 days, 60, 1 days);
 
         EighteenDecimalDollar eighteen = new EighteenDecimalDollar();
         vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.StablecoinDecimalsInvalid.selector, 18));
-        new CreditEscrow(address(this), IERC20(address(eighteen)), keys, catalog, workers, treasury, 1_000, 120);
+        new CreditEscrow(_noRoles(), IERC20(address(eighteen)), keys, catalog, workers, treasury, 1_000, 120);
         vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.WindowOutOfRange.selector, 0, 1, 1 days));
-        new CreditEscrow(address(this), usd, keys, catalog, workers, treasury, 1_000, 0);
-        ModelCatalog otherCatalog = new ModelCatalog(address(this), address(this));
+        new CreditEscrow(_noRoles(), usd, keys, catalog, workers, treasury, 1_000, 0);
+        ModelCatalog otherCatalog = new ModelCatalog(address(this), address(this), new IModelCatalog.LaunchModel[](0));
         vm.expectRevert(
             abi.encodeWithSelector(ICreditEscrow.CatalogMismatch.selector, address(otherCatalog), address(catalog))
         );
-        new CreditEscrow(address(this), usd, keys, otherCatalog, workers, treasury, 1_000, 120);
+        new CreditEscrow(_noRoles(), usd, keys, otherCatalog, workers, treasury, 1_000, 120);
         vm.expectRevert(ICreditEscrow.ZeroAddress.selector);
-        new CreditEscrow(address(this), usd, keys, catalog, workers, address(0), 1_000, 120);
+        new CreditEscrow(_noRoles(), usd, keys, catalog, workers, address(0), 1_000, 120);
 
         WorkerRegistry otherRegistry = new WorkerRegistry(
-            address(this),
+            _noRoles(),
             svc,
             catalog,
             treasury,
@@ -702,39 +702,36 @@ contract AuditFindingsTest is EscrowFixture {
         vm.expectRevert(
             abi.encodeWithSelector(DisputeManager.RegistryMismatch.selector, address(workers), address(otherRegistry))
         );
-        new DisputeManager(address(this), escrow, otherRegistry);
+        new DisputeManager(_noRoles(), escrow, otherRegistry);
         vm.expectRevert(ApiKeyRegistry.ZeroAddress.selector);
         new ApiKeyRegistry(address(this), address(0));
         vm.expectRevert(ModelCatalog.ZeroAddress.selector);
-        new ModelCatalog(address(this), address(0));
+        new ModelCatalog(address(this), address(0), new IModelCatalog.LaunchModel[](0));
     }
 
     // ================================================================ L5: key registration front-running
 
-    /// @dev The front-runner copies the victim's pending hash: it binds the hash to its own wallet, so every
-    /// request with that key bills the front-runner, who cannot make one (it does not know the key); the victim's
-    /// registration reverts before the key is ever shown and a fresh key registers normally.
-    function test_L5_frontRunningAKeyRegistrationIsHarmless() public {
-        address victim = address(0xF1C7);
+    /// @dev Issue 22 item 5: a front-runner that copies the victim's hash from its pending registration commits
+    /// after the victim did, so even when its own registration lands first the victim's takes the hash back.
+    /// Before commit–reveal this blocked 10 of 10 attempts; now it blocks none.
+    function test_L5_frontRunningAKeyRegistrationNeverBlocksIt() public {
         address frontRunner = address(0xF12E);
-        bytes32 victimHash = keccak256("svc_live_victimsRandomKey0123456789abcdef");
-        _registerKey(frontRunner, victimHash);
-        vm.expectRevert(abi.encodeWithSelector(IApiKeyRegistry.KeyHashAlreadyUsed.selector, victimHash));
-        _registerKey(victim, victimHash);
-
-        _deposit(victim, 1_000);
-        vm.prank(gateway);
-        vm.expectRevert(abi.encodeWithSelector(ICreditEscrow.InsufficientCredits.selector, frontRunner, 0, 50));
-        escrow.openJob(JOB, victimHash, maxModel, 1_000); // the key can only ever spend the front-runner's credits
-        vm.assertEq(_available(victim), 1_000, "victim's credits untouchable through the hash");
-
-        bytes32 fresh = keccak256("svc_live_victimsFreshKey0123456789abcdef");
-        _registerKey(victim, fresh);
-        (address owner, IApiKeyRegistry.KeyStatus status) = keys.statusOfKey(fresh);
-        vm.assertEq(owner, victim, "fresh key is the victim's");
-        vm.assertEq(uint8(status), uint8(IApiKeyRegistry.KeyStatus.Active), "active");
+        for (uint256 i; i < 10; ++i) {
+            address victim = address(uint160(0xF1C70 + i));
+            bytes32 victimHash = keccak256(abi.encode("svc_live_victimsRandomKey", i));
+            _commitKey(victim, victimHash); // the commitment hides the hash
+            // The victim's registration is pending: the front-runner sees the hash, commits and registers first.
+            _registerKey(frontRunner, victimHash);
+            vm.prank(victim);
+            keys.registerKey(victimHash);
+            (address owner, IApiKeyRegistry.KeyStatus status) = keys.statusOfKey(victimHash);
+            vm.assertEq(owner, victim, "the hash is the victim's");
+            vm.assertEq(uint8(status), uint8(IApiKeyRegistry.KeyStatus.Active), "active");
+            vm.assertEq(keys.activeWallet(victimHash), victim, "the key spends the victim's credits");
+            (bytes32 frontRunnerKey, , ) = keys.keyOf(frontRunner);
+            vm.assertEq(frontRunnerKey, bytes32(0), "the front-runner holds nothing");
+        }
     }
-
     // ================================================================ I: surplus sweep, reserve
 
     function test_I_sweepSurplusReturnsOnlyStablecoinAboveWhatIsOwed() public {
@@ -764,18 +761,19 @@ contract AuditFindingsTest is EscrowFixture {
     // ================================================================ helpers
 
     function _addSmallContextModel() private returns (bytes32) {
-        return
-            catalog.addModel(
-                "small-context",
-                IModelCatalog.ModelParams({
-                    tier: Tier.Max,
-                    creditsPerRequest: MAX_CPR,
-                    creditsPer1kTokens: MAX_CP1K,
-                    contextWindow: SMALL_CONTEXT,
-                    parameters: "test",
-                    ownedBy: "test"
-                })
-            );
+        uint256 changeId = catalog.scheduleAddModel(
+            "small-context",
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: MAX_CPR,
+                creditsPer1kTokens: MAX_CP1K,
+                contextWindow: SMALL_CONTEXT,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        _applyAfterDelay(changeId);
+        return keccak256("small-context");
     }
 
     function _settleJob(bytes32 jobId, uint32 completionTokens) private returns (Settlement memory) {
@@ -797,8 +795,16 @@ contract AuditFindingsTest is EscrowFixture {
     }
 
     function _escrowWith(IERC20 token) private returns (CreditEscrow quirky) {
-        quirky = new CreditEscrow(address(this), token, keys, catalog, workers, treasury, FEE_BPS, JOB_TIMEOUT);
-        quirky.grantRole(quirky.GATEWAY_ROLE(), gateway);
+        quirky = new CreditEscrow(
+            _roles(keccak256("GATEWAY_ROLE"), gateway),
+            token,
+            keys,
+            catalog,
+            workers,
+            treasury,
+            FEE_BPS,
+            JOB_TIMEOUT
+        );
     }
 
     function _blocklistEscrowWithOpenJob() private returns (BlocklistStablecoin token, CreditEscrow quirky) {

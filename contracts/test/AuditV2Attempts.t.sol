@@ -483,11 +483,13 @@ contract AuditV2AttemptsTest is EscrowFixture {
 
     // ================================================================ (5) key front-running
 
-    /// @dev A revoked or rotated-away hash cannot be claimed by anyone else later, by register or rotate.
+    /// @dev A revoked or rotated-away hash cannot be claimed by anyone else later, by register or rotate, even
+    /// with a commitment (it is later than the owner's).
     function test_keys_usedHashCanNeverBeRebound() public {
         vm.prank(wallet);
         keys.revokeKey();
         address thief = address(0xF12E);
+        _commitKey(thief, walletKeyHash);
         vm.prank(thief);
         vm.expectRevert(abi.encodeWithSelector(IApiKeyRegistry.KeyHashAlreadyUsed.selector, walletKeyHash));
         keys.registerKey(walletKeyHash);
@@ -517,18 +519,19 @@ contract AuditV2AttemptsTest is EscrowFixture {
     }
 
     function _addSmallContextModel() private returns (bytes32) {
-        return
-            catalog.addModel(
-                "small-context",
-                IModelCatalog.ModelParams({
-                    tier: Tier.Max,
-                    creditsPerRequest: MAX_CPR,
-                    creditsPer1kTokens: MAX_CP1K,
-                    contextWindow: SMALL_CONTEXT,
-                    parameters: "test",
-                    ownedBy: "test"
-                })
-            );
+        uint256 changeId = catalog.scheduleAddModel(
+            "small-context",
+            IModelCatalog.ModelParams({
+                tier: Tier.Max,
+                creditsPerRequest: MAX_CPR,
+                creditsPer1kTokens: MAX_CP1K,
+                contextWindow: SMALL_CONTEXT,
+                parameters: "test",
+                ownedBy: "test"
+            })
+        );
+        _applyAfterDelay(changeId);
+        return keccak256("small-context");
     }
 
     function _registerAttackerWorker(bytes32 model) private returns (address) {

@@ -9,6 +9,7 @@ import {CreditEscrow} from "../CreditEscrow.sol";
 import {DisputeManager} from "../DisputeManager.sol";
 import {WorkerRegistry} from "../WorkerRegistry.sol";
 import {EscrowModule} from "../escrow/EscrowModule.sol";
+import {RoleGrant} from "../access/DelayedAccessControl.sol";
 import {Receipt, Settlement} from "../types/Receipt.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
 import {BlocklistStablecoin} from "./utils/QuirkyStablecoins.sol";
@@ -147,7 +148,7 @@ contract ContractsV3Test is EscrowFixture {
     function test_slash_verdictStandsWhenTheStakeTokenRefusesTheTransfer() public {
         BlocklistStablecoin stake = new BlocklistStablecoin();
         WorkerRegistry registry = new WorkerRegistry(
-            address(this),
+            _roles(keccak256("SLASHER_ROLE"), address(this)),
             IERC20(address(stake)),
             catalog,
             treasury,
@@ -156,7 +157,6 @@ contract ContractsV3Test is EscrowFixture {
             DISPUTE_WINDOW,
             ARBITRATION_WINDOW
         );
-        registry.grantRole(registry.SLASHER_ROLE(), address(this));
         address staker = vm.addr(0x57A4E);
         stake.mint(staker, 1_000);
         bytes32[] memory models = new bytes32[](1);
@@ -357,8 +357,14 @@ contract ContractsV3Test is EscrowFixture {
         returns (BlocklistStablecoin token, CreditEscrow quirky, DisputeManager manager)
     {
         token = new BlocklistStablecoin();
+        // The manager is deployed right after the escrow: its address is known before, for the escrow's roles.
+        address predictedManager = vm.computeCreateAddress(address(this), vm.getNonce(address(this)) + 1);
+        RoleGrant[] memory escrowRoles = new RoleGrant[](3);
+        escrowRoles[0] = RoleGrant(bytes32(0), address(this));
+        escrowRoles[1] = RoleGrant(keccak256("GATEWAY_ROLE"), gateway);
+        escrowRoles[2] = RoleGrant(keccak256("DISPUTE_ROLE"), predictedManager);
         quirky = new CreditEscrow(
-            address(this),
+            escrowRoles,
             IERC20(address(token)),
             keys,
             catalog,
@@ -367,12 +373,16 @@ contract ContractsV3Test is EscrowFixture {
             FEE_BPS,
             JOB_TIMEOUT
         );
-        manager = new DisputeManager(address(this), quirky, workers);
-        quirky.grantRole(quirky.GATEWAY_ROLE(), gateway);
-        quirky.grantRole(quirky.DISPUTE_ROLE(), address(manager));
+        RoleGrant[] memory managerRoles = new RoleGrant[](3);
+        managerRoles[0] = RoleGrant(bytes32(0), address(this));
+        managerRoles[1] = RoleGrant(keccak256("GATEWAY_ROLE"), gateway);
+        managerRoles[2] = RoleGrant(keccak256("ARBITER_ROLE"), arbiter);
+        manager = new DisputeManager(managerRoles, quirky, workers);
+        vm.assertEq(address(manager), predictedManager, "manager at its predicted address");
+        // A role grant waits for its delay (issue 22 item 2): scheduled, then applied after it.
         workers.grantRole(workers.SLASHER_ROLE(), address(manager));
-        manager.grantRole(manager.GATEWAY_ROLE(), gateway);
-        manager.grantRole(manager.ARBITER_ROLE(), arbiter);
+        vm.warp(workers.roleGrantReadyAt(workers.SLASHER_ROLE(), address(manager)));
+        workers.grantRole(workers.SLASHER_ROLE(), address(manager));
         token.mint(wallet, 10_000_000);
         vm.startPrank(wallet);
         token.approve(address(quirky), 10_000_000);

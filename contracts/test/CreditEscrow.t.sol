@@ -211,7 +211,7 @@ contract CreditEscrowTest is EscrowFixture {
     }
 
     function test_openJob_revertsIfModelRetired() public {
-        catalog.retireModel(MAX_MODEL_ID);
+        _applyAfterDelay(catalog.scheduleRetireModel(MAX_MODEL_ID));
         vm.expectRevert(abi.encodeWithSelector(IModelCatalog.ModelIsRetired.selector, maxModel));
         _openJob(JOB, maxModel, 100);
     }
@@ -219,12 +219,8 @@ contract CreditEscrowTest is EscrowFixture {
     /// @dev The escrow caches each price version the first time one of its jobs settles (gas); a repricing hands
     /// out a new version, so a job settles at the prices it was opened at whether or not its version is cached.
     function test_settle_chargesEachJobItsOpeningPricesThroughTheVersionCache() public {
-        bytes32 cachedFirst = bytes32(uint256(JOB) + 10);
-        _openJob(cachedFirst, maxModel, 1_000);
-        Receipt memory warmUp = _receipt(cachedFirst, 600);
-        _settle(warmUp, _sign(WORKER_PK, warmUp)); // fills the cache for the max model's first version
-        _openJob(JOB, maxModel, 1_000);
-        catalog.updateModel(
+        // The repricing is scheduled first and applied between the two jobs (it waits the catalog's delay).
+        uint256 repricing = catalog.scheduleUpdateModel(
             MAX_MODEL_ID,
             IModelCatalog.ModelParams({
                 tier: Tier.Max,
@@ -235,6 +231,13 @@ contract CreditEscrowTest is EscrowFixture {
                 ownedBy: "test"
             })
         );
+        vm.warp(catalog.changeReadyAt(repricing));
+        bytes32 cachedFirst = bytes32(uint256(JOB) + 10);
+        _openJob(cachedFirst, maxModel, 1_000);
+        Receipt memory warmUp = _receipt(cachedFirst, 600);
+        _settle(warmUp, _sign(WORKER_PK, warmUp)); // fills the cache for the max model's first version
+        _openJob(JOB, maxModel, 1_000);
+        catalog.applyModelChange(repricing);
         bytes32 repriced = bytes32(uint256(JOB) + 11);
         _openJob(repriced, maxModel, 1_000);
 
@@ -267,8 +270,10 @@ contract CreditEscrowTest is EscrowFixture {
     }
 
     function test_settle_succeedsIfModelRetiredWhileOpen() public {
+        uint256 retirement = catalog.scheduleRetireModel(MAX_MODEL_ID);
+        vm.warp(catalog.changeReadyAt(retirement));
         _openJob(JOB, maxModel, 2_000);
-        catalog.retireModel(MAX_MODEL_ID);
+        catalog.applyModelChange(retirement);
         (uint256 charged, , , ) = _settleAndMeasure(JOB, 1_200);
         vm.assertEq(charged, 54, "charged as listed");
     }

@@ -143,7 +143,7 @@ contract ReceiptTest is EscrowFixture {
 
     function test_settle_revertsIfSignedUnderAnotherEscrowDomain() public {
         CreditEscrow otherEscrow = new CreditEscrow(
-            address(this),
+            _noRoles(),
             usd,
             keys,
             catalog,

@@ -1,13 +1,22 @@
-// Deploys the seven contracts with viem, wires their roles, lists the launch catalog and writes the
-// deployments file (docs/DESIGN.md). Mints nothing: funding is `fundLocal.ts`'s job.
+// Deploys the seven contracts with viem and writes the deployments file (docs/DESIGN.md). Every role and the launch
+// catalog are constructor arguments: they are the only grants and listings that apply without the 2-day delay
+// (DelayedAccessControl, ModelCatalog), so the deployment needs no transaction after the contracts exist, except
+// ETH for extra local gateway signers. Mints nothing: funding is `fundLocal.ts`'s job.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type Abi, type Account, type Address, type Hash, type Hex, encodeDeployData, keccak256, toBytes } from "viem";
 import {
-  creditEscrowAbi,
-  disputeManagerAbi,
+  type Account,
+  type Address,
+  type Hash,
+  type Hex,
+  encodeDeployData,
+  getContractAddress,
+  keccak256,
+  toBytes,
+  zeroHash,
+} from "viem";
+import {
   modelCatalogAbi,
-  workerRegistryAbi,
   type Deployment,
   type DeploymentJson,
   parseDeployment,
@@ -69,6 +78,10 @@ export interface DeployContractsOptions {
   models?: readonly CatalogModel[];
   /** ETH (wei) the deployer sends each extra gateway signer that holds less (local chains). */
   fundExtraGatewaysWei?: bigint;
+  /** Refuse to deploy unless the node reports this chain id (public chains: a wrong RPC URL must not deploy). */
+  expectedChainId?: number;
+  /** Told each contract's ABI-encoded constructor arguments (hex, no 0x), for source verification. */
+  onConstructorArguments?: (name: DeployableName, encoded: string) => void;
 }
 
 /** The local stack's role holders. */
@@ -85,20 +98,54 @@ export function localDeployAccounts(): DeployAccounts {
 
 const roleId = (name: string): Hex => keccak256(toBytes(name));
 
+/** One constructor role grant (contracts/access/DelayedAccessControl.sol `RoleGrant`). */
+interface RoleGrant {
+  role: Hex;
+  account: Address;
+}
+const grant = (name: string, account: Address): RoleGrant => ({ role: roleId(name), account });
+
 /** Deploys, wires and seeds everything; returns (and optionally writes) the deployments record. */
 export async function deployContracts(options: DeployContractsOptions): Promise<Deployment> {
   const params: DeployParams = { ...DEFAULT_DEPLOY_PARAMS, ...options.params };
   const accounts = options.accounts ?? localDeployAccounts();
   const admin = accounts.deployer.address;
   const clients = await createChainClients(options.rpcUrl, accounts.deployer);
+  const deploy = (name: DeployableName, args: readonly unknown[]) =>
+    deployOne(clients, name, args, options.onConstructorArguments);
+  if (options.expectedChainId !== undefined && clients.chain.id !== options.expectedChainId) {
+    throw new Error(`the node at ${options.rpcUrl} is chain ${clients.chain.id}, not ${options.expectedChainId}`);
+  }
   const startBlock = await clients.publicClient.getBlockNumber();
+  const catalogModels = options.models ?? LAUNCH_CATALOG;
+  const gateways = [accounts.gateway, ...(accounts.extraGateways ?? [])];
+  // The default admin is every contract's first constructor role (DelayedAccessControl).
+  const adminGrant: RoleGrant = { role: zeroHash, account: admin };
 
-  const stablecoin = await deploy(clients, "Stablecoin", [admin]);
-  const stakeToken = await deploy(clients, "StakeToken", [admin]);
-  const apiKeyRegistry = await deploy(clients, "ApiKeyRegistry", [admin, accounts.operator]);
-  const modelCatalog = await deploy(clients, "ModelCatalog", [admin, admin]);
-  const workerRegistry = await deploy(clients, "WorkerRegistry", [
+  const stablecoin = await deploy("Stablecoin", [admin]);
+  const stakeToken = await deploy("StakeToken", [admin]);
+  const apiKeyRegistry = await deploy("ApiKeyRegistry", [admin, accounts.operator]);
+  const modelCatalog = await deploy("ModelCatalog", [
     admin,
+    admin,
+    catalogModels.map((model) => ({
+      modelId: model.id,
+      params: {
+        tier: tierIndex(model.tier),
+        creditsPerRequest: model.creditsPerRequest,
+        creditsPer1kTokens: model.creditsPer1kTokens,
+        contextWindow: model.contextWindow,
+        parameters: model.parameters,
+        ownedBy: model.ownedBy,
+      },
+    })),
+  ]);
+  // The registry and the escrow name the dispute manager in their constructors; it is the deployer's third
+  // creation from here (registry, escrow, dispute manager), so its address is known in advance.
+  const nonce = await clients.publicClient.getTransactionCount({ address: admin, blockTag: "pending" });
+  const predictedDisputeManager = getContractAddress({ from: admin, nonce: BigInt(nonce + 2) });
+  const workerRegistry = await deploy("WorkerRegistry", [
+    [adminGrant, grant("SLASHER_ROLE", predictedDisputeManager)],
     stakeToken,
     modelCatalog,
     accounts.treasury,
@@ -107,8 +154,13 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     BigInt(params.disputeWindow),
     BigInt(params.arbitrationWindow),
   ]);
-  const creditEscrow = await deploy(clients, "CreditEscrow", [
-    admin,
+  const creditEscrow = await deploy("CreditEscrow", [
+    [
+      adminGrant,
+      grant("PAUSER_ROLE", admin),
+      grant("DISPUTE_ROLE", predictedDisputeManager),
+      ...gateways.map((gateway) => grant("GATEWAY_ROLE", gateway)),
+    ],
     stablecoin,
     apiKeyRegistry,
     modelCatalog,
@@ -118,29 +170,14 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     BigInt(params.jobTimeout),
   ]);
   // The escrow reads the dispute window and the dispute manager the arbitration window from the registry.
-  const disputeManager = await deploy(clients, "DisputeManager", [admin, creditEscrow, workerRegistry]);
-
-  const grants: [Address, Abi, string, Address][] = [
-    [creditEscrow, creditEscrowAbi, "GATEWAY_ROLE", accounts.gateway],
-    [creditEscrow, creditEscrowAbi, "PAUSER_ROLE", admin],
-    [creditEscrow, creditEscrowAbi, "DISPUTE_ROLE", disputeManager],
-    [workerRegistry, workerRegistryAbi, "SLASHER_ROLE", disputeManager],
-    [disputeManager, disputeManagerAbi, "GATEWAY_ROLE", accounts.gateway],
-    [disputeManager, disputeManagerAbi, "ARBITER_ROLE", accounts.arbiter],
-    ...(accounts.extraGateways ?? []).flatMap((gateway): [Address, Abi, string, Address][] => [
-      [creditEscrow, creditEscrowAbi, "GATEWAY_ROLE", gateway],
-      [disputeManager, disputeManagerAbi, "GATEWAY_ROLE", gateway],
-    ]),
-  ];
-  for (const [contract, abi, role, holder] of grants) {
-    await send(clients, () =>
-      clients.walletClient.writeContract({
-        address: contract,
-        abi,
-        functionName: "grantRole",
-        args: [roleId(role), holder],
-      }),
-    );
+  const disputeManager = await deploy("DisputeManager", [
+    [adminGrant, grant("ARBITER_ROLE", accounts.arbiter), ...gateways.map((gateway) => grant("GATEWAY_ROLE", gateway))],
+    creditEscrow,
+    workerRegistry,
+  ]);
+  if (disputeManager.toLowerCase() !== predictedDisputeManager.toLowerCase()) {
+    // Another transaction from the deployer key landed in between: the roles name the wrong contract.
+    throw new Error(`dispute manager at ${disputeManager}, roles granted to ${predictedDisputeManager}`);
   }
 
   const fund = options.fundExtraGatewaysWei;
@@ -150,25 +187,7 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   }
 
   const models: Deployment["models"] = [];
-  for (const model of options.models ?? LAUNCH_CATALOG) {
-    await send(clients, () =>
-      clients.walletClient.writeContract({
-        address: modelCatalog,
-        abi: modelCatalogAbi,
-        functionName: "addModel",
-        args: [
-          model.id,
-          {
-            tier: tierIndex(model.tier),
-            creditsPerRequest: model.creditsPerRequest,
-            creditsPer1kTokens: model.creditsPer1kTokens,
-            contextWindow: model.contextWindow,
-            parameters: model.parameters,
-            ownedBy: model.ownedBy,
-          },
-        ],
-      }),
-    );
+  for (const model of catalogModels) {
     const key = modelKeyOf(model.id);
     const stored = await clients.publicClient.readContract({
       address: modelCatalog,
@@ -218,11 +237,16 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
   return deployment;
 }
 
-async function deploy(clients: ChainClients, name: DeployableName, args: readonly unknown[]): Promise<Address> {
+async function deployOne(
+  clients: ChainClients,
+  name: DeployableName,
+  args: readonly unknown[],
+  onConstructorArguments?: (name: DeployableName, encoded: string) => void,
+): Promise<Address> {
   const { abi, bytecode } = readArtifact(name);
-  const receipt = await send(clients, () =>
-    clients.walletClient.sendTransaction({ data: encodeDeployData({ abi, bytecode, args }) }),
-  );
+  const data = encodeDeployData({ abi, bytecode, args });
+  onConstructorArguments?.(name, data.slice(bytecode.length));
+  const receipt = await send(clients, () => clients.walletClient.sendTransaction({ data }));
   if (!receipt.contractAddress) throw new Error(`${name}: deployment created no contract`);
   return receipt.contractAddress;
 }

@@ -1,6 +1,12 @@
 import { createPublicClient, createWalletClient, http, type Account, type Address, type Hex } from "viem";
 import { hardhat } from "viem/chains";
-import { CREDITS_PER_USDG, apiKeyRegistryAbi, keyHashOf, generateApiKey } from "@credit-metered/client";
+import {
+  CREDITS_PER_USDG,
+  apiKeyRegistryAbi,
+  keyCommitmentOf,
+  keyHashOf,
+  generateApiKey,
+} from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { loadDeployment } from "@credit-metered/client/node";
 import { USDG_UNIT, fundDisputeReserve, fundWallet } from "../deploy/fundLocal.js";
@@ -20,23 +26,30 @@ export async function fundReserve(chain: LocalChain, usdg: bigint): Promise<void
   await fundDisputeReserve({ rpcUrl: chain.rpcUrl, deployment }, usdg * USDG_UNIT);
 }
 
-/** Registers `apiKey`'s keccak hash from `wallet` (the wallet's one key) and returns the transaction. */
+/**
+ * Registers `apiKey`'s keccak hash from `wallet` (the wallet's one key) and returns the registration transaction:
+ * first the commitment, then, once it is mined, the registration (ApiKeyRegistry's commit–reveal).
+ */
 export async function registerApiKey(chain: LocalChain, wallet: Account, apiKey: string): Promise<Hex> {
   const deployment = loadDeployment(chain.deploymentsFile);
   const viemChain = { ...hardhat, id: deployment.chainId };
   const transport = http(chain.rpcUrl);
-  const hash = await createWalletClient({ account: wallet, chain: viemChain, transport }).writeContract({
-    address: deployment.contracts.apiKeyRegistry,
-    abi: apiKeyRegistryAbi,
-    functionName: "registerKey",
-    args: [keyHashOf(apiKey)],
-  });
-  const receipt = await createPublicClient({ chain: viemChain, transport }).waitForTransactionReceipt({
-    hash,
-    pollingInterval: 50,
-  });
-  if (receipt.status !== "success") throw new Error(`registerKey ${hash} reverted`);
-  return hash;
+  const walletClient = createWalletClient({ account: wallet, chain: viemChain, transport });
+  const publicClient = createPublicClient({ chain: viemChain, transport });
+  const keyHash = keyHashOf(apiKey);
+  const mined = async (functionName: "commitKey" | "registerKey", arg: Hex): Promise<Hex> => {
+    const hash = await walletClient.writeContract({
+      address: deployment.contracts.apiKeyRegistry,
+      abi: apiKeyRegistryAbi,
+      functionName,
+      args: [arg],
+    });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== "success") throw new Error(`${functionName} ${hash} reverted`);
+    return hash;
+  };
+  await mined("commitKey", keyCommitmentOf(wallet.address, keyHash));
+  return mined("registerKey", keyHash);
 }
 
 export type DemoSeed = { wallet: Address; apiKey: string; credits: number };

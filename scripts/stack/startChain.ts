@@ -10,6 +10,8 @@ export type StartChainOptions = {
   logFile?: string;
   echo?: boolean;
   readyTimeoutMs?: number;
+  /** Chain id of the node (default Hardhat's 31337); another one stands in for a public chain in tests. */
+  chainId?: number;
 };
 
 export type RunningChain = {
@@ -22,13 +24,20 @@ export type RunningChain = {
   stop: () => Promise<void>;
 };
 
-/** Starts `hardhat node` (chain 31337, Hardhat's default accounts) and waits until it answers JSON-RPC. */
+/** Starts `hardhat node` (chain 31337 unless told, Hardhat's default accounts) and waits until it answers. */
 export async function startChain(options: StartChainOptions): Promise<RunningChain> {
   await assertPortFree(options.port, "hardhat node");
   const rpcUrl = `http://127.0.0.1:${options.port}`;
   const handle = spawnChild({
     command: path.join(repoRoot, "node_modules/.bin/hardhat"),
-    args: ["node", "--hostname", "127.0.0.1", "--port", String(options.port)],
+    args: [
+      "node",
+      "--hostname",
+      "127.0.0.1",
+      "--port",
+      String(options.port),
+      ...(options.chainId ? ["--chain-id", String(options.chainId)] : []),
+    ],
     cwd: repoRoot,
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.echo ? { echo: options.echo } : {}),

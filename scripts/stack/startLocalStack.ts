@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import type { Hex } from "viem";
 import { isPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
 import { LAUNCH_CATALOG, type Deployment } from "@credit-metered/client";
@@ -68,6 +69,12 @@ export type LocalStackOptions = {
   /** Gateway processes (default 1). Each has its own signer with the gateway roles (scripts/deploy/localGateways.ts)
    *  and its own GATEWAY_ID; with more than one, a proxy on `ports.api` spreads requests over them. */
   gateways?: number;
+  /** Test stacks: spare catalog models listed at deployment, per test shape (scripts/deploy/spareModels.ts); a
+   *  catalog change waits 2 days, so tests claim these instead of adding models. Default 0. */
+  spareModels?: number;
+  /** Test stacks: local gateway signers with the gateway roles but no gateway process (a test's second opener),
+   *  after the `gateways` ones (scripts/deploy/localGateways.ts). Default 0. */
+  spareGatewaySigners?: number;
   /** Seconds between blocks once the stack is set up (interval mining); absent: automine, a block per transaction. */
   chainBlockTime?: number;
   /** The escrow's job timeout in seconds (default 120, the spec's); test stacks shorten it. */
@@ -98,6 +105,8 @@ export type StackInfo = {
   databaseUrl: string;
   gatewayToken: string;
   workers: { address: string; endpoint: string; models: string[] }[];
+  /** Private keys (local, public) of the spare gateway signers: gateway roles from deployment, no process. */
+  spareGatewaySignerKeys: Hex[];
   demo: DemoSeed;
   stateDir: string;
   ports: StackPorts;
@@ -160,6 +169,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const gatewayCount = options.gateways ?? 1;
   if (!Number.isInteger(gatewayCount) || gatewayCount < 1 || gatewayCount > MAX_LOCAL_GATEWAYS)
     throw new Error(`gateways: 1 to ${MAX_LOCAL_GATEWAYS}`);
+  // Gateway signers with roles: the gateway processes' and the spare ones tests use as a second opener.
+  const signerCount = gatewayCount + (options.spareGatewaySigners ?? 0);
+  if (signerCount > MAX_LOCAL_GATEWAYS) throw new Error(`at most ${MAX_LOCAL_GATEWAYS} gateway signers`);
   const stops: { name: string; stop: () => Promise<void>; timeoutMs?: number }[] = [];
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -201,7 +213,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         "--out",
         deploymentsFile,
         ...(options.jobTimeoutSeconds ? ["--job-timeout", String(options.jobTimeoutSeconds)] : []),
-        ...(gatewayCount > 1 ? ["--gateway-count", String(gatewayCount)] : []),
+        ...(signerCount > 1 ? ["--gateway-count", String(signerCount)] : []),
+        ...(options.spareModels ? ["--spare-models", String(options.spareModels)] : []),
       ],
       { logFile: path.join(logDir, "deploy.log"), echo },
     );
@@ -326,6 +339,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       databaseUrl: postgres.databaseUrl,
       gatewayToken,
       workers: workers.map(({ address, endpoint, models }) => ({ address, endpoint, models })),
+      spareGatewaySignerKeys: Array.from({ length: signerCount - gatewayCount }, (_, i) =>
+        localGatewayPrivateKey(gatewayCount + i),
+      ),
       demo,
       stateDir,
       ports: options.ports,

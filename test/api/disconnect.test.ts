@@ -4,7 +4,7 @@ import { chatBody, openaiFor, waitForJobStatus } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 // A worker whose every completion is 1,200 tokens long (4 s at 300 tokens/s): long enough to be priced per
 // token (standard tier: 8 + ceil((1,200 - 500) × 4 / 1,000) = 11 credits) and to be cut off early.
@@ -17,8 +17,7 @@ describe("client disconnect mid-stream", () => {
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    modelId = uniqueModelId("slow");
-    await addCatalogModel(modelId, { tier: "standard" });
+    modelId = await claimCatalogModel("slow", { tier: "standard" });
     await startExtraWorker(
       { models: [modelId], tokensPerSecond: 300, minOutputTokens: FULL_TOKENS, maxOutputTokens: FULL_TOKENS },
       client.apiKey,

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { expectErrorBody, rawRequest, waitForJobStatus, type Job } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, disputeManagerAbi, publicClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 const HONEST_MODEL = "llama-3.2-3b-instruct";
 
@@ -148,8 +148,7 @@ describe("a worker whose proof does not match the relayed output", () => {
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    cheatingModel = uniqueModelId("wrong-hash");
-    await addCatalogModel(cheatingModel, { tier: "lite" });
+    cheatingModel = await claimCatalogModel("wrong-hash", { tier: "lite" });
     await startExtraWorker({ models: [cheatingModel], fault: "wrong_hash" }, client.apiKey);
   });
 

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { chatBody, expectErrorBody, openaiFor, rawRequest } from "../support/api.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet } from "../support/wallets.js";
-import { addCatalogModel, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel } from "../support/workers.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
 const MODEL = "llama-3.2-3b-instruct";
@@ -99,8 +99,7 @@ describe("model and capacity errors", () => {
   });
 
   it("error: no_workers_available (503) with model and retry_after for a listed model nobody hosts", async () => {
-    const modelId = uniqueModelId("unhosted");
-    await addCatalogModel(modelId, { tier: "lite" });
+    const modelId = await claimCatalogModel("unhosted", { tier: "lite" });
     let response = await complete(chatBody(modelId));
     // The gateway learns of the new catalog entry through the index.
     await waitFor("the catalog entry indexed", async () => {

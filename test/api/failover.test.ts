@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { chatBody, rawRequest, sseData } from "../support/api.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId, waitUntilModelHasWorkers } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker, waitUntilModelHasWorkers } from "../support/workers.js";
 import type { RunningWorker } from "../../scripts/stack/startWorkers.js";
 
 describe("failover between workers", () => {
@@ -11,8 +11,7 @@ describe("failover between workers", () => {
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    modelId = uniqueModelId("failover");
-    await addCatalogModel(modelId, { tier: "lite" });
+    modelId = await claimCatalogModel("failover", { tier: "lite" });
     await startExtraWorker({ models: [modelId], fault: "fail_before_first_token" }, client.apiKey);
     healthy = await startExtraWorker({ models: [modelId] }, client.apiKey);
     await waitUntilModelHasWorkers(modelId, client.apiKey, 2);

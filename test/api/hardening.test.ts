@@ -9,7 +9,7 @@ import { chatBody, expectErrorBody, rawRequest, waitForJobStatus, type Job, type
 import { accountOf, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 // Issue 11 ("Hardening"): one describe per item, each a regression test against the real stack.
 
@@ -392,8 +392,7 @@ describe("item 8: without max_tokens a balance that covers the tier price is eno
   beforeAll(async () => {
     // A max-tier model (40 per request, 20 per 1k) whose worker always writes more than 700 tokens, so a capped
     // max_tokens shows in the output.
-    model = uniqueModelId("capped");
-    await addCatalogModel(model, { tier: "max", contextWindow: 128_000 });
+    model = await claimCatalogModel("capped", { tier: "max", contextWindow: 128_000 });
     client = await createClientWallet({ usdg: 1n });
     await startExtraWorker(
       { models: [model], minOutputTokens: 700, maxOutputTokens: 720, tokensPerSecond: 20_000, ttftMs: 5 },

@@ -11,7 +11,7 @@ import { accountOf, freshAccount, mined, walletClient } from "../support/chain.j
 import { startExtraGateway } from "../support/gateways.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 // Issue 23 ("Hardening v2"): one describe per item, each against the real stack. Item 2 (webhook isolation) is
 // test/webhooks/isolation.test.ts; item 5 (refund_tx) is api/jobs/jobLifecycle.test.ts.
@@ -79,8 +79,7 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    modelId = uniqueModelId("hangup");
-    await addCatalogModel(modelId, { tier: "lite" });
+    modelId = await claimCatalogModel("hangup", { tier: "lite" });
     await startExtraWorker(
       {
         models: [modelId],
@@ -366,8 +365,7 @@ describe("items 6 and 8: malformed and slow HTTP is answered in the spec's error
 
   it("a healthy stream longer than the header timeout runs to [DONE] uncut", async () => {
     const client = await createClientWallet({ usdg: 2n });
-    const model = uniqueModelId("long-stream");
-    await addCatalogModel(model, { tier: "lite" });
+    const model = await claimCatalogModel("long-stream", { tier: "lite" });
     // 6.5 s of stream: longer than the 5 s HTTP_HEADERS_TIMEOUT_MS, within the test stack's 8 s job timeout (a
     // stream longer than the request timeout: api/http/createHttpServer.test.ts).
     await startExtraWorker(

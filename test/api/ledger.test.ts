@@ -1,25 +1,15 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  decodeEventLog,
-  decodeFunctionData,
-  keccak256,
-  parseTransaction,
-  toBytes,
-  toFunctionSelector,
-  type Account,
-  type Hex,
-} from "viem";
+import { decodeEventLog, decodeFunctionData, keccak256, parseTransaction, toFunctionSelector, type Hex } from "viem";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, sseData, type ErrorBody } from "../support/api.js";
 import {
   accountOf,
-  adminAccount,
   contracts,
   creditEscrowAbi,
-  freshAccount,
+  spareGatewaySigner,
   mined,
   publicClient,
   walletClient,
@@ -90,19 +80,6 @@ async function countingRpcProxy(target: string) {
   };
 }
 
-/** Lets `account` lock and settle jobs, as a second gateway of the operator would. */
-async function grantGatewayRole(account: Account): Promise<void> {
-  await mined(
-    await walletClient(adminAccount).writeContract({
-      address: contracts().creditEscrow,
-      abi: creditEscrowAbi,
-      functionName: "grantRole",
-      args: [keccak256(toBytes("GATEWAY_ROLE")), account.address],
-      chain: undefined,
-    }),
-  );
-}
-
 /** A counter or gauge of the main gateway's /metrics (0 when absent). */
 async function metric(name: string, labels = ""): Promise<number> {
   const text = await (await fetch(`${stackInfo().apiUrl}/metrics`)).text();
@@ -134,8 +111,8 @@ describe("hot path v2: reservation ledger and batched locks", () => {
   it("serving completions makes no RPC read: key and balance come from the index, locks leave in shared batches", async () => {
     const proxy = await countingRpcProxy(stackInfo().rpcUrl);
     cleanups.push(proxy.close);
-    const signer = await freshAccount();
-    await grantGatewayRole(signer.account);
+    // A second gateway of the operator: a signer given the gateway roles at deployment.
+    const signer = spareGatewaySigner(0);
     const gateway = await startExtraGateway(
       { RPC_URL: proxy.url, GATEWAY_PRIVATE_KEY: signer.privateKey, LOCK_MODE: "submitted" },
       "api_ledger_rpc",
@@ -290,8 +267,7 @@ describe("hot path v2: reservation ledger and batched locks", () => {
       { LOCK_MODE: "submitted", LOCK_UNCONFIRMED_MAX_CREDITS: "0" },
     ],
   ])("%s: a refused lock is answered before any worker sees the job", async (_name, env) => {
-    const signer = await freshAccount();
-    await grantGatewayRole(signer.account);
+    const signer = spareGatewaySigner(env.LOCK_MODE === "confirmed" ? 1 : 2);
     const schema = env.LOCK_MODE === "confirmed" ? "api_ledger_confirmed" : "api_ledger_bounded";
     const gateway = await startExtraGateway({ GATEWAY_PRIVATE_KEY: signer.privateKey, ...env }, schema);
     const client = await createClientWallet({ usdg: 1n });

@@ -13,12 +13,12 @@ import { openaiFor, waitForJobStatus } from "../support/api.js";
 import { contracts, creditEscrowAbi, freshAccount, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { EXTRA_PORTS } from "../support/testStackOptions.js";
-import { addCatalogModel, uniqueModelId, waitUntilModelHasWorkers } from "../support/workers.js";
+import { claimCatalogModel, waitUntilModelHasWorkers } from "../support/workers.js";
 
 // A catalog model served by a worker running the llama backend on a generated tiny GGUF model (random weights:
 // gibberish text, real tokenizer, real llama.cpp generation), end to end: SDK → gateway → worker → chain.
 const CONTEXT_SIZE = 2048;
-const MODEL = uniqueModelId("llama");
+const MODEL = await claimCatalogModel("llama", { contextWindow: CONTEXT_SIZE });
 const messages = [
   { role: "system" as const, content: "You are a tiny model." },
   { role: "user" as const, content: "Tell me about escrow." },
@@ -74,7 +74,6 @@ async function streamCompletion(extra: { max_tokens: number; stop?: string[]; se
 
 beforeAll(async () => {
   const info = stackInfo();
-  await addCatalogModel(MODEL, { contextWindow: CONTEXT_SIZE });
   const fixture = await writeTinyLlamaWorkerConfig(MODEL, { contextSize: CONTEXT_SIZE });
   const { account, privateKey } = await freshAccount();
   workerAddress = account.address;

@@ -5,7 +5,7 @@ import { expectErrorBody, openaiFor, rawRequest, waitForJobStatus } from "../sup
 import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
 type Model = {
@@ -74,8 +74,7 @@ describe("GET /v1/models", () => {
   });
 
   it("leaves out a catalog model no worker hosts", async () => {
-    const modelId = uniqueModelId("unlisted");
-    await addCatalogModel(modelId);
+    const modelId = await claimCatalogModel("unlisted");
     // Once the index has the new entry, the gateway answers 503 (known, unhosted) instead of model_not_found.
     await waitFor("catalog entry indexed", async () => {
       const response = await rawRequest("POST", "/v1/chat/completions", {
@@ -141,8 +140,7 @@ describe("trust figures in service (GET /v1/models, 24-hour window)", () => {
   }
 
   it("a model whose jobs all answered: success rate 1, every job counted, a p95 time to first token", async () => {
-    const model = uniqueModelId("trusted");
-    await addCatalogModel(model);
+    const model = await claimCatalogModel("trusted");
     await startExtraWorker({ models: [model], ttftMs: 30 }, client.apiKey);
     for (let i = 0; i < 3; i++) expect((await complete(model)).status).toBe(200);
 
@@ -156,8 +154,7 @@ describe("trust figures in service (GET /v1/models, 24-hour window)", () => {
   });
 
   it("a model whose worker fails mid-answer: its failed jobs count against the success rate", async () => {
-    const model = uniqueModelId("flaky");
-    await addCatalogModel(model);
+    const model = await claimCatalogModel("flaky");
     await startExtraWorker({ models: [model], fault: "fail_after_first_token" }, client.apiKey);
     for (let i = 0; i < 2; i++) expect((await complete(model)).status).toBe(502);
 
@@ -168,8 +165,7 @@ describe("trust figures in service (GET /v1/models, 24-hour window)", () => {
   });
 
   it("counts the disputes opened on the model's jobs and those the arbiter upheld", async () => {
-    const model = uniqueModelId("disputed");
-    await addCatalogModel(model);
+    const model = await claimCatalogModel("disputed");
     // Two workers: the one slashed by the upheld dispute leaves, the other keeps the model listed.
     await startExtraWorker({ models: [model] }, client.apiKey);
     await startExtraWorker({ models: [model] }, client.apiKey);

@@ -8,7 +8,7 @@ import { expectErrorBody, getJob, openaiFor, rawRequest, waitForJobStatus, type 
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 import { ResponseValidator } from "../../api/openapi/responseValidator.js";
 
@@ -351,8 +351,7 @@ describe("POST /v1/responses", () => {
 
   it("locks the escrow on chain before routing: the lock is mined while the job waits at its worker", async () => {
     // A worker of the test's own, slow to its first token, on a model only it serves: the job can be seen at it.
-    const model = uniqueModelId("responses-escrow");
-    await addCatalogModel(model);
+    const model = await claimCatalogModel("responses-escrow");
     await startExtraWorker({ models: [model], ttftMs: 3_000 }, client.apiKey);
     const answer = rawRequest("POST", "/v1/responses", {
       apiKey: client.apiKey,
@@ -394,8 +393,7 @@ describe("POST /v1/responses", () => {
   });
 
   it("error: a worker failing mid-stream ends the stream with response.failed holding job_failed, nothing charged", async () => {
-    const model = uniqueModelId("responses-fail");
-    await addCatalogModel(model);
+    const model = await claimCatalogModel("responses-fail");
     await startExtraWorker({ models: [model], fault: "fail_after_first_token" }, client.apiKey);
     const response = await rawRequest("POST", "/v1/responses", {
       apiKey: client.apiKey,

@@ -4,7 +4,7 @@ import { jobIdToBytes32 } from "@credit-metered/client";
 import { expectErrorBody, rawRequest, waitForJobStatus } from "../support/api.js";
 import { arbiterAccount, contracts, disputeManagerAbi, mined, walletClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
 describe("a worker slashed for a fraudulent proof", () => {
@@ -13,8 +13,7 @@ describe("a worker slashed for a fraudulent proof", () => {
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 5n });
-    modelId = uniqueModelId("slashed");
-    await addCatalogModel(modelId, { tier: "lite" });
+    modelId = await claimCatalogModel("slashed", { tier: "lite" });
     await startExtraWorker({ models: [modelId] }, client.apiKey);
   });
 

@@ -4,7 +4,7 @@ import { chatBody, expectErrorBody, rawRequest, sseData, waitForJobStatus } from
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { TEST_JOB_TIMEOUT_MS } from "../support/testStackOptions.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 describe("job_timeout (504)", () => {
   let client: ClientWallet;
@@ -13,10 +13,8 @@ describe("job_timeout (504)", () => {
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 1n });
-    modelId = uniqueModelId("never-answer");
-    slowModel = uniqueModelId("slow");
-    await addCatalogModel(modelId, { tier: "standard" });
-    await addCatalogModel(slowModel, { tier: "lite" });
+    modelId = await claimCatalogModel("never-answer", { tier: "standard" });
+    slowModel = await claimCatalogModel("slow", { tier: "lite" });
     await startExtraWorker({ models: [modelId], fault: "never_answer" }, client.apiKey);
     // One token a second for 200 tokens: the stream starts, then outlives the job timeout.
     await startExtraWorker(

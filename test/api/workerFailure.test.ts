@@ -3,7 +3,7 @@ import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, sseData, waitForJobStatus } from "../support/api.js";
 import { accountOf, contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
-import { addCatalogModel, startExtraWorker, uniqueModelId } from "../support/workers.js";
+import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 
 async function jobFailedEvents(jobId: string) {
   return publicClient().getContractEvents({
@@ -21,8 +21,7 @@ describe("a worker failing after its first token (no failover possible once toke
 
   beforeAll(async () => {
     client = await createClientWallet({ usdg: 2n });
-    modelId = uniqueModelId("fail-after-first");
-    await addCatalogModel(modelId, { tier: "lite" });
+    modelId = await claimCatalogModel("fail-after-first", { tier: "lite" });
     await startExtraWorker({ models: [modelId], fault: "fail_after_first_token" }, client.apiKey);
   });
 

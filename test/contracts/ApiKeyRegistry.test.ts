@@ -1,7 +1,19 @@
 import { expect } from "chai";
+import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import { network } from "hardhat";
 import { ZeroAddress, ZeroHash } from "ethers";
-import { DEFAULT_ADMIN_ROLE, KeyStatus, OPERATOR_ROLE, WALLET_KEY, deployContracts, keyHash } from "./fixtures.js";
+import {
+  commitKey,
+  keyCommitment,
+  DEFAULT_ADMIN_ROLE,
+  deployContracts,
+  keyHash,
+  KeyStatus,
+  OPERATOR_ROLE,
+  registerKey,
+  rotateKey,
+  WALLET_KEY,
+} from "./fixtures.js";
 
 const { networkHelpers } = await network.create();
 const { loadFixture, time } = networkHelpers;
@@ -19,7 +31,7 @@ async function nextTimestamp(): Promise<number> {
 /** A registry with `wallet` holding KEY_A. */
 async function withKey(connection: Parameters<typeof deployContracts>[0]) {
   const d = await deployContracts(connection);
-  await d.apiKeyRegistry.connect(d.wallet).registerKey(KEY_A);
+  await registerKey(d.apiKeyRegistry.connect(d.wallet), d.wallet.address, KEY_A);
   return d;
 }
 
@@ -42,10 +54,40 @@ describe("ApiKeyRegistry", function () {
   describe("registerKey", function () {
     it("registers the caller's key and emits KeyRegistered", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(deployContracts);
+      await commitKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A);
       const at = await nextTimestamp();
       await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_A))
         .to.emit(apiKeyRegistry, "KeyRegistered")
         .withArgs(wallet.address, KEY_A, at);
+    });
+
+    it("emits KeyCommitted with the commitment and its block, hiding the hash", async function () {
+      const { apiKeyRegistry, wallet } = await loadFixture(deployContracts);
+      const commitment = keyCommitment(wallet.address, KEY_A);
+      const tx = await apiKeyRegistry.connect(wallet).commitKey(commitment);
+      const mined = await tx.wait();
+      await expect(tx).to.emit(apiKeyRegistry, "KeyCommitted").withArgs(wallet.address, commitment, mined?.blockNumber);
+      expect(await apiKeyRegistry.commitmentBlock(wallet.address, KEY_A)).to.equal(BigInt(mined?.blockNumber ?? 0));
+    });
+
+    it("reverts with KeyNotCommitted without a commitment by the caller", async function () {
+      const { apiKeyRegistry, wallet, wallet2 } = await loadFixture(deployContracts);
+      await commitKey(apiKeyRegistry.connect(wallet2), wallet2.address, KEY_A);
+      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_A))
+        .to.be.revertedWithCustomError(apiKeyRegistry, "KeyNotCommitted")
+        .withArgs(wallet.address, KEY_A);
+    });
+
+    it("gives the hash to the earlier commitment even after a copier registered it first", async function () {
+      const { apiKeyRegistry, wallet, wallet2 } = await loadFixture(deployContracts);
+      await commitKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A);
+      await registerKey(apiKeyRegistry.connect(wallet2), wallet2.address, KEY_A); // copied from the mempool
+      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_A))
+        .to.emit(apiKeyRegistry, "KeyRevoked")
+        .withArgs(wallet2.address, KEY_A, anyValue)
+        .and.to.emit(apiKeyRegistry, "KeyRegistered")
+        .withArgs(wallet.address, KEY_A, anyValue);
+      expect(await apiKeyRegistry.activeWallet(KEY_A)).to.equal(wallet.address);
     });
 
     it("makes the key active for its wallet", async function () {
@@ -59,14 +101,14 @@ describe("ApiKeyRegistry", function () {
 
     it("reverts with KeyAlreadyRegistered when the wallet has an active key", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
-      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_B))
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyAlreadyRegistered")
         .withArgs(wallet.address, KEY_A);
     });
 
     it("reverts with KeyHashAlreadyUsed when another wallet registered the hash", async function () {
       const { apiKeyRegistry, wallet2 } = await loadFixture(withKey);
-      await expect(apiKeyRegistry.connect(wallet2).registerKey(KEY_A))
+      await expect(registerKey(apiKeyRegistry.connect(wallet2), wallet2.address, KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyHashAlreadyUsed")
         .withArgs(KEY_A);
     });
@@ -74,14 +116,14 @@ describe("ApiKeyRegistry", function () {
     it("reverts with KeyHashAlreadyUsed when the wallet re-registers its own revoked hash", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
       await apiKeyRegistry.connect(wallet).revokeKey();
-      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_A))
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyHashAlreadyUsed")
         .withArgs(KEY_A);
     });
 
     it("reverts with KeyHashZero for the zero hash", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(deployContracts);
-      await expect(apiKeyRegistry.connect(wallet).registerKey(ZeroHash)).to.be.revertedWithCustomError(
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, ZeroHash)).to.be.revertedWithCustomError(
         apiKeyRegistry,
         "KeyHashZero",
       );
@@ -90,6 +132,7 @@ describe("ApiKeyRegistry", function () {
     it("registers a new key after the old one was revoked", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
       await apiKeyRegistry.connect(wallet).revokeKey();
+      await commitKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B);
       const at = await nextTimestamp();
       await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_B))
         .to.emit(apiKeyRegistry, "KeyRegistered")
@@ -99,7 +142,7 @@ describe("ApiKeyRegistry", function () {
     it("reverts with WalletSuspended when a suspended wallet registers", async function () {
       const { apiKeyRegistry, operator, wallet } = await loadFixture(deployContracts);
       await apiKeyRegistry.connect(operator).suspend(wallet.address);
-      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_A))
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "WalletSuspended")
         .withArgs(wallet.address);
     });
@@ -107,7 +150,7 @@ describe("ApiKeyRegistry", function () {
     it("reverts with WalletSuspended when a suspended wallet revokes and registers again", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withSuspendedKey);
       await apiKeyRegistry.connect(wallet).revokeKey();
-      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_B))
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B))
         .to.be.revertedWithCustomError(apiKeyRegistry, "WalletSuspended")
         .withArgs(wallet.address);
     });
@@ -116,6 +159,7 @@ describe("ApiKeyRegistry", function () {
   describe("rotateKey", function () {
     it("emits KeyRevoked for the old key and KeyRegistered for the new one", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
+      await commitKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B);
       const at = await nextTimestamp();
       const tx = apiKeyRegistry.connect(wallet).rotateKey(KEY_B);
       await expect(tx).to.emit(apiKeyRegistry, "KeyRevoked").withArgs(wallet.address, KEY_A, at);
@@ -124,7 +168,7 @@ describe("ApiKeyRegistry", function () {
 
     it("leaves the old key revoked and the new key active", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
-      await apiKeyRegistry.connect(wallet).rotateKey(KEY_B);
+      await rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B);
       await expect(apiKeyRegistry.activeWallet(KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyNotActive")
         .withArgs(KEY_A, KeyStatus.Revoked);
@@ -133,7 +177,7 @@ describe("ApiKeyRegistry", function () {
 
     it("reverts with NoActiveKey when the wallet has no key", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(deployContracts);
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(KEY_B))
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B))
         .to.be.revertedWithCustomError(apiKeyRegistry, "NoActiveKey")
         .withArgs(wallet.address);
     });
@@ -141,29 +185,29 @@ describe("ApiKeyRegistry", function () {
     it("reverts with NoActiveKey when the wallet's key was revoked", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
       await apiKeyRegistry.connect(wallet).revokeKey();
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(KEY_B))
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B))
         .to.be.revertedWithCustomError(apiKeyRegistry, "NoActiveKey")
         .withArgs(wallet.address);
     });
 
     it("reverts with KeyHashAlreadyUsed when rotating to a hash used before", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
-      await apiKeyRegistry.connect(wallet).rotateKey(KEY_B);
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(KEY_A))
+      await rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B);
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyHashAlreadyUsed")
         .withArgs(KEY_A);
     });
 
     it("reverts with KeyHashAlreadyUsed when rotating to the current hash", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(KEY_A))
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_A))
         .to.be.revertedWithCustomError(apiKeyRegistry, "KeyHashAlreadyUsed")
         .withArgs(KEY_A);
     });
 
     it("reverts with KeyHashZero when rotating to the zero hash", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withKey);
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(ZeroHash)).to.be.revertedWithCustomError(
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, ZeroHash)).to.be.revertedWithCustomError(
         apiKeyRegistry,
         "KeyHashZero",
       );
@@ -171,7 +215,7 @@ describe("ApiKeyRegistry", function () {
 
     it("reverts with WalletSuspended for a suspended wallet", async function () {
       const { apiKeyRegistry, wallet } = await loadFixture(withSuspendedKey);
-      await expect(apiKeyRegistry.connect(wallet).rotateKey(KEY_B))
+      await expect(rotateKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B))
         .to.be.revertedWithCustomError(apiKeyRegistry, "WalletSuspended")
         .withArgs(wallet.address);
     });
@@ -278,7 +322,10 @@ describe("ApiKeyRegistry", function () {
       const { apiKeyRegistry, operator, wallet } = await loadFixture(withSuspendedKey);
       await apiKeyRegistry.connect(wallet).revokeKey();
       await apiKeyRegistry.connect(operator).unsuspend(wallet.address);
-      await expect(apiKeyRegistry.connect(wallet).registerKey(KEY_B)).to.emit(apiKeyRegistry, "KeyRegistered");
+      await expect(registerKey(apiKeyRegistry.connect(wallet), wallet.address, KEY_B)).to.emit(
+        apiKeyRegistry,
+        "KeyRegistered",
+      );
     });
 
     it("unsuspend reverts with WalletNotSuspended for a wallet in good standing", async function () {

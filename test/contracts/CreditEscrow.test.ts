@@ -1,45 +1,51 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
-import { Signature, TypedDataEncoder } from "ethers";
+import { type ContractTransactionResponse, Signature, TypedDataEncoder } from "ethers";
 import { PERMIT_TYPES, PERMIT_VERSION } from "@credit-metered/client";
 import {
+  addModelAfterDelay,
+  adminRoles,
+  changeIdOf,
   DEFAULT_ADMIN_ROLE,
-  GATEWAY_ROLE,
-  DISPUTE_ROLE,
-  PAUSER_ROLE,
-  RECEIPT_TYPES,
-  JobStatus,
-  MODEL_LITE,
-  MODEL_MAX,
-  MODEL_PRO,
-  ONE_STABLECOIN,
-  OPEN_JOB_ID,
-  OPEN_JOB_LOCKED,
-  PARAMS,
-  RESERVE_FUNDING,
-  SettleSkipReason,
-  SETTLED_CHARGE,
-  STARTING_CREDITS,
-  STARTING_DEPOSIT,
-  Tier,
-  UNIT_PER_CREDIT,
-  WALLET2_KEY,
-  WALLET_KEY,
   deployContracts,
   deployProtocol,
   deployWithOpenJob,
   deployWithSettledJob,
+  DISPUTE_ROLE,
   expectedPrice,
+  GATEWAY_ROLE,
   jobId,
+  JobStatus,
   keyHash,
+  MODEL_LITE,
+  MODEL_MAX,
+  MODEL_PRO,
   modelKey,
   modelParams,
+  ONE_STABLECOIN,
+  OPEN_JOB_ID,
+  OPEN_JOB_LOCKED,
+  OPEN_JOB_MAX_TOKENS,
   outputHash,
+  PARAMS,
+  PAUSER_ROLE,
+  RECEIPT_TYPES,
   receiptDomain,
+  RESERVE_FUNDING,
+  SETTLED_CHARGE,
+  SettleSkipReason,
   signReceipt,
+  STARTING_CREDITS,
+  STARTING_DEPOSIT,
+  Tier,
+  UNIT_PER_CREDIT,
+  updateModelAfterDelay,
+  waitOutChangeDelay,
+  WALLET2_KEY,
+  WALLET_KEY,
 } from "./fixtures.js";
-import type { ReceiptValues, WithOpenJob } from "./fixtures.js";
+import type { Protocol, ReceiptValues, WithOpenJob } from "./fixtures.js";
 
 const { ethers, networkHelpers } = await network.create();
 const { loadFixture, time } = networkHelpers;
@@ -50,7 +56,7 @@ async function deployEscrow(
   overrides: { stablecoin?: string; treasury?: string; feeBps?: bigint } = {},
 ) {
   return ethers.deployContract("CreditEscrow", [
-    d.admin.address,
+    adminRoles(d.admin.address),
     overrides.stablecoin ?? (await d.stablecoin.getAddress()),
     await d.apiKeyRegistry.getAddress(),
     await d.modelCatalog.getAddress(),
@@ -64,6 +70,26 @@ async function deployEscrow(
 const feeOf = (credits: bigint, feeBps = PARAMS.feeBps) => (credits * UNIT_PER_CREDIT * feeBps) / 10_000n;
 
 /** A receipt for the open job with `completionTokens`, final token now. */
+/**
+ * The open job of `deployWithOpenJob`, opened while a catalog change scheduled before it had already waited out
+ * its delay, and the change applied right after the job opened (a change cannot apply within a job's lifetime
+ * otherwise: the delay is 2 days, a job lives minutes).
+ */
+async function openJobWithChangeReady(
+  schedule: (catalog: Protocol["modelCatalog"]) => Promise<ContractTransactionResponse>,
+): Promise<WithOpenJob> {
+  const d = await loadFixture(deployProtocol);
+  const catalog = d.modelCatalog.connect(d.admin);
+  const changeId = await changeIdOf(catalog, schedule(catalog));
+  await waitOutChangeDelay(catalog);
+  await d.escrow
+    .connect(d.gateway)
+    .openJob(OPEN_JOB_ID, keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), OPEN_JOB_MAX_TOKENS);
+  const [, , , deadline] = await d.escrow.jobOf(OPEN_JOB_ID);
+  await catalog.applyModelChange(changeId);
+  return { ...d, deadline };
+}
+
 async function receiptFor(d: WithOpenJob, completionTokens: number, id = OPEN_JOB_ID): Promise<ReceiptValues> {
   return {
     jobId: id,
@@ -326,7 +352,7 @@ describe("CreditEscrow", function () {
     it("reverts with MaxTokensInvalid when the escrow would not fit a job record (2^40 credits)", async function () {
       const { escrow, modelCatalog, admin, gateway } = await loadFixture(deployProtocol);
       const pricey = { ...modelParams(MODEL_MAX), creditsPer1kTokens: 4_000_000_000 };
-      await modelCatalog.connect(admin).addModel("pricey-model", pricey);
+      await addModelAfterDelay(modelCatalog.connect(admin), "pricey-model", pricey);
       // 40 + ceil(3,999,500 * 4e9 / 1000) ~ 1.6e13 credits > 2^40 - 1
       await expect(escrow.connect(gateway).openJob(jobId(12), keyHash(WALLET_KEY), modelKey("pricey-model"), 4_000_000))
         .to.be.revertedWithCustomError(escrow, "MaxTokensInvalid")
@@ -637,8 +663,7 @@ describe("CreditEscrow", function () {
     });
 
     it("still settles an open job of a model retired after the job was opened", async function () {
-      const d = await loadFixture(deployWithOpenJob);
-      await d.modelCatalog.connect(d.admin).retireModel(MODEL_MAX.id);
+      const d = await openJobWithChangeReady((catalog) => catalog.scheduleRetireModel(MODEL_MAX.id));
       const receipt = await receiptFor(d, 700);
       await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)))
         .to.emit(d.escrow, "JobSettled")
@@ -659,10 +684,13 @@ describe("CreditEscrow", function () {
     });
 
     it("settles at the prices the job was opened at when governance reprices the model meanwhile", async function () {
-      const d = await loadFixture(deployWithOpenJob);
-      await d.modelCatalog
-        .connect(d.admin)
-        .updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 10, creditsPer1kTokens: 5 });
+      const d = await openJobWithChangeReady((catalog) =>
+        catalog.scheduleUpdateModel(MODEL_MAX.id, {
+          ...modelParams(MODEL_MAX),
+          creditsPerRequest: 10,
+          creditsPer1kTokens: 5,
+        }),
+      );
       const receipt = await receiptFor(d, 700);
       await expect(d.escrow.connect(d.gateway).settle(receipt, await signReceipt(d.worker1, d.domain, receipt)))
         .to.emit(d.escrow, "JobSettled")
@@ -676,9 +704,11 @@ describe("CreditEscrow", function () {
 
     it("locks new jobs at the new prices after a repricing", async function () {
       const d = await loadFixture(deployProtocol);
-      await d.modelCatalog
-        .connect(d.admin)
-        .updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 10, creditsPer1kTokens: 5 });
+      await updateModelAfterDelay(d.modelCatalog.connect(d.admin), MODEL_MAX.id, {
+        ...modelParams(MODEL_MAX),
+        creditsPerRequest: 10,
+        creditsPer1kTokens: 5,
+      });
       await expect(d.escrow.connect(d.gateway).openJob(jobId(31), keyHash(WALLET_KEY), modelKey(MODEL_MAX.id), 1_000))
         .to.emit(d.escrow, "JobOpened")
         .withArgs(jobId(31), ...Array<unknown>(4).fill(anyValue), 10n + 3n, anyValue, anyValue);

@@ -1,20 +1,9 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import {
+  adminRoles,
   CLIENT_HASH,
   DEFAULT_ADMIN_ROLE,
-  FRAUD_REASON,
-  JobStatus,
-  MODEL_MAX,
-  OPEN_JOB_ID,
-  Outcome,
-  PARAMS,
-  RESERVE_FUNDING,
-  SLASHER_ROLE,
-  SETTLED_CHARGE,
-  STARTING_CREDITS,
-  UNIT_PER_CREDIT,
-  WALLET_KEY,
   WORKER_BOND,
   deployContracts,
   deployProtocol,
@@ -23,11 +12,23 @@ import {
   deployWithSettledJob,
   dropBond,
   expectedPrice,
+  FRAUD_REASON,
   jobId,
+  JobStatus,
   keyHash,
+  MODEL_MAX,
   modelKey,
+  OPEN_JOB_ID,
+  Outcome,
   outputHash,
+  PARAMS,
+  RESERVE_FUNDING,
+  SETTLED_CHARGE,
   signReceipt,
+  SLASHER_ROLE,
+  STARTING_CREDITS,
+  UNIT_PER_CREDIT,
+  WALLET_KEY,
 } from "./fixtures.js";
 
 const { ethers, networkHelpers } = await network.create();
@@ -106,7 +107,7 @@ describe("DisputeManager", function () {
     it("reverts with RegistryMismatch when the escrow checks another registry", async function () {
       const { admin, escrow, stakeToken, modelCatalog, treasury } = await loadFixture(deployContracts);
       const other = await ethers.deployContract("WorkerRegistry", [
-        admin.address,
+        adminRoles(admin.address),
         await stakeToken.getAddress(),
         await modelCatalog.getAddress(),
         treasury.address,
@@ -117,7 +118,11 @@ describe("DisputeManager", function () {
       ]);
       const factory = await ethers.getContractFactory("DisputeManager");
       await expect(
-        ethers.deployContract("DisputeManager", [admin.address, await escrow.getAddress(), await other.getAddress()]),
+        ethers.deployContract("DisputeManager", [
+          adminRoles(admin.address),
+          await escrow.getAddress(),
+          await other.getAddress(),
+        ]),
       ).to.be.revertedWithCustomError(factory, "RegistryMismatch");
     });
   });
@@ -315,10 +320,13 @@ describe("DisputeManager", function () {
 
     it("upholds a dispute against a worker with no stake left to slash, restoring credits with nothing slashed", async function () {
       const d = await loadFixture(deployWithDispute);
-      // An earlier verdict (here by the admin, who may slash in this fixture) took the whole stake already.
-      await d.workerRegistry.grantRole(SLASHER_ROLE, d.admin.address);
+      // An earlier verdict of the dispute manager (the registry's slasher) took the whole stake already.
+      const slasher = await d.disputeManager.getAddress();
+      await networkHelpers.impersonateAccount(slasher);
+      await networkHelpers.setBalance(slasher, 10n ** 18n);
       const worker = d.settlement.worker;
-      await d.workerRegistry.connect(d.admin).slash(worker, OPEN_JOB_ID, FRAUD_REASON);
+      await d.workerRegistry.connect(await d.ethers.getSigner(slasher)).slash(worker, OPEN_JOB_ID, FRAUD_REASON);
+      await networkHelpers.stopImpersonatingAccount(slasher);
       await expect(d.disputeManager.connect(d.arbiter).resolveDispute(OPEN_JOB_ID, true))
         .to.emit(d.disputeManager, "DisputeResolved")
         .withArgs(OPEN_JOB_ID, Outcome.Upheld, d.settlement.creditsCharged, 0n, d.arbiter.address);

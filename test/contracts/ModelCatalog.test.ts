@@ -1,32 +1,32 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { ZeroHash } from "ethers";
+import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import {
+  addModelAfterDelay,
+  changeIdOf,
+  waitOutChangeDelay,
   DEFAULT_ADMIN_ROLE,
+  deployContracts,
   GOVERNANCE_ROLE,
   MODEL_LITE,
   MODEL_MAX,
   MODEL_PRO,
-  Tier,
-  deployContracts,
   modelKey,
   modelParams,
+  retireModelAfterDelay,
+  Tier,
+  updateModelAfterDelay,
 } from "./fixtures.js";
 
 const { networkHelpers } = await network.create();
 const { loadFixture, time } = networkHelpers;
 
-async function nextTimestamp(): Promise<number> {
-  const at = (await time.latest()) + 1;
-  await time.setNextBlockTimestamp(at);
-  return at;
-}
-
 /** A catalog holding the max and lite models (indexes 1 and 2). */
 async function withModels(connection: Parameters<typeof deployContracts>[0]) {
   const d = await deployContracts(connection);
-  await d.modelCatalog.connect(d.admin).addModel(MODEL_MAX.id, modelParams(MODEL_MAX));
-  await d.modelCatalog.connect(d.admin).addModel(MODEL_LITE.id, modelParams(MODEL_LITE));
+  await addModelAfterDelay(d.modelCatalog.connect(d.admin), MODEL_MAX.id, modelParams(MODEL_MAX));
+  await addModelAfterDelay(d.modelCatalog.connect(d.admin), MODEL_LITE.id, modelParams(MODEL_LITE));
   return d;
 }
 
@@ -47,25 +47,27 @@ describe("ModelCatalog", function () {
   describe("addModel", function () {
     it("lists a model under keccak256 of its id and emits ModelAdded", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
-      const at = await nextTimestamp();
-      await expect(modelCatalog.connect(admin).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)))
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, modelParams(MODEL_MAX)))
         .to.emit(modelCatalog, "ModelAdded")
-        .withArgs(modelKey(MODEL_MAX.id), MODEL_MAX.id, 1, Tier.Max, 40, 20, 128_000, "70B", "meta", at);
+        .withArgs(modelKey(MODEL_MAX.id), MODEL_MAX.id, 1, Tier.Max, 40, 20, 128_000, "70B", "meta", anyValue);
+      // Listed when the change applied, not when it was scheduled.
+      expect((await modelCatalog.getModel(modelKey(MODEL_MAX.id))).createdAt).to.equal(BigInt(await time.latest()));
     });
 
-    it("returns the model key", async function () {
+    it("returns the change id when scheduled and the model key when applied", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
-      expect(await modelCatalog.connect(admin).addModel.staticCall(MODEL_PRO.id, modelParams(MODEL_PRO))).to.equal(
-        modelKey(MODEL_PRO.id),
-      );
+      const catalog = modelCatalog.connect(admin);
+      expect(await catalog.scheduleAddModel.staticCall(MODEL_PRO.id, modelParams(MODEL_PRO))).to.equal(1n);
+      const changeId = await changeIdOf(catalog, catalog.scheduleAddModel(MODEL_PRO.id, modelParams(MODEL_PRO)));
+      await waitOutChangeDelay(catalog);
+      expect(await catalog.applyModelChange.staticCall(changeId)).to.equal(modelKey(MODEL_PRO.id));
     });
 
     it("hands out consecutive 1-based indexes", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      const at = await nextTimestamp();
-      await expect(modelCatalog.connect(admin).addModel(MODEL_PRO.id, modelParams(MODEL_PRO)))
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), MODEL_PRO.id, modelParams(MODEL_PRO)))
         .to.emit(modelCatalog, "ModelAdded")
-        .withArgs(modelKey(MODEL_PRO.id), MODEL_PRO.id, 3, Tier.Pro, 18, 9, 128_000, "27B", "google", at);
+        .withArgs(modelKey(MODEL_PRO.id), MODEL_PRO.id, 3, Tier.Pro, 18, 9, 128_000, "27B", "google", anyValue);
       expect(await modelCatalog.modelCount()).to.equal(3n);
     });
 
@@ -87,22 +89,22 @@ describe("ModelCatalog", function () {
 
     it("reverts with ModelAlreadyExists for an id already listed", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(admin).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)))
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, modelParams(MODEL_MAX)))
         .to.be.revertedWithCustomError(modelCatalog, "ModelAlreadyExists")
         .withArgs(modelKey(MODEL_MAX.id), MODEL_MAX.id);
     });
 
     it("reverts with ModelAlreadyExists for the id of a retired model", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
-      await expect(modelCatalog.connect(admin).addModel(MODEL_LITE.id, modelParams(MODEL_LITE)))
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id, modelParams(MODEL_LITE)))
         .to.be.revertedWithCustomError(modelCatalog, "ModelAlreadyExists")
         .withArgs(modelKey(MODEL_LITE.id), MODEL_LITE.id);
     });
 
     it("reverts with ModelIdInvalid for an empty id", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
-      await expect(modelCatalog.connect(admin).addModel("", modelParams(MODEL_MAX)))
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), "", modelParams(MODEL_MAX)))
         .to.be.revertedWithCustomError(modelCatalog, "ModelIdInvalid")
         .withArgs("");
     });
@@ -110,14 +112,14 @@ describe("ModelCatalog", function () {
     it("reverts with ModelIdInvalid for an id longer than 64 bytes", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
       const longId = "m".repeat(65);
-      await expect(modelCatalog.connect(admin).addModel(longId, modelParams(MODEL_MAX)))
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), longId, modelParams(MODEL_MAX)))
         .to.be.revertedWithCustomError(modelCatalog, "ModelIdInvalid")
         .withArgs(longId);
     });
 
     it("accepts an id of exactly 64 bytes", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
-      await expect(modelCatalog.connect(admin).addModel("m".repeat(64), modelParams(MODEL_MAX))).to.emit(
+      await expect(addModelAfterDelay(modelCatalog.connect(admin), "m".repeat(64), modelParams(MODEL_MAX))).to.emit(
         modelCatalog,
         "ModelAdded",
       );
@@ -126,7 +128,9 @@ describe("ModelCatalog", function () {
     for (const field of ["creditsPerRequest", "creditsPer1kTokens", "contextWindow"] as const) {
       it(`reverts with ModelParamsInvalid for a zero ${field}`, async function () {
         const { modelCatalog, admin } = await loadFixture(deployContracts);
-        await expect(modelCatalog.connect(admin).addModel("new-model", { ...modelParams(MODEL_MAX), [field]: 0 }))
+        await expect(
+          addModelAfterDelay(modelCatalog.connect(admin), "new-model", { ...modelParams(MODEL_MAX), [field]: 0 }),
+        )
           .to.be.revertedWithCustomError(modelCatalog, "ModelParamsInvalid")
           .withArgs(modelKey("new-model"));
       });
@@ -136,7 +140,10 @@ describe("ModelCatalog", function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
       // Using up 65,535 indexes takes minutes; overwrite the private last-index counter instead. Its slot
       // is found, not hard-coded: after two models and one repricing it is the one low slot holding 3.
-      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, { ...modelParams(MODEL_MAX), creditsPerRequest: 41 });
+      await updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, {
+        ...modelParams(MODEL_MAX),
+        creditsPerRequest: 41,
+      });
       const address = await modelCatalog.getAddress();
       let counterSlot = -1;
       for (let slot = 0; slot < 16 && counterSlot < 0; slot++) {
@@ -145,13 +152,13 @@ describe("ModelCatalog", function () {
       expect(counterSlot).to.be.greaterThanOrEqual(0);
       await networkHelpers.setStorageAt(address, counterSlot, 65_535);
       await expect(
-        modelCatalog.connect(admin).addModel(MODEL_PRO.id, modelParams(MODEL_PRO)),
+        addModelAfterDelay(modelCatalog.connect(admin), MODEL_PRO.id, modelParams(MODEL_PRO)),
       ).to.be.revertedWithCustomError(modelCatalog, "CatalogFull");
     });
 
     it("reverts with AccessControlUnauthorizedAccount for a caller without GOVERNANCE_ROLE", async function () {
       const { modelCatalog, outsider } = await loadFixture(deployContracts);
-      await expect(modelCatalog.connect(outsider).addModel(MODEL_MAX.id, modelParams(MODEL_MAX)))
+      await expect(addModelAfterDelay(modelCatalog.connect(outsider), MODEL_MAX.id, modelParams(MODEL_MAX)))
         .to.be.revertedWithCustomError(modelCatalog, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, GOVERNANCE_ROLE);
     });
@@ -170,21 +177,21 @@ describe("ModelCatalog", function () {
 
     it("changes tier, prices, window and labels and emits ModelUpdated", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced))
+      await expect(updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, repriced))
         .to.emit(modelCatalog, "ModelUpdated")
         .withArgs(modelKey(MODEL_MAX.id), MODEL_MAX.id, Tier.Pro, 18, 9, 64_000, "70B-q", "meta-ai");
     });
 
     it("moves a repriced model to a new price version index and lists its new prices", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
+      await updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, repriced);
       expect(await modelCatalog.listedPricing(modelKey(MODEL_MAX.id))).to.deep.equal([3n, BigInt(Tier.Pro), 18n, 9n]);
       expect((await modelCatalog.getModel(modelKey(MODEL_MAX.id))).index).to.equal(3n);
     });
 
     it("keeps the old prices readable at the old index for jobs opened before the repricing", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
+      await updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, repriced);
       expect(await modelCatalog.pricingAt(1)).to.deep.equal([modelKey(MODEL_MAX.id), BigInt(Tier.Max), 40n, 20n]);
       expect(await modelCatalog.pricingAt(3)).to.deep.equal([modelKey(MODEL_MAX.id), BigInt(Tier.Pro), 18n, 9n]);
     });
@@ -192,7 +199,7 @@ describe("ModelCatalog", function () {
     it("keeps the index when only the window and labels change", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
       const relabelled = { ...modelParams(MODEL_MAX), contextWindow: 64_000, parameters: "70B-q", ownedBy: "meta-ai" };
-      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, relabelled);
+      await updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, relabelled);
       const model = await modelCatalog.getModel(modelKey(MODEL_MAX.id));
       expect([model.index, model.contextWindow, model.parameters, model.ownedBy]).to.deep.equal([
         1n,
@@ -204,35 +211,37 @@ describe("ModelCatalog", function () {
 
     it("does not count a new price version as a model", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced);
+      await updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, repriced);
       expect(await modelCatalog.modelCount()).to.equal(2n);
     });
 
     it("reverts with ModelUnknown for an id never added", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(admin).updateModel("nope", repriced))
+      await expect(updateModelAfterDelay(modelCatalog.connect(admin), "nope", repriced))
         .to.be.revertedWithCustomError(modelCatalog, "ModelUnknown")
         .withArgs(modelKey("nope"));
     });
 
     it("reverts with ModelIsRetired for a retired model", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_MAX.id);
-      await expect(modelCatalog.connect(admin).updateModel(MODEL_MAX.id, repriced))
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id);
+      await expect(updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, repriced))
         .to.be.revertedWithCustomError(modelCatalog, "ModelIsRetired")
         .withArgs(modelKey(MODEL_MAX.id));
     });
 
     it("reverts with ModelParamsInvalid for a zero price", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(admin).updateModel(MODEL_MAX.id, { ...repriced, creditsPerRequest: 0 }))
+      await expect(
+        updateModelAfterDelay(modelCatalog.connect(admin), MODEL_MAX.id, { ...repriced, creditsPerRequest: 0 }),
+      )
         .to.be.revertedWithCustomError(modelCatalog, "ModelParamsInvalid")
         .withArgs(modelKey(MODEL_MAX.id));
     });
 
     it("reverts with AccessControlUnauthorizedAccount for a caller without GOVERNANCE_ROLE", async function () {
       const { modelCatalog, outsider } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(outsider).updateModel(MODEL_MAX.id, repriced))
+      await expect(updateModelAfterDelay(modelCatalog.connect(outsider), MODEL_MAX.id, repriced))
         .to.be.revertedWithCustomError(modelCatalog, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, GOVERNANCE_ROLE);
     });
@@ -241,15 +250,14 @@ describe("ModelCatalog", function () {
   describe("retireModel", function () {
     it("retires a listed model and emits ModelRetired", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      const at = await nextTimestamp();
-      await expect(modelCatalog.connect(admin).retireModel(MODEL_LITE.id))
+      await expect(retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id))
         .to.emit(modelCatalog, "ModelRetired")
-        .withArgs(modelKey(MODEL_LITE.id), MODEL_LITE.id, at);
+        .withArgs(modelKey(MODEL_LITE.id), MODEL_LITE.id, anyValue);
     });
 
     it("marks the record retired and refuses it in listedPricing", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
       expect((await modelCatalog.getModel(modelKey(MODEL_LITE.id))).retired).to.equal(true);
       await expect(modelCatalog.listedPricing(modelKey(MODEL_LITE.id)))
         .to.be.revertedWithCustomError(modelCatalog, "ModelIsRetired")
@@ -258,28 +266,28 @@ describe("ModelCatalog", function () {
 
     it("keeps the retired model's pricing readable by index", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
       expect(await modelCatalog.pricingAt(2)).to.deep.equal([modelKey(MODEL_LITE.id), BigInt(Tier.Lite), 2n, 1n]);
     });
 
     it("reverts with ModelIsRetired the second time", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
-      await expect(modelCatalog.connect(admin).retireModel(MODEL_LITE.id))
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
+      await expect(retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id))
         .to.be.revertedWithCustomError(modelCatalog, "ModelIsRetired")
         .withArgs(modelKey(MODEL_LITE.id));
     });
 
     it("reverts with ModelUnknown for an id never added", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(admin).retireModel("nope"))
+      await expect(retireModelAfterDelay(modelCatalog.connect(admin), "nope"))
         .to.be.revertedWithCustomError(modelCatalog, "ModelUnknown")
         .withArgs(modelKey("nope"));
     });
 
     it("reverts with AccessControlUnauthorizedAccount for a caller without GOVERNANCE_ROLE", async function () {
       const { modelCatalog, outsider } = await loadFixture(withModels);
-      await expect(modelCatalog.connect(outsider).retireModel(MODEL_LITE.id))
+      await expect(retireModelAfterDelay(modelCatalog.connect(outsider), MODEL_LITE.id))
         .to.be.revertedWithCustomError(modelCatalog, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, GOVERNANCE_ROLE);
     });
@@ -326,7 +334,7 @@ describe("ModelCatalog", function () {
 
     it("isListed is true for a listed model and false for retired or unknown ones", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
       expect(await modelCatalog.isListed(modelKey(MODEL_MAX.id))).to.equal(true);
       expect(await modelCatalog.isListed(modelKey(MODEL_LITE.id))).to.equal(false);
       expect(await modelCatalog.isListed(modelKey("nope"))).to.equal(false);
@@ -334,7 +342,7 @@ describe("ModelCatalog", function () {
 
     it("modelCount counts retired models too", async function () {
       const { modelCatalog, admin } = await loadFixture(withModels);
-      await modelCatalog.connect(admin).retireModel(MODEL_LITE.id);
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_LITE.id);
       expect(await modelCatalog.modelCount()).to.equal(2n);
     });
   });

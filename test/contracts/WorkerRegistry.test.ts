@@ -1,20 +1,24 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import {
+  addModelAfterDelay,
+  adminRoles,
   DEFAULT_ADMIN_ROLE,
+  deployContracts,
+  deployProtocol,
   FRAUD_REASON,
+  grantRoleAfterDelay,
   MODEL_LITE,
   MODEL_MAX,
   MODEL_PRO,
+  modelKey,
+  modelParams,
   OPEN_JOB_ID,
   PARAMS,
+  retireModelAfterDelay,
   SLASHER_ROLE,
   SVC,
   WorkerStatus,
-  deployContracts,
-  deployProtocol,
-  modelKey,
-  modelParams,
 } from "./fixtures.js";
 import type { Deployed } from "./fixtures.js";
 
@@ -30,12 +34,12 @@ const PRO_KEY = modelKey(MODEL_PRO.id);
 async function withCandidate(connection: Parameters<typeof deployContracts>[0]) {
   const d = await deployContracts(connection);
   for (const m of [MODEL_MAX, MODEL_LITE, MODEL_PRO]) {
-    await d.modelCatalog.connect(d.admin).addModel(m.id, modelParams(m));
+    await addModelAfterDelay(d.modelCatalog.connect(d.admin), m.id, modelParams(m));
   }
   await d.stakeToken.connect(d.admin).mint(d.stranger.address, 5_000n * SVC);
   await d.stakeToken.connect(d.stranger).approve(await d.workerRegistry.getAddress(), 5_000n * SVC);
   // The admin plays the slasher here so slashing can be tested without a dispute.
-  await d.workerRegistry.connect(d.admin).grantRole(SLASHER_ROLE, d.admin.address);
+  await grantRoleAfterDelay(d.workerRegistry.connect(d.admin), SLASHER_ROLE, d.admin.address);
   return d;
 }
 
@@ -62,7 +66,7 @@ async function nextTimestamp(): Promise<bigint> {
 
 function deployRegistry(d: Deployed, overrides: { unbondingDelay?: bigint; disputeWindow?: bigint }) {
   return ethers.deployContract("WorkerRegistry", [
-    d.admin.address,
+    adminRoles(d.admin.address),
     d.stakeToken.getAddress(),
     d.modelCatalog.getAddress(),
     d.treasury.address,
@@ -195,7 +199,7 @@ describe("WorkerRegistry", function () {
 
     it("reverts with ModelNotListed for a retired model", async function () {
       const { workerRegistry, modelCatalog, admin, stranger } = await loadFixture(withCandidate);
-      await modelCatalog.connect(admin).retireModel(MODEL_PRO.id);
+      await retireModelAfterDelay(modelCatalog.connect(admin), MODEL_PRO.id);
       await expect(workerRegistry.connect(stranger).register(ENDPOINT, [PRO_KEY], PARAMS.minStake))
         .to.be.revertedWithCustomError(workerRegistry, "ModelNotListed")
         .withArgs(PRO_KEY);

@@ -42,17 +42,19 @@ import {
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import type { Hex } from "viem";
 import {
+  addModelAfterDelay,
+  registerKey,
+  deployContracts,
+  deployProtocol,
+  deployWithOpenJob,
   MODEL_MAX,
+  modelKey,
+  modelParams,
   OPEN_JOB_ID,
   OPEN_JOB_LOCKED,
   PARAMS,
   STARTING_CREDITS,
   WALLET_KEY,
-  deployContracts,
-  deployProtocol,
-  deployWithOpenJob,
-  modelKey,
-  modelParams,
 } from "./fixtures.js";
 import type { WithOpenJob } from "./fixtures.js";
 
@@ -227,14 +229,14 @@ describe("client library parity with the contracts", function () {
       const { apiKeyRegistry, outsider } = await loadFixture(deployContracts);
       const apiKey = generateApiKey();
       expect(isApiKeyFormat(apiKey)).to.equal(true);
-      await apiKeyRegistry.connect(outsider).registerKey(keyHashOf(apiKey));
+      await registerKey(apiKeyRegistry.connect(outsider), outsider.address, keyHashOf(apiKey));
       expect(await apiKeyRegistry.activeWallet(keyHashOf(apiKey))).to.equal(outsider.address);
     });
 
     it("the launch catalog lists with modelKeyOf keys, 1-based indexes and tierIndex tiers", async function () {
       const { modelCatalog, admin } = await loadFixture(deployContracts);
       for (const m of LAUNCH_CATALOG) {
-        await modelCatalog.connect(admin).addModel(m.id, modelParams({ ...m, tier: tierIndex(m.tier) }));
+        await addModelAfterDelay(modelCatalog.connect(admin), m.id, modelParams({ ...m, tier: tierIndex(m.tier) }));
       }
       for (const [i, m] of LAUNCH_CATALOG.entries()) {
         const [index, tier, cpr, cp1k] = await modelCatalog.listedPricing(modelKeyOf(m.id));

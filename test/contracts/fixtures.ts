@@ -2,7 +2,8 @@
 // `networkHelpers.loadFixture` can snapshot it once per connection and revert to it for each test.
 import type { NetworkConnection } from "hardhat/types/network";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/types";
-import type { TypedDataDomain } from "ethers";
+import type { ContractTransactionResponse, TypedDataDomain } from "ethers";
+import type { ApiKeyRegistry, ModelCatalog } from "../../types/ethers-contracts/index.js";
 import {
   CHAIN_JOB_STATUSES,
   KEY_STATUSES,
@@ -11,7 +12,17 @@ import {
   receiptTypes,
   tierIndex,
 } from "@credit-metered/client";
-import { id, keccak256, sha256, toUtf8Bytes, zeroPadValue, toBeHex, encodeBytes32String } from "ethers";
+import {
+  AbiCoder,
+  id,
+  keccak256,
+  sha256,
+  toUtf8Bytes,
+  zeroPadValue,
+  toBeHex,
+  encodeBytes32String,
+  getCreateAddress,
+} from "ethers";
 
 /** Deployment parameters from docs/DESIGN.md. */
 export const PARAMS = {
@@ -26,6 +37,8 @@ export const PARAMS = {
   settleGrace: 300n,
   configChangeDelay: 2n * 86_400n,
   adminTransferDelay: 2n * 86_400n,
+  /** ProtocolTime.ADMIN_TRANSFER_EXPIRY: a pending admin transfer may be accepted this long after it matured. */
+  adminTransferExpiry: 7n * 86_400n,
 } as const;
 
 /** 1 credit = 10,000 stablecoin units (6 decimals, 1 stablecoin = 100 credits). */
@@ -194,8 +207,26 @@ export const WALLET_KEY = "sk-test-wallet-0001";
 export const WALLET2_KEY = "sk-test-wallet-0002";
 export const RESERVE_FUNDING = 50n * ONE_STABLECOIN;
 
-/** Contracts with their roles granted as docs/DESIGN.md lists them, no models, workers or wallets yet. */
-export async function deployContracts(connection: NetworkConnection) {
+/** A role held from deployment on (constructor `roles`, DelayedAccessControl); the default admin first. */
+function roleGrant(role: string, account: string) {
+  return { role, account };
+}
+
+/** Constructor `roles` naming only the default admin (DelayedAccessControl). */
+export function adminRoles(admin: string) {
+  return [roleGrant(DEFAULT_ADMIN_ROLE, admin)];
+}
+
+/** The launch catalog argument of ModelCatalog's constructor. */
+export function launchModels(specs: ModelSpec[]) {
+  return specs.map((spec) => ({ modelId: spec.id, params: modelParams(spec) }));
+}
+
+/**
+ * Contracts with their roles given at deployment as docs/DESIGN.md lists them (the only grants without the
+ * 2-day delay), `launch` as the launch catalog, no workers or wallets yet.
+ */
+export async function deployContracts(connection: NetworkConnection, launch: ModelSpec[] = []) {
   const { ethers } = connection;
   const signers = await ethers.getSigners();
   const at = (i: number): HardhatEthersSigner => {
@@ -219,9 +250,17 @@ export async function deployContracts(connection: NetworkConnection) {
   const stablecoin = await ethers.deployContract("Stablecoin", [admin.address]);
   const stakeToken = await ethers.deployContract("StakeToken", [admin.address]);
   const apiKeyRegistry = await ethers.deployContract("ApiKeyRegistry", [admin.address, operator.address]);
-  const modelCatalog = await ethers.deployContract("ModelCatalog", [admin.address, admin.address]);
-  const workerRegistry = await ethers.deployContract("WorkerRegistry", [
+  const modelCatalog = await ethers.deployContract("ModelCatalog", [
     admin.address,
+    admin.address,
+    launchModels(launch),
+  ]);
+  // Registry, escrow and dispute manager are the admin's next three deployments: the escrow and the registry
+  // name the dispute manager's address in their constructors.
+  const disputeManagerAddress = getCreateAddress({ from: admin.address, nonce: (await admin.getNonce()) + 2 });
+  const adminGrant = roleGrant(DEFAULT_ADMIN_ROLE, admin.address);
+  const workerRegistry = await ethers.deployContract("WorkerRegistry", [
+    [adminGrant, roleGrant(SLASHER_ROLE, disputeManagerAddress)],
     await stakeToken.getAddress(),
     await modelCatalog.getAddress(),
     treasury.address,
@@ -231,7 +270,12 @@ export async function deployContracts(connection: NetworkConnection) {
     PARAMS.arbitrationWindow,
   ]);
   const escrow = await ethers.deployContract("CreditEscrow", [
-    admin.address,
+    [
+      adminGrant,
+      roleGrant(GATEWAY_ROLE, gateway.address),
+      roleGrant(PAUSER_ROLE, admin.address),
+      roleGrant(DISPUTE_ROLE, disputeManagerAddress),
+    ],
     await stablecoin.getAddress(),
     await apiKeyRegistry.getAddress(),
     await modelCatalog.getAddress(),
@@ -241,17 +285,11 @@ export async function deployContracts(connection: NetworkConnection) {
     PARAMS.jobTimeout,
   ]);
   const disputeManager = await ethers.deployContract("DisputeManager", [
-    admin.address,
+    [adminGrant, roleGrant(GATEWAY_ROLE, gateway.address), roleGrant(ARBITER_ROLE, arbiter.address)],
     await escrow.getAddress(),
     await workerRegistry.getAddress(),
   ]);
-
-  await escrow.grantRole(GATEWAY_ROLE, gateway.address);
-  await escrow.grantRole(PAUSER_ROLE, admin.address);
-  await escrow.grantRole(DISPUTE_ROLE, await disputeManager.getAddress());
-  await workerRegistry.grantRole(SLASHER_ROLE, await disputeManager.getAddress());
-  await disputeManager.grantRole(GATEWAY_ROLE, gateway.address);
-  await disputeManager.grantRole(ARBITER_ROLE, arbiter.address);
+  if ((await disputeManager.getAddress()) !== disputeManagerAddress) throw new Error("dispute manager address");
 
   const { chainId } = await ethers.provider.getNetwork();
   const domain = receiptDomain(chainId, await escrow.getAddress());
@@ -348,17 +386,14 @@ export async function fund(d: Deployed, wallet: HardhatEthersSigner, amount = ST
  * worker3 pro; two wallets with 10,000 credits and an active key each; a funded dispute reserve.
  */
 export async function deployProtocol(connection: NetworkConnection) {
-  const d = await deployContracts(connection);
-  for (const m of [MODEL_MAX, MODEL_LITE, MODEL_PRO]) {
-    await d.modelCatalog.connect(d.admin).addModel(m.id, modelParams(m));
-  }
+  const d = await deployContracts(connection, [MODEL_MAX, MODEL_LITE, MODEL_PRO]);
   await registerWorker(d, d.worker1, [MODEL_MAX, MODEL_LITE]);
   await registerWorker(d, d.worker2, [MODEL_MAX]);
   await registerWorker(d, d.worker3, [MODEL_PRO]);
   await fund(d, d.wallet);
   await fund(d, d.wallet2);
-  await d.apiKeyRegistry.connect(d.wallet).registerKey(keyHash(WALLET_KEY));
-  await d.apiKeyRegistry.connect(d.wallet2).registerKey(keyHash(WALLET2_KEY));
+  await registerKey(d.apiKeyRegistry.connect(d.wallet), d.wallet.address, keyHash(WALLET_KEY));
+  await registerKey(d.apiKeyRegistry.connect(d.wallet2), d.wallet2.address, keyHash(WALLET2_KEY));
   await d.stablecoin.connect(d.admin).mint(d.admin.address, RESERVE_FUNDING);
   await d.stablecoin.connect(d.admin).approve(await d.escrow.getAddress(), RESERVE_FUNDING);
   await d.escrow.connect(d.admin).fundReserve(RESERVE_FUNDING);
@@ -435,4 +470,81 @@ export async function deployWithDispute(connection: NetworkConnection) {
   await d.disputeManager.connect(d.gateway).openDispute(OPEN_JOB_ID, d.settlement, CLIENT_HASH);
   const dispute = await d.disputeManager.getDispute(OPEN_JOB_ID);
   return { ...d, disputeDeadline: dispute.deadline };
+}
+
+// ------------------------------------------------------------------ commit–reveal and delayed changes
+
+/** ApiKeyRegistry's commitment: keccak256(abi.encode(wallet, keyHash)). */
+export function keyCommitment(wallet: string, hash: string): string {
+  return keccak256(AbiCoder.defaultAbiCoder().encode(["address", "bytes32"], [wallet, hash]));
+}
+
+/** Commits the registry's signer to `hash` (mined; the registration may follow in any later block). */
+export async function commitKey(registry: ApiKeyRegistry, wallet: string, hash: string) {
+  await (await registry.commitKey(keyCommitment(wallet, hash))).wait();
+}
+
+/** Commits to `hash` and registers it in the next block (each automined transaction is its own block). */
+export async function registerKey(registry: ApiKeyRegistry, wallet: string, hash: string) {
+  await (await registry.commitKey(keyCommitment(wallet, hash))).wait();
+  return registry.registerKey(hash);
+}
+
+/** Commits to `hash` and rotates to it in the next block. */
+export async function rotateKey(registry: ApiKeyRegistry, wallet: string, hash: string) {
+  await (await registry.commitKey(keyCommitment(wallet, hash))).wait();
+  return registry.rotateKey(hash);
+}
+
+/** The change id a schedule transaction announced in `ModelChangeScheduled`. */
+export async function changeIdOf(catalog: ModelCatalog, sent: Promise<ContractTransactionResponse>): Promise<bigint> {
+  const receipt = await (await sent).wait();
+  for (const log of receipt?.logs ?? []) {
+    const parsed = catalog.interface.parseLog(log);
+    if (parsed?.name === "ModelChangeScheduled") return parsed.args.changeId as bigint;
+  }
+  throw new Error("no ModelChangeScheduled");
+}
+
+/** Moves chain time past the catalog's change delay (the next block is mined at that time). */
+export async function waitOutChangeDelay(catalog: ModelCatalog) {
+  const provider = catalog.runner?.provider;
+  if (!provider || !("send" in provider)) throw new Error("catalog has no provider");
+  const rpc = provider as { send(method: string, params: unknown[]): Promise<unknown> };
+  await rpc.send("evm_increaseTime", [Number(PARAMS.configChangeDelay)]);
+  await rpc.send("evm_mine", []);
+}
+
+/** Any contract of DelayedAccessControl (typechain types differ per contract). */
+interface DelayedRoles {
+  grantRole(role: string, account: string): Promise<ContractTransactionResponse>;
+  runner: { provider?: unknown } | null;
+}
+
+/** Grants a role the only way left: a first grantRole schedules it, a second one after the delay applies it. */
+export async function grantRoleAfterDelay(contract: DelayedRoles, role: string, account: string) {
+  await (await contract.grantRole(role, account)).wait();
+  const rpc = contract.runner?.provider as { send(method: string, params: unknown[]): Promise<unknown> };
+  await rpc.send("evm_increaseTime", [Number(PARAMS.configChangeDelay)]);
+  await rpc.send("evm_mine", []);
+  return contract.grantRole(role, account);
+}
+
+/** Schedules a catalog change, waits out the delay and applies it: what `addModel` etc. did at once before. */
+async function applyScheduled(catalog: ModelCatalog, sent: Promise<ContractTransactionResponse>) {
+  const changeId = await changeIdOf(catalog, sent);
+  await waitOutChangeDelay(catalog);
+  return catalog.applyModelChange(changeId);
+}
+
+export function addModelAfterDelay(catalog: ModelCatalog, modelId: string, params: ReturnType<typeof modelParams>) {
+  return applyScheduled(catalog, catalog.scheduleAddModel(modelId, params));
+}
+
+export function updateModelAfterDelay(catalog: ModelCatalog, modelId: string, params: ReturnType<typeof modelParams>) {
+  return applyScheduled(catalog, catalog.scheduleUpdateModel(modelId, params));
+}
+
+export function retireModelAfterDelay(catalog: ModelCatalog, modelId: string) {
+  return applyScheduled(catalog, catalog.scheduleRetireModel(modelId));
 }

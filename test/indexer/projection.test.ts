@@ -11,6 +11,7 @@ import {
   bytes32ToJobId,
   jobIdToBytes32,
   newJobId,
+  keyCommitmentOf,
   keyHashOf,
   modelKeyOf,
   outputHashOf,
@@ -36,6 +37,8 @@ const workerA = localAccount(4);
 const workerB = localAccount(5);
 const customer = localAccount(12);
 const sponsor = localAccount(13);
+/** ModelCatalog.CHANGE_DELAY (ProtocolTime.CONFIG_CHANGE_DELAY). */
+const CHANGE_DELAY_SECONDS = 2 * 24 * 60 * 60;
 const lower = (value: string) => value.toLowerCase() as Hex;
 
 let stack: IndexedStack;
@@ -140,7 +143,60 @@ describe("model catalog", () => {
     expect(small?.retired).toBe(false);
   });
 
-  it("follows addModel, updateModel and retireModel", async () => {
+  /** Schedules a catalog change, travels past its delay and applies it; returns both receipts. */
+  async function scheduleAndApply(
+    schedule: Promise<TransactionReceipt>,
+  ): Promise<{ scheduled: TransactionReceipt; applied: TransactionReceipt; changeId: bigint }> {
+    const scheduled = await step(schedule);
+    const log = scheduled.logs
+      .map((l) => {
+        try {
+          return decodeEventLog({ abi: modelCatalogAbi, data: l.data, topics: l.topics });
+        } catch {
+          return null;
+        }
+      })
+      .find((e) => e?.eventName === "ModelChangeScheduled");
+    if (log?.eventName !== "ModelChangeScheduled") throw new Error("no ModelChangeScheduled");
+    const changeId = log.args.changeId;
+    await chain.travel(CHANGE_DELAY_SECONDS);
+    const catalog = stack.deployment.contracts.modelCatalog;
+    const applied = await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "applyModelChange", [changeId]));
+    return { scheduled, applied, changeId };
+  }
+
+  it("records a scheduled change with its effective time before it applies", async () => {
+    const catalog = stack.deployment.contracts.modelCatalog;
+    const params = {
+      tier: 0,
+      creditsPerRequest: 3,
+      creditsPer1kTokens: 2,
+      contextWindow: 4096,
+      parameters: "1B",
+      ownedBy: "test",
+    };
+    const scheduled = await step(
+      chain.send(chain.roles.admin, catalog, modelCatalogAbi, "scheduleAddModel", ["announced-model", params]),
+    );
+    const block = await chain.publicClient.getBlock({ blockNumber: scheduled.blockNumber });
+    const [change] = await stack.client.db
+      .select()
+      .from(schema.modelChange)
+      .where(and(eq(schema.modelChange.modelId, "announced-model"), fresh()));
+    expect(change).toMatchObject({
+      kind: "add",
+      status: "scheduled",
+      creditsPerRequest: 3,
+      readyAt: block.timestamp + BigInt(CHANGE_DELAY_SECONDS),
+    });
+    const listed = await stack.client.db
+      .select()
+      .from(schema.model)
+      .where(eq(schema.model.modelKey, modelKeyOf("announced-model")));
+    expect(listed).toEqual([]);
+  });
+
+  it("follows scheduled addModel, updateModel and retireModel once they apply", async () => {
     const catalog = stack.deployment.contracts.modelCatalog;
     const params = {
       tier: 0,
@@ -150,7 +206,14 @@ describe("model catalog", () => {
       parameters: "1B",
       ownedBy: "test",
     };
-    await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "addModel", ["test-model", params]));
+    const added = await scheduleAndApply(
+      chain.send(chain.roles.admin, catalog, modelCatalogAbi, "scheduleAddModel", ["test-model", params]),
+    );
+    const [change] = await stack.client.db
+      .select()
+      .from(schema.modelChange)
+      .where(eq(schema.modelChange.changeId, added.changeId));
+    expect(change).toMatchObject({ kind: "add", status: "applied" });
     const key = modelKeyOf("test-model");
     let [row] = await stack.client.db
       .select()
@@ -159,14 +222,18 @@ describe("model catalog", () => {
     expect(row).toMatchObject({ modelId: "test-model", tier: "lite", creditsPerRequest: 2, retired: false });
 
     const update = { ...params, tier: 2, creditsPerRequest: 18, creditsPer1kTokens: 9, ownedBy: "tester" };
-    await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "updateModel", ["test-model", update]));
+    await scheduleAndApply(
+      chain.send(chain.roles.admin, catalog, modelCatalogAbi, "scheduleUpdateModel", ["test-model", update]),
+    );
     [row] = await stack.client.db
       .select()
       .from(schema.model)
       .where(and(eq(schema.model.modelKey, key), fresh()));
     expect(row).toMatchObject({ tier: "pro", creditsPerRequest: 18, creditsPer1kTokens: 9, ownedBy: "tester" });
 
-    const retired = await step(chain.send(chain.roles.admin, catalog, modelCatalogAbi, "retireModel", ["test-model"]));
+    const { applied: retired } = await scheduleAndApply(
+      chain.send(chain.roles.admin, catalog, modelCatalogAbi, "scheduleRetireModel", ["test-model"]),
+    );
     [row] = await stack.client.db
       .select()
       .from(schema.model)
@@ -294,7 +361,12 @@ describe("API keys", () => {
     return row;
   };
 
+  /** The commitment that must precede a registration (ApiKeyRegistry's commit–reveal). */
+  const commit = (wallet: typeof customer, keyHash: Hex) =>
+    step(chain.send(wallet, registry(), apiKeyRegistryAbi, "commitKey", [keyCommitmentOf(wallet.address, keyHash)]));
+
   it("registerKey records the key and makes it the wallet's active key", async () => {
+    await commit(customer, customerKeys[0]);
     const receipt = await step(chain.send(customer, registry(), apiKeyRegistryAbi, "registerKey", [customerKeys[0]]));
     const block = await chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
     expect(await keyRow(customerKeys[0])).toMatchObject({
@@ -306,6 +378,7 @@ describe("API keys", () => {
   });
 
   it("rotateKey revokes the old key and activates the new one in one transaction", async () => {
+    await commit(customer, customerKeys[1]);
     const receipt = await step(chain.send(customer, registry(), apiKeyRegistryAbi, "rotateKey", [customerKeys[1]]));
     expect(await keyRow(customerKeys[0])).toMatchObject({ status: "revoked" });
     expect((await keyRow(customerKeys[0]))?.revokedAt).not.toBeNull();
@@ -318,11 +391,13 @@ describe("API keys", () => {
     await step(chain.send(customer, registry(), apiKeyRegistryAbi, "revokeKey", []));
     expect(await keyRow(customerKeys[1])).toMatchObject({ status: "revoked" });
     expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[1], keyStatus: "revoked" });
+    await commit(customer, customerKeys[2]);
     await step(chain.send(customer, registry(), apiKeyRegistryAbi, "registerKey", [customerKeys[2]]));
     expect(await accountOf(customer.address)).toMatchObject({ keyHash: customerKeys[2], keyStatus: "active" });
   });
 
   it("suspend and unsuspend flip the wallet's suspension and its key's status", async () => {
+    await commit(sponsor, sponsorKey);
     await step(chain.send(sponsor, registry(), apiKeyRegistryAbi, "registerKey", [sponsorKey]));
     const suspended = await step(
       chain.send(chain.roles.operator, registry(), apiKeyRegistryAbi, "suspend", [sponsor.address]),

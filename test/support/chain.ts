@@ -64,6 +64,16 @@ export async function mined(hash: Hex) {
 }
 
 /** A fresh account with 10 ETH for gas (Hardhat's `hardhat_setBalance`), and its private key. */
+/**
+ * Spare gateway signer `i` of the test stack: it holds the gateway roles from deployment (a grant after
+ * deployment waits 2 days, DelayedAccessControl) and no gateway process uses it. One test at a time per signer.
+ */
+export function spareGatewaySigner(i: number): { account: Account; privateKey: Hex } {
+  const privateKey = stackInfo().spareGatewaySignerKeys[i];
+  if (!privateKey) throw new Error(`the test stack has no spare gateway signer ${i}`);
+  return { account: privateKeyToAccount(privateKey), privateKey };
+}
+
 export async function freshAccount(): Promise<{ account: Account; privateKey: Hex }> {
   const privateKey = generatePrivateKey();
   const account = privateKeyToAccount(privateKey);

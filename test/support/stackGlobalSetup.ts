@@ -1,6 +1,12 @@
 import { rmSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startLocalStack, type LocalStack, type LocalStackOptions } from "../../scripts/stack/startLocalStack.js";
+import { MAX_LOCAL_GATEWAYS } from "../../scripts/deploy/localGateways.js";
+
+/** Spare catalog models per test shape a test stack lists (test/support/workers.ts claims them). */
+export const TEST_SPARE_MODELS_PER_SHAPE = 16;
+/** Spare gateway signers (roles from deployment, no process) a test stack has for tests' own gateways. */
+export const TEST_SPARE_GATEWAY_SIGNERS = 3;
 
 export type StackGlobalSetupOptions = Omit<LocalStackOptions, "compile" | "echo" | "onProgress"> & {
   /** Prefix of the stack's progress lines, e.g. "web stack". */
@@ -34,6 +40,10 @@ export function stackGlobalSetup({
     async setup(project) {
       beforeStart?.();
       stack = await startLocalStack({
+        // Catalog changes and role grants wait 2 days, which a stack whose chain follows the wall clock never
+        // sees: tests claim spare models (test/support/workers.ts) and use a spare gateway signer instead.
+        spareModels: TEST_SPARE_MODELS_PER_SHAPE,
+        spareGatewaySigners: Math.min(TEST_SPARE_GATEWAY_SIGNERS, MAX_LOCAL_GATEWAYS - (options.gateways ?? 1)),
         ...options,
         compile: process.env.TEST_STACK_COMPILE !== "0",
         echo: process.env.TEST_STACK_ECHO === "1",

@@ -6,43 +6,44 @@ import {
   type WorkerFault,
   type WorkerSpec,
 } from "../../scripts/stack/startWorkers.js";
-import { adminAccount, contracts, freshAccount, mined, modelCatalogAbi, walletClient } from "./chain.js";
-import { TIER_PRICES, tierIndex, type TierName } from "@credit-metered/client";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { contracts, freshAccount, modelCatalogAbi, publicClient } from "./chain.js";
+import { modelKeyOf, type TierName } from "@credit-metered/client";
+import { spareModelId } from "../../scripts/deploy/spareModels.js";
 import { stackInfo } from "./stackInfo.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
-let modelCounter = 0;
-
-/** A model id no other test uses (catalog ids are forever on a chain). */
-export function uniqueModelId(label: string): string {
-  modelCounter += 1;
-  return `test-${label}-${process.pid}-${modelCounter}`;
-}
-
-/** Governance (local account 0) adds a model to the catalog; it has no workers until one registers for it. */
-export async function addCatalogModel(
-  modelId: string,
+/**
+ * Claims a catalog model no other test of this stack uses, of the given tier and context window. A catalog change
+ * waits 2 days (ModelCatalog), so the test stacks list spare models at deployment (scripts/deploy/spareModels.ts)
+ * and each test takes the next free one of its shape; a claim is an exclusively created folder, so test files in
+ * parallel processes never share a model. `label` only names the claim, for whoever reads the state folder.
+ */
+export async function claimCatalogModel(
+  label: string,
   { tier = "lite", contextWindow = 32_768 }: { tier?: TierName; contextWindow?: number } = {},
-): Promise<void> {
-  const { creditsPerRequest, creditsPer1kTokens } = TIER_PRICES[tier];
-  const hash = await walletClient(adminAccount).writeContract({
-    address: contracts().modelCatalog,
-    abi: modelCatalogAbi,
-    functionName: "addModel",
-    args: [
-      modelId,
-      {
-        tier: tierIndex(tier),
-        creditsPerRequest,
-        creditsPer1kTokens,
-        contextWindow,
-        parameters: "1B",
-        ownedBy: "test",
-      },
-    ],
-  });
-  await mined(hash);
+): Promise<string> {
+  const claims = path.join(path.dirname(stackInfo().deploymentsFile), "model-claims");
+  mkdirSync(claims, { recursive: true });
+  for (let n = 1; ; n++) {
+    const modelId = spareModelId(tier, contextWindow, n);
+    const listed = await publicClient().readContract({
+      address: contracts().modelCatalog,
+      abi: modelCatalogAbi,
+      functionName: "isListed",
+      args: [modelKeyOf(modelId)],
+    });
+    if (!listed) throw new Error(`no spare ${tier} model with a ${contextWindow}-token window left (${label})`);
+    try {
+      mkdirSync(path.join(claims, modelId));
+      writeFileSync(path.join(claims, modelId, "label"), `${label}\n`);
+      return modelId;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
 }
 
 export type ExtraWorkerOptions = Omit<WorkerSpec, "privateKey" | "port"> & { fault?: WorkerFault };

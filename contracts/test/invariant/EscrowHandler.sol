@@ -121,6 +121,10 @@ contract EscrowHandler {
     uint32[3] private _cpr;
     uint32[3] private _cp1k;
     bool[3] private _retired;
+    /// @dev At most one scheduled catalog change per model: its id, and the prices it sets (retirement: zero).
+    uint256[3] private _pendingChange;
+    uint32[3] private _pendingCpr;
+    uint32[3] private _pendingCp1k;
     uint256[WALLETS] private _walletKeys;
     address[WALLETS] private _wallets;
     GhostKey[WALLETS] private _keys;
@@ -353,6 +357,7 @@ contract EscrowHandler {
             }
         } else if (op == 1 && !key.suspended && key.status == IApiKeyRegistry.KeyStatus.Active) {
             bytes32 fresh = keccak256(abi.encode(account, ++key.nonce));
+            _commitKey(account, fresh);
             vm.prank(account);
             try keys.rotateKey(fresh) {
                 key.keyHash = fresh;
@@ -362,6 +367,7 @@ contract EscrowHandler {
             }
         } else if (op == 2 && !key.suspended && key.status == IApiKeyRegistry.KeyStatus.Revoked) {
             bytes32 fresh = keccak256(abi.encode(account, ++key.nonce));
+            _commitKey(account, fresh);
             vm.prank(account);
             try keys.registerKey(fresh) {
                 key.keyHash = fresh;
@@ -387,12 +393,13 @@ contract EscrowHandler {
 
     // ================================================================ catalog, fee, treasury
 
+    /// @dev Schedules a repricing; it applies only through `applyCatalogChange` once its delay has passed.
     function repriceModel(uint256 modelSeed, uint32 cpr, uint32 cp1k) external {
         uint256 m = modelSeed % MODELS;
-        if (_retired[m]) return;
+        if (_retired[m] || _pendingChange[m] != 0) return;
         cpr = uint32(bound(cpr, 1, 60));
         cp1k = uint32(bound(cp1k, 1, 30));
-        catalog.updateModel(
+        _pendingChange[m] = catalog.scheduleUpdateModel(
             _modelIds[m],
             IModelCatalog.ModelParams({
                 tier: Tier.Max,
@@ -403,17 +410,45 @@ contract EscrowHandler {
                 ownedBy: "test"
             })
         );
-        _cpr[m] = cpr;
-        _cp1k[m] = cp1k;
-        ++calls["repriceModel"];
+        _pendingCpr[m] = cpr;
+        _pendingCp1k[m] = cp1k;
+        ++calls["scheduleRepricing"];
     }
 
     /// @dev Only the third model is ever retired, so jobs keep flowing through the other two.
     function retireSpareModel() external {
-        if (_retired[2]) return;
-        catalog.retireModel(_modelIds[2]);
-        _retired[2] = true;
-        ++calls["retireModel"];
+        if (_retired[2] || _pendingChange[2] != 0) return;
+        _pendingChange[2] = catalog.scheduleRetireModel(_modelIds[2]);
+        _pendingCpr[2] = 0;
+        ++calls["scheduleRetirement"];
+    }
+
+    /// @dev Applies a model's scheduled change: refused (and the listing unchanged) before its delay, applied after.
+    function applyCatalogChange(uint256 modelSeed) external {
+        uint256 m = modelSeed % MODELS;
+        uint256 changeId = _pendingChange[m];
+        if (changeId == 0) return;
+        uint64 readyAt = catalog.changeReadyAt(changeId);
+        try catalog.applyModelChange(changeId) {
+            if (block.timestamp < readyAt) return _violation("a catalog change applied before its delay");
+            _pendingChange[m] = 0;
+            if (_pendingCpr[m] == 0) {
+                _retired[m] = true;
+                ++calls["retireModel"];
+            } else {
+                _cpr[m] = _pendingCpr[m];
+                _cp1k[m] = _pendingCp1k[m];
+                ++calls["repriceModel"];
+            }
+        } catch (bytes memory reason) {
+            _requireReason(
+                block.timestamp < readyAt,
+                reason,
+                abi.encodeWithSelector(IModelCatalog.ModelChangeNotReady.selector, changeId, readyAt),
+                "applyCatalogChange"
+            );
+            _requireListedPrices(m);
+        }
     }
 
     function scheduleProtocolFee(uint16 feeBps) external {
@@ -963,6 +998,19 @@ contract EscrowHandler {
     }
 
     // ================================================================ internals
+
+    /// @dev The catalog's current prices for model `m` are the ghost's (no scheduled change applied early).
+    function _requireListedPrices(uint256 m) private {
+        (, , , uint32 listedCpr, uint32 listedCp1k, ) = catalog.listing(_modelKeys[m]);
+        if (listedCpr != _cpr[m] || listedCp1k != _cp1k[m]) _violation("catalog prices moved before the delay");
+    }
+
+    /// @dev Commit–reveal: the commitment must be mined in an earlier block than the registration.
+    function _commitKey(address account, bytes32 keyHash) private {
+        vm.prank(account);
+        keys.commitKey(keccak256(abi.encode(account, keyHash)));
+        vm.roll(block.number + 1);
+    }
 
     function _expectedOpenError(uint8 w, uint8 m, uint256 maxTokens, uint256 lock) private view returns (bytes memory) {
         address account = _wallets[w];

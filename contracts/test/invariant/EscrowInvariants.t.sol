@@ -19,24 +19,16 @@ contract EscrowInvariants is EscrowFixture {
 
     function setUp() public override {
         vm.warp(START_TIME);
-        _deploySystem();
         string[3] memory ids = [MAX_MODEL_ID, LITE_MODEL_ID, "spare-model"];
         uint32[3] memory cpr = [MAX_CPR, LITE_CPR, uint32(8)];
         uint32[3] memory cp1k = [MAX_CP1K, LITE_CP1K, uint32(4)];
         bytes32[] memory all = new bytes32[](3);
+        IModelCatalog.LaunchModel[] memory launch = new IModelCatalog.LaunchModel[](3);
         for (uint256 m; m < 3; ++m) {
-            all[m] = catalog.addModel(
-                ids[m],
-                IModelCatalog.ModelParams({
-                    tier: Tier.Max,
-                    creditsPerRequest: cpr[m],
-                    creditsPer1kTokens: cp1k[m],
-                    contextWindow: INVARIANT_CONTEXT,
-                    parameters: "test",
-                    ownedBy: "test"
-                })
-            );
+            launch[m] = _launchModel(ids[m], Tier.Max, cpr[m], cp1k[m], INVARIANT_CONTEXT);
+            all[m] = keccak256(bytes(ids[m]));
         }
+        _deploySystem(launch);
         uint256[3] memory workerKeys = [uint256(0x5EC12E7), 0x5EC12E8, 0x5EC12E9];
         for (uint256 i; i < workerKeys.length; ++i) _registerWorker(workerKeys[i], all);
 
@@ -72,7 +64,10 @@ contract EscrowInvariants is EscrowFixture {
         // The handler mints stablecoin and stake, and governs the catalog (repricing, retiring).
         usd.transferOwnership(address(handler));
         svc.transferOwnership(address(handler));
-        catalog.grantRole(catalog.GOVERNANCE_ROLE(), address(handler));
+        // A role grant waits its delay, like any other (DelayedAccessControl); nothing is open yet.
+        catalog.grantRole(catalog.GOVERNANCE_ROLE(), address(handler)); // schedules
+        vm.warp(block.timestamp + 2 days);
+        catalog.grantRole(catalog.GOVERNANCE_ROLE(), address(handler)); // applies
     }
 
     /// @notice Only the handler is called by the invariant fuzzer.

@@ -8,6 +8,7 @@ import {ModelCatalog} from "../../ModelCatalog.sol";
 import {WorkerRegistry} from "../../WorkerRegistry.sol";
 import {CreditEscrow} from "../../CreditEscrow.sol";
 import {DisputeManager} from "../../DisputeManager.sol";
+import {RoleGrant} from "../../access/DelayedAccessControl.sol";
 import {IModelCatalog} from "../../interfaces/IModelCatalog.sol";
 import {Tier} from "../../types/Tier.sol";
 import {Receipt, Settlement} from "../../types/Receipt.sol";
@@ -71,9 +72,12 @@ abstract contract EscrowFixture {
 
     function setUp() public virtual {
         vm.warp(START_TIME);
-        _deploySystem();
-        maxModel = _addModel(MAX_MODEL_ID, Tier.Max, MAX_CPR, MAX_CP1K);
-        liteModel = _addModel(LITE_MODEL_ID, Tier.Lite, LITE_CPR, LITE_CP1K);
+        IModelCatalog.LaunchModel[] memory launch = new IModelCatalog.LaunchModel[](2);
+        launch[0] = _launchModel(MAX_MODEL_ID, Tier.Max, MAX_CPR, MAX_CP1K, CONTEXT_WINDOW);
+        launch[1] = _launchModel(LITE_MODEL_ID, Tier.Lite, LITE_CPR, LITE_CP1K, CONTEXT_WINDOW);
+        _deploySystem(launch);
+        maxModel = keccak256(bytes(MAX_MODEL_ID));
+        liteModel = keccak256(bytes(LITE_MODEL_ID));
 
         bytes32[] memory both = new bytes32[](2);
         both[0] = maxModel;
@@ -89,13 +93,17 @@ abstract contract EscrowFixture {
 
     // ------------------------------------------------------------ deployment
 
-    function _deploySystem() internal {
+    /// @dev Deploys as scripts/deploy does: every role and the launch catalog through constructors (the only
+    /// grants without the delay); the dispute manager's address is predicted for the roles it needs.
+    function _deploySystem(IModelCatalog.LaunchModel[] memory launch) internal {
         usd = new Stablecoin(address(this));
         svc = new StakeToken(address(this));
         keys = new ApiKeyRegistry(address(this), operator);
-        catalog = new ModelCatalog(address(this), address(this));
+        catalog = new ModelCatalog(address(this), address(this), launch);
+        // Registry, escrow, dispute manager: the next three creations of this contract.
+        address predictedDisputes = vm.computeCreateAddress(address(this), vm.getNonce(address(this)) + 2);
         workers = new WorkerRegistry(
-            address(this),
+            _roles(keccak256("SLASHER_ROLE"), predictedDisputes),
             svc,
             catalog,
             treasury,
@@ -104,30 +112,58 @@ abstract contract EscrowFixture {
             DISPUTE_WINDOW,
             ARBITRATION_WINDOW
         );
-        escrow = new CreditEscrow(address(this), usd, keys, catalog, workers, treasury, FEE_BPS, JOB_TIMEOUT);
-        disputes = new DisputeManager(address(this), escrow, workers);
-
-        escrow.grantRole(escrow.GATEWAY_ROLE(), gateway);
-        escrow.grantRole(escrow.DISPUTE_ROLE(), address(disputes));
-        escrow.grantRole(escrow.PAUSER_ROLE(), address(this));
-        workers.grantRole(workers.SLASHER_ROLE(), address(disputes));
-        disputes.grantRole(disputes.GATEWAY_ROLE(), gateway);
-        disputes.grantRole(disputes.ARBITER_ROLE(), arbiter);
+        RoleGrant[] memory escrowRoles = new RoleGrant[](4);
+        escrowRoles[0] = RoleGrant(bytes32(0), address(this));
+        escrowRoles[1] = RoleGrant(keccak256("GATEWAY_ROLE"), gateway);
+        escrowRoles[2] = RoleGrant(keccak256("DISPUTE_ROLE"), predictedDisputes);
+        escrowRoles[3] = RoleGrant(keccak256("PAUSER_ROLE"), address(this));
+        escrow = new CreditEscrow(escrowRoles, usd, keys, catalog, workers, treasury, FEE_BPS, JOB_TIMEOUT);
+        RoleGrant[] memory disputeRoles = new RoleGrant[](3);
+        disputeRoles[0] = RoleGrant(bytes32(0), address(this));
+        disputeRoles[1] = RoleGrant(keccak256("GATEWAY_ROLE"), gateway);
+        disputeRoles[2] = RoleGrant(keccak256("ARBITER_ROLE"), arbiter);
+        disputes = new DisputeManager(disputeRoles, escrow, workers);
+        require(address(disputes) == predictedDisputes, "dispute manager address prediction");
     }
 
-    function _addModel(string memory modelId, Tier tier, uint32 cpr, uint32 cp1k) internal returns (bytes32) {
+    /// @dev This contract as default admin, and `role` for `account`.
+    function _roles(bytes32 role, address account) internal view returns (RoleGrant[] memory grants) {
+        grants = new RoleGrant[](2);
+        grants[0] = RoleGrant(bytes32(0), address(this));
+        grants[1] = RoleGrant(role, account);
+    }
+
+    /// @dev This contract as default admin, no other role.
+    function _noRoles() internal view returns (RoleGrant[] memory grants) {
+        grants = new RoleGrant[](1);
+        grants[0] = RoleGrant(bytes32(0), address(this));
+    }
+
+    function _launchModel(
+        string memory modelId,
+        Tier tier,
+        uint32 cpr,
+        uint32 cp1k,
+        uint32 contextWindow
+    ) internal pure returns (IModelCatalog.LaunchModel memory) {
         return
-            catalog.addModel(
-                modelId,
-                IModelCatalog.ModelParams({
+            IModelCatalog.LaunchModel({
+                modelId: modelId,
+                params: IModelCatalog.ModelParams({
                     tier: tier,
                     creditsPerRequest: cpr,
                     creditsPer1kTokens: cp1k,
-                    contextWindow: CONTEXT_WINDOW,
+                    contextWindow: contextWindow,
                     parameters: "test",
                     ownedBy: "test"
                 })
-            );
+            });
+    }
+
+    /// @dev Schedules a catalog change, waits out its delay and applies it (the only way a change takes effect).
+    function _applyAfterDelay(uint256 changeId) internal {
+        vm.warp(catalog.changeReadyAt(changeId));
+        catalog.applyModelChange(changeId);
     }
 
     function _registerWorker(uint256 privateKey, bytes32[] memory modelKeys) internal returns (address account) {
@@ -167,9 +203,17 @@ abstract contract EscrowFixture {
         escrow.postBond(account, amount);
     }
 
+    /// @dev Commit, then register in the next block (commit–reveal, ApiKeyRegistry).
     function _registerKey(address account, bytes32 keyHash) internal {
+        _commitKey(account, keyHash);
         vm.prank(account);
         keys.registerKey(keyHash);
+    }
+
+    function _commitKey(address account, bytes32 keyHash) internal {
+        vm.prank(account);
+        keys.commitKey(keccak256(abi.encode(account, keyHash)));
+        vm.roll(block.number + 1);
     }
 
     function _deposit(address account, uint256 credits) internal {

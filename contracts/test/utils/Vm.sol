@@ -8,6 +8,9 @@ interface Vm {
     function warp(uint256 newTimestamp) external;
     function load(address target, bytes32 slot) external view returns (bytes32 data);
     function store(address target, bytes32 slot, bytes32 value) external;
+    function roll(uint256 newHeight) external;
+    function getNonce(address account) external view returns (uint64 nonce);
+    function computeCreateAddress(address deployer, uint256 nonce) external pure returns (address);
     function getBlockTimestamp() external view returns (uint256 timestamp);
     function prank(address msgSender) external;
     function startPrank(address msgSender) external;

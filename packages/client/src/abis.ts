@@ -468,11 +468,25 @@ export const apiKeyRegistryAbi = [
     type: "error",
   },
   {
+    inputs: [{ internalType: "uint256", name: "expiredAt", type: "uint256" }],
+    name: "AdminTransferExpired",
+    type: "error",
+  },
+  { inputs: [], name: "InitialAdminMissing", type: "error" },
+  {
     inputs: [
       { internalType: "address", name: "wallet", type: "address" },
       { internalType: "bytes32", name: "activeKeyHash", type: "bytes32" },
     ],
     name: "KeyAlreadyRegistered",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+    ],
+    name: "KeyCommitmentTooRecent",
     type: "error",
   },
   {
@@ -489,7 +503,16 @@ export const apiKeyRegistryAbi = [
     name: "KeyNotActive",
     type: "error",
   },
+  {
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+    ],
+    name: "KeyNotCommitted",
+    type: "error",
+  },
   { inputs: [{ internalType: "address", name: "wallet", type: "address" }], name: "NoActiveKey", type: "error" },
+  { inputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }], name: "RoleGrantNotReady", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -519,6 +542,16 @@ export const apiKeyRegistryAbi = [
       { indexed: false, internalType: "uint48", name: "acceptSchedule", type: "uint48" },
     ],
     name: "DefaultAdminTransferScheduled",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "address", name: "wallet", type: "address" },
+      { indexed: true, internalType: "bytes32", name: "commitment", type: "bytes32" },
+      { indexed: false, internalType: "uint64", name: "blockNumber", type: "uint64" },
+    ],
+    name: "KeyCommitted",
     type: "event",
   },
   {
@@ -576,6 +609,16 @@ export const apiKeyRegistryAbi = [
     inputs: [
       { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
       { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "RoleGrantScheduled",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
       { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
     name: "RoleGranted",
@@ -626,6 +669,23 @@ export const apiKeyRegistryAbi = [
     name: "changeDefaultAdminDelay",
     outputs: [],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "bytes32", name: "commitment", type: "bytes32" }],
+    name: "commitKey",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "address", name: "wallet", type: "address" },
+      { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+    ],
+    name: "commitmentBlock",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -749,6 +809,16 @@ export const apiKeyRegistryAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "roleGrantReadyAt",
+    outputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "bytes32", name: "newKeyHash", type: "bytes32" }],
@@ -795,6 +865,27 @@ export const modelCatalogAbi = [
     inputs: [
       { internalType: "address", name: "admin", type: "address" },
       { internalType: "address", name: "governance", type: "address" },
+      {
+        components: [
+          { internalType: "string", name: "modelId", type: "string" },
+          {
+            components: [
+              { internalType: "enum Tier", name: "tier", type: "uint8" },
+              { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+              { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+              { internalType: "uint32", name: "contextWindow", type: "uint32" },
+              { internalType: "string", name: "parameters", type: "string" },
+              { internalType: "string", name: "ownedBy", type: "string" },
+            ],
+            internalType: "struct IModelCatalog.ModelParams",
+            name: "params",
+            type: "tuple",
+          },
+        ],
+        internalType: "struct IModelCatalog.LaunchModel[]",
+        name: "launchModels",
+        type: "tuple[]",
+      },
     ],
     stateMutability: "nonpayable",
     type: "constructor",
@@ -819,13 +910,32 @@ export const modelCatalogAbi = [
     name: "AccessControlUnauthorizedAccount",
     type: "error",
   },
+  {
+    inputs: [{ internalType: "uint256", name: "expiredAt", type: "uint256" }],
+    name: "AdminTransferExpired",
+    type: "error",
+  },
   { inputs: [], name: "CatalogFull", type: "error" },
+  { inputs: [], name: "InitialAdminMissing", type: "error" },
   {
     inputs: [
       { internalType: "bytes32", name: "modelKey", type: "bytes32" },
       { internalType: "string", name: "modelId", type: "string" },
     ],
     name: "ModelAlreadyExists",
+    type: "error",
+  },
+  {
+    inputs: [
+      { internalType: "uint256", name: "changeId", type: "uint256" },
+      { internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "ModelChangeNotReady",
+    type: "error",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    name: "ModelChangeUnknown",
     type: "error",
   },
   { inputs: [{ internalType: "string", name: "modelId", type: "string" }], name: "ModelIdInvalid", type: "error" },
@@ -836,6 +946,7 @@ export const modelCatalogAbi = [
     type: "error",
   },
   { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelUnknown", type: "error" },
+  { inputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }], name: "RoleGrantNotReady", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -885,6 +996,50 @@ export const modelCatalogAbi = [
   {
     anonymous: false,
     inputs: [
+      { indexed: true, internalType: "uint256", name: "changeId", type: "uint256" },
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+    ],
+    name: "ModelChangeApplied",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "uint256", name: "changeId", type: "uint256" },
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+    ],
+    name: "ModelChangeCancelled",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "uint256", name: "changeId", type: "uint256" },
+      { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
+      { indexed: false, internalType: "enum IModelCatalog.ChangeKind", name: "kind", type: "uint8" },
+      { indexed: false, internalType: "string", name: "modelId", type: "string" },
+      {
+        components: [
+          { internalType: "enum Tier", name: "tier", type: "uint8" },
+          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+          { internalType: "uint32", name: "contextWindow", type: "uint32" },
+          { internalType: "string", name: "parameters", type: "string" },
+          { internalType: "string", name: "ownedBy", type: "string" },
+        ],
+        indexed: false,
+        internalType: "struct IModelCatalog.ModelParams",
+        name: "params",
+        type: "tuple",
+      },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "ModelChangeScheduled",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
       { indexed: true, internalType: "bytes32", name: "modelKey", type: "bytes32" },
       { indexed: false, internalType: "string", name: "modelId", type: "string" },
       { indexed: false, internalType: "uint64", name: "timestamp", type: "uint64" },
@@ -922,6 +1077,16 @@ export const modelCatalogAbi = [
     inputs: [
       { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
       { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "RoleGrantScheduled",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
       { indexed: true, internalType: "address", name: "sender", type: "address" },
     ],
     name: "RoleGranted",
@@ -936,6 +1101,13 @@ export const modelCatalogAbi = [
     ],
     name: "RoleRevoked",
     type: "event",
+  },
+  {
+    inputs: [],
+    name: "CHANGE_DELAY",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
   },
   {
     inputs: [],
@@ -967,23 +1139,8 @@ export const modelCatalogAbi = [
   },
   { inputs: [], name: "acceptDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
-    inputs: [
-      { internalType: "string", name: "modelId", type: "string" },
-      {
-        components: [
-          { internalType: "enum Tier", name: "tier", type: "uint8" },
-          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
-          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
-          { internalType: "uint32", name: "contextWindow", type: "uint32" },
-          { internalType: "string", name: "parameters", type: "string" },
-          { internalType: "string", name: "ownedBy", type: "string" },
-        ],
-        internalType: "struct IModelCatalog.ModelParams",
-        name: "params",
-        type: "tuple",
-      },
-    ],
-    name: "addModel",
+    inputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    name: "applyModelChange",
     outputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }],
     stateMutability: "nonpayable",
     type: "function",
@@ -997,10 +1154,24 @@ export const modelCatalogAbi = [
   },
   { inputs: [], name: "cancelDefaultAdminTransfer", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
+    inputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    name: "cancelModelChange",
+    outputs: [],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
     inputs: [{ internalType: "uint48", name: "newDelay", type: "uint48" }],
     name: "changeDefaultAdminDelay",
     outputs: [],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    name: "changeReadyAt",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
     type: "function",
   },
   {
@@ -1166,13 +1337,6 @@ export const modelCatalogAbi = [
     type: "function",
   },
   {
-    inputs: [{ internalType: "string", name: "modelId", type: "string" }],
-    name: "retireModel",
-    outputs: [],
-    stateMutability: "nonpayable",
-    type: "function",
-  },
-  {
     inputs: [
       { internalType: "bytes32", name: "role", type: "bytes32" },
       { internalType: "address", name: "account", type: "address" },
@@ -1182,12 +1346,44 @@ export const modelCatalogAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "roleGrantReadyAt",
+    outputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
-    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
-    name: "supportsInterface",
-    outputs: [{ internalType: "bool", name: "", type: "bool" }],
-    stateMutability: "view",
+    inputs: [
+      { internalType: "string", name: "modelId", type: "string" },
+      {
+        components: [
+          { internalType: "enum Tier", name: "tier", type: "uint8" },
+          { internalType: "uint32", name: "creditsPerRequest", type: "uint32" },
+          { internalType: "uint32", name: "creditsPer1kTokens", type: "uint32" },
+          { internalType: "uint32", name: "contextWindow", type: "uint32" },
+          { internalType: "string", name: "parameters", type: "string" },
+          { internalType: "string", name: "ownedBy", type: "string" },
+        ],
+        internalType: "struct IModelCatalog.ModelParams",
+        name: "params",
+        type: "tuple",
+      },
+    ],
+    name: "scheduleAddModel",
+    outputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "string", name: "modelId", type: "string" }],
+    name: "scheduleRetireModel",
+    outputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
+    stateMutability: "nonpayable",
     type: "function",
   },
   {
@@ -1207,9 +1403,16 @@ export const modelCatalogAbi = [
         type: "tuple",
       },
     ],
-    name: "updateModel",
-    outputs: [],
+    name: "scheduleUpdateModel",
+    outputs: [{ internalType: "uint256", name: "changeId", type: "uint256" }],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [{ internalType: "bytes4", name: "interfaceId", type: "bytes4" }],
+    name: "supportsInterface",
+    outputs: [{ internalType: "bool", name: "", type: "bool" }],
+    stateMutability: "view",
     type: "function",
   },
 ] as const;
@@ -1217,7 +1420,15 @@ export const modelCatalogAbi = [
 export const workerRegistryAbi = [
   {
     inputs: [
-      { internalType: "address", name: "admin", type: "address" },
+      {
+        components: [
+          { internalType: "bytes32", name: "role", type: "bytes32" },
+          { internalType: "address", name: "account", type: "address" },
+        ],
+        internalType: "struct RoleGrant[]",
+        name: "roles",
+        type: "tuple[]",
+      },
       { internalType: "contract IERC20", name: "stakeToken_", type: "address" },
       { internalType: "contract IModelCatalog", name: "modelCatalog_", type: "address" },
       { internalType: "address", name: "treasury_", type: "address" },
@@ -1249,11 +1460,18 @@ export const workerRegistryAbi = [
     name: "AccessControlUnauthorizedAccount",
     type: "error",
   },
+  {
+    inputs: [{ internalType: "uint256", name: "expiredAt", type: "uint256" }],
+    name: "AdminTransferExpired",
+    type: "error",
+  },
   { inputs: [], name: "EndpointInvalid", type: "error" },
+  { inputs: [], name: "InitialAdminMissing", type: "error" },
   { inputs: [], name: "MinStakeZero", type: "error" },
   { inputs: [], name: "ModelListInvalid", type: "error" },
   { inputs: [{ internalType: "bytes32", name: "modelKey", type: "bytes32" }], name: "ModelNotListed", type: "error" },
   { inputs: [], name: "NothingToSend", type: "error" },
+  { inputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }], name: "RoleGrantNotReady", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -1343,6 +1561,16 @@ export const workerRegistryAbi = [
       { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
     name: "RoleAdminChanged",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "RoleGrantScheduled",
     type: "event",
   },
   {
@@ -1683,6 +1911,16 @@ export const workerRegistryAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "roleGrantReadyAt",
+    outputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   { inputs: [], name: "sendSlashedStake", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
@@ -1759,7 +1997,15 @@ export const workerRegistryAbi = [
 export const creditEscrowAbi = [
   {
     inputs: [
-      { internalType: "address", name: "admin", type: "address" },
+      {
+        components: [
+          { internalType: "bytes32", name: "role", type: "bytes32" },
+          { internalType: "address", name: "account", type: "address" },
+        ],
+        internalType: "struct RoleGrant[]",
+        name: "roles",
+        type: "tuple[]",
+      },
       { internalType: "contract IERC20", name: "stablecoin_", type: "address" },
       { internalType: "contract IApiKeyRegistry", name: "apiKeyRegistry_", type: "address" },
       { internalType: "contract IModelCatalog", name: "modelCatalog_", type: "address" },
@@ -1789,6 +2035,11 @@ export const creditEscrowAbi = [
       { internalType: "bytes32", name: "neededRole", type: "bytes32" },
     ],
     name: "AccessControlUnauthorizedAccount",
+    type: "error",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "expiredAt", type: "uint256" }],
+    name: "AdminTransferExpired",
     type: "error",
   },
   {
@@ -1863,6 +2114,7 @@ export const creditEscrowAbi = [
     name: "FeeTooHigh",
     type: "error",
   },
+  { inputs: [], name: "InitialAdminMissing", type: "error" },
   {
     inputs: [
       { internalType: "address", name: "wallet", type: "address" },
@@ -1911,6 +2163,7 @@ export const creditEscrowAbi = [
     name: "ReceiptTimeInvalid",
     type: "error",
   },
+  { inputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }], name: "RoleGrantNotReady", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -2214,6 +2467,16 @@ export const creditEscrowAbi = [
       { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
     name: "RoleAdminChanged",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "RoleGrantScheduled",
     type: "event",
   },
   {
@@ -2798,6 +3061,16 @@ export const creditEscrowAbi = [
     stateMutability: "nonpayable",
     type: "function",
   },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "roleGrantReadyAt",
+    outputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },
   {
     inputs: [{ internalType: "uint16", name: "feeBps_", type: "uint16" }],
@@ -2928,7 +3201,15 @@ export const creditEscrowAbi = [
 export const disputeManagerAbi = [
   {
     inputs: [
-      { internalType: "address", name: "admin", type: "address" },
+      {
+        components: [
+          { internalType: "bytes32", name: "role", type: "bytes32" },
+          { internalType: "address", name: "account", type: "address" },
+        ],
+        internalType: "struct RoleGrant[]",
+        name: "roles",
+        type: "tuple[]",
+      },
       { internalType: "contract ICreditEscrow", name: "escrow_", type: "address" },
       { internalType: "contract IWorkerRegistry", name: "workerRegistry_", type: "address" },
     ],
@@ -2953,6 +3234,11 @@ export const disputeManagerAbi = [
       { internalType: "bytes32", name: "neededRole", type: "bytes32" },
     ],
     name: "AccessControlUnauthorizedAccount",
+    type: "error",
+  },
+  {
+    inputs: [{ internalType: "uint256", name: "expiredAt", type: "uint256" }],
+    name: "AdminTransferExpired",
     type: "error",
   },
   {
@@ -2995,6 +3281,7 @@ export const disputeManagerAbi = [
     name: "HashesMatch",
     type: "error",
   },
+  { inputs: [], name: "InitialAdminMissing", type: "error" },
   {
     inputs: [
       { internalType: "address", name: "escrowRegistry", type: "address" },
@@ -3003,6 +3290,7 @@ export const disputeManagerAbi = [
     name: "RegistryMismatch",
     type: "error",
   },
+  { inputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }], name: "RoleGrantNotReady", type: "error" },
   {
     inputs: [
       { internalType: "uint8", name: "bits", type: "uint8" },
@@ -3065,6 +3353,16 @@ export const disputeManagerAbi = [
       { indexed: true, internalType: "bytes32", name: "newAdminRole", type: "bytes32" },
     ],
     name: "RoleAdminChanged",
+    type: "event",
+  },
+  {
+    anonymous: false,
+    inputs: [
+      { indexed: true, internalType: "bytes32", name: "role", type: "bytes32" },
+      { indexed: true, internalType: "address", name: "account", type: "address" },
+      { indexed: false, internalType: "uint64", name: "readyAt", type: "uint64" },
+    ],
+    name: "RoleGrantScheduled",
     type: "event",
   },
   {
@@ -3308,6 +3606,16 @@ export const disputeManagerAbi = [
     name: "revokeRole",
     outputs: [],
     stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [
+      { internalType: "bytes32", name: "role", type: "bytes32" },
+      { internalType: "address", name: "account", type: "address" },
+    ],
+    name: "roleGrantReadyAt",
+    outputs: [{ internalType: "uint64", name: "readyAt", type: "uint64" }],
+    stateMutability: "view",
     type: "function",
   },
   { inputs: [], name: "rollbackDefaultAdminDelay", outputs: [], stateMutability: "nonpayable", type: "function" },

@@ -31,6 +31,7 @@ export {
   API_KEY_RANDOM_LENGTH,
   generateApiKey,
   isApiKeyFormat,
+  keyCommitmentOf,
   keyHashOf,
   modelKeyOf,
 } from "./keyHash.js";

@@ -1,4 +1,4 @@
-import { type Hex, keccak256, stringToBytes } from "viem";
+import { type Address, type Hex, encodeAbiParameters, keccak256, stringToBytes } from "viem";
 
 /** API keys: `svc_live_` + 32 alphanumerics. */
 export const API_KEY_PREFIX = "svc_live_";
@@ -38,4 +38,13 @@ export function keyHashOf(apiKey: string): Hex {
 /** The catalog's key of a model: keccak256 of the model id's UTF-8 text. */
 export function modelKeyOf(modelId: string): Hex {
   return keccak256(stringToBytes(modelId));
+}
+
+/**
+ * What a wallet commits to before registering `keyHash` (ApiKeyRegistry.commitKey): keccak256(abi.encode(wallet,
+ * keyHash)). The registration must land in a later block than the commitment; the earliest commitment to a hash
+ * wins it, so nobody can block a registration by copying its hash (docs/DESIGN.md, "Key registration").
+ */
+export function keyCommitmentOf(wallet: Address, keyHash: Hex): Hex {
+  return keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes32" }], [wallet, keyHash]));
 }

@@ -3,7 +3,6 @@ import { expect } from "vitest";
 import { jobIdToBytes32, modelKeyOf, newJobId, keyHashOf } from "@credit-metered/client";
 import { rawRequest, waitForJobStatus } from "../../support/api.js";
 import {
-  adminAccount,
   arbiterAccount,
   contracts,
   creditEscrowAbi,
@@ -11,6 +10,7 @@ import {
   freshAccount,
   mined,
   publicClient,
+  spareGatewaySigner,
   walletClient,
 } from "../../support/chain.js";
 import type { ClientWallet } from "../../support/wallets.js";
@@ -60,24 +60,12 @@ export async function upheldDispute(client: ClientWallet, jobId: string): Promis
 }
 
 /**
- * A second holder of GATEWAY_ROLE (granted by the admin) opens a job for the client's key and never routes it,
+ * A second holder of GATEWAY_ROLE (given at deployment) opens a job for the client's key and never routes it,
  * so a test can end it with failJob or a timeout refund, the paths the gateway takes when things go wrong.
  */
 export async function openUnroutedJob(client: ClientWallet): Promise<{ jobId: string; jobKey: Hex; opener: Account }> {
-  const { account: opener } = await freshAccount();
-  const role = await publicClient().readContract({
-    address: contracts().creditEscrow,
-    abi: creditEscrowAbi,
-    functionName: "GATEWAY_ROLE",
-  });
-  await mined(
-    await walletClient(adminAccount).writeContract({
-      address: contracts().creditEscrow,
-      abi: creditEscrowAbi,
-      functionName: "grantRole",
-      args: [role, opener.address],
-    }),
-  );
+  // A role grant waits 2 days (DelayedAccessControl): the opener is the stack's spare gateway signer.
+  const { account: opener } = spareGatewaySigner(0);
   const jobId = newJobId();
   const jobKey = jobIdToBytes32(jobId);
   await mined(

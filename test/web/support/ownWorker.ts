@@ -2,7 +2,7 @@ import { afterAll } from "vitest";
 import { startWorker, type RunningWorker, type WorkerFault } from "../../../scripts/stack/startWorkers.js";
 import { freshAccount } from "../../support/chain.js";
 import { stackInfo } from "../../support/stackInfo.js";
-import { addCatalogModel, uniqueModelId, waitUntilModelHasWorkers } from "../../support/workers.js";
+import { claimCatalogModel, waitUntilModelHasWorkers } from "../../support/workers.js";
 
 const started: RunningWorker[] = [];
 // Registered when a test file imports this module (a hook registered from inside beforeAll may not run).
@@ -21,8 +21,7 @@ export async function startOwnWorker(
   apiKey: string,
   options: { fault?: WorkerFault } = {},
 ): Promise<{ model: string }> {
-  const model = uniqueModelId(label);
-  await addCatalogModel(model, { tier: "lite" });
+  const model = await claimCatalogModel(label, { tier: "lite" });
   const { privateKey } = await freshAccount();
   const info = stackInfo();
   const worker = await startWorker({

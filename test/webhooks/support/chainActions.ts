@@ -21,6 +21,7 @@ import {
   workerRegistryAbi,
   jobIdToBytes32,
   newJobId,
+  keyCommitmentOf,
   keyHashOf,
   modelKeyOf,
   outputHashOf,
@@ -65,12 +66,14 @@ export function chainActions(rpcUrl: string, deployment: Deployment) {
     async registerKey(wallet: LocalAccount): Promise<{ apiKey: string; keyHash: Hex }> {
       const apiKey = generateApiKey();
       const keyHash = keyHashOf(apiKey);
+      await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "commitKey", [keyCommitmentOf(wallet.address, keyHash)]);
       await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "registerKey", [keyHash]);
       return { apiKey, keyHash };
     },
     async rotateKey(wallet: LocalAccount): Promise<{ apiKey: string; keyHash: Hex }> {
       const apiKey = generateApiKey();
       const keyHash = keyHashOf(apiKey);
+      await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "commitKey", [keyCommitmentOf(wallet.address, keyHash)]);
       await send(wallet, c.apiKeyRegistry, apiKeyRegistryAbi, "rotateKey", [keyHash]);
       return { apiKey, keyHash };
     },

@@ -240,6 +240,32 @@ export async function describeTransaction(
         });
         break;
       }
+      case "apiKeyRegistry.KeyCommitted":
+        // The first of a key registration's two transactions: the hash stays hidden until the registration.
+        headlines.push("Key commitment");
+        sections.push({
+          title: "Key commitment",
+          rows: [
+            { label: "Wallet", value: hexArg(e, "wallet"), kind: "address" },
+            { label: "Commitment", value: hexArg(e, "commitment"), kind: "hash" },
+          ],
+        });
+        break;
+      case "modelCatalog.ModelChangeScheduled":
+        // Announced catalog change: it can apply only from readyAt on (2 days later).
+        headlines.push("Catalog change scheduled");
+        sections.push({
+          title: "Catalog change scheduled",
+          rows: [
+            { label: "Model", value: String(e.args["modelId"] ?? ""), kind: "text" },
+            {
+              label: "Applies from",
+              value: new Date(Number(bigArg(e, "readyAt")) * 1000).toISOString(),
+              kind: "text",
+            },
+          ],
+        });
+        break;
       case "workerRegistry.WorkerSlashed":
         sections.push({
           title: "Worker slashed",
