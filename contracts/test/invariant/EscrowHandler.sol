@@ -485,7 +485,10 @@ contract EscrowHandler {
         escrow.scheduleTreasury(next);
         _nextTreasury = next;
         _treasurySwitchAt = uint64(block.timestamp) + DELAY;
-        _everTreasuries.push(next);
+        // Counted once however often it is scheduled: paidOutBalances sums each treasury's balance.
+        bool known;
+        for (uint256 i; i < _everTreasuries.length; ++i) if (_everTreasuries[i] == next) known = true;
+        if (!known) _everTreasuries.push(next);
         ++calls["scheduleTreasury"];
     }
 
