@@ -7,7 +7,7 @@
 // Besides the deployments file, it writes each contract's standard-JSON input for explorer and Sourcify
 // verification to `<folder of --out>/<chainId>/standard-json/` (or `--standard-json-dir`).
 // `--gateway-count N` (local) also grants the gateway roles to local gateway keys 1 … N-1 (several gateway
-// processes, or test signers); `--spare-models N` lists N spare models per test shape (test stacks only).
+// processes, or test signers); `--spare-models N` lists N spare models per test shape, times its weight (test stacks only).
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { type Address, getAddress } from "viem";

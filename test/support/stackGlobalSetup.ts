@@ -4,7 +4,7 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from "../../
 import { MAX_LOCAL_GATEWAYS } from "../../scripts/deploy/localGateways.js";
 
 /** Spare catalog models per test shape a test stack lists (test/support/workers.ts claims them). */
-export const TEST_SPARE_MODELS_PER_SHAPE = 16;
+export const TEST_SPARE_MODELS_PER_SHAPE = 6;
 /** Spare gateway signers (roles from deployment, no process) a test stack has for tests' own gateways. */
 export const TEST_SPARE_GATEWAY_SIGNERS = 3;
 
