@@ -88,3 +88,26 @@ export const JOB_HEADERS = [
   "x-service-worker",
   "x-service-credits-remaining",
 ] as const satisfies readonly ResponseHeaderName[];
+
+/** `Idempotency-Key`, the request header of both completion endpoints (chat completions, responses). */
+export const IDEMPOTENCY_KEY_HEADER = {
+  name: "Idempotency-Key",
+  description: "Retries with the same key and body replay the first answer (24 h).",
+  schema: { type: "string", minLength: 1, maxLength: 255 },
+};
+
+/** What a completion endpoint answers besides success: one job, one pipeline, whatever its wire format. */
+export const COMPLETION_ERRORS = [
+  "invalid_request",
+  "model_not_found",
+  "context_length_exceeded",
+  "insufficient_credits",
+  "spending_cap_exceeded",
+  "idempotency_key_reused",
+  "idempotency_key_in_progress",
+  "payload_too_large",
+  "unsupported_media_type",
+  "job_failed",
+  "no_workers_available",
+  "job_timeout",
+] as const satisfies readonly ErrorCode[];

@@ -24,7 +24,7 @@ import { NO_QUERY, parseQuery } from "../../http/parseQuery.js";
 import { bodyHashOf, type StoredResponse } from "../../jobs/idempotencyStore.js";
 import type { Endpoint } from "../endpoint.js";
 import { chatCompletionRequestSchema, chatCompletionSchema } from "@credit-metered/client/http";
-import { JOB_HEADERS } from "../../openapi/operation.js";
+import { COMPLETION_ERRORS, IDEMPOTENCY_KEY_HEADER, JOB_HEADERS } from "../../openapi/operation.js";
 
 /** How long a whole completion waits for its settlement transaction to be sent, for the header. */
 const SETTLEMENT_HEADER_WAIT_MS = 10_000;
@@ -42,13 +42,7 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
     operationId: "createChatCompletion",
     summary: "Create a chat completion (credits locked in escrow first, settled on chain after)",
     tag: "Completions",
-    requestHeaders: [
-      {
-        name: "Idempotency-Key",
-        description: "Retries with the same key and body replay the first answer (24 h).",
-        schema: { type: "string", minLength: 1, maxLength: 255 },
-      },
-    ],
+    requestHeaders: [IDEMPOTENCY_KEY_HEADER],
     requestBody: chatCompletionRequestSchema,
     response: {
       status: 200,
@@ -59,20 +53,7 @@ export const createChatCompletion: Endpoint<GatewayDeps> = {
       headers: [...JOB_HEADERS, "x-request-id"],
       eventStream: "`data: <ChatCompletionChunk JSON>` events (see the schema), then `data: [DONE]`.",
     },
-    errors: [
-      "invalid_request",
-      "model_not_found",
-      "context_length_exceeded",
-      "insufficient_credits",
-      "spending_cap_exceeded",
-      "idempotency_key_reused",
-      "idempotency_key_in_progress",
-      "payload_too_large",
-      "unsupported_media_type",
-      "job_failed",
-      "no_workers_available",
-      "job_timeout",
-    ],
+    errors: COMPLETION_ERRORS,
   },
   handler: (deps) => completionHandler(deps, chatProtocol(deps.config.MAX_MESSAGES, deps.config.DOCS_URL)),
 };

@@ -1,6 +1,6 @@
 import { responseCreateRequestSchema, responseObjectSchema } from "@credit-metered/client/http";
 import type { GatewayDeps } from "../../deps.js";
-import { JOB_HEADERS } from "../../openapi/operation.js";
+import { COMPLETION_ERRORS, IDEMPOTENCY_KEY_HEADER, JOB_HEADERS } from "../../openapi/operation.js";
 import { responsesProtocol } from "../../responses/responsesProtocol.js";
 import type { Endpoint } from "../endpoint.js";
 import { completionHandler } from "./chatCompletions.create.js";
@@ -19,13 +19,7 @@ export const createResponse: Endpoint<GatewayDeps> = {
     summary:
       "Create a response (OpenAI Responses API, stateless and text only; the same escrowed job as a chat completion)",
     tag: "Completions",
-    requestHeaders: [
-      {
-        name: "Idempotency-Key",
-        description: "Retries with the same key and body replay the first answer (24 h).",
-        schema: { type: "string", minLength: 1, maxLength: 255 },
-      },
-    ],
+    requestHeaders: [IDEMPOTENCY_KEY_HEADER],
     requestBody: responseCreateRequestSchema,
     response: {
       status: 200,
@@ -36,20 +30,7 @@ export const createResponse: Endpoint<GatewayDeps> = {
       headers: [...JOB_HEADERS, "x-request-id"],
       eventStream: "`event: <type>` and `data: <ResponseStreamEvent JSON>` pairs (see the schema).",
     },
-    errors: [
-      "invalid_request",
-      "model_not_found",
-      "context_length_exceeded",
-      "insufficient_credits",
-      "spending_cap_exceeded",
-      "idempotency_key_reused",
-      "idempotency_key_in_progress",
-      "payload_too_large",
-      "unsupported_media_type",
-      "job_failed",
-      "no_workers_available",
-      "job_timeout",
-    ],
+    errors: COMPLETION_ERRORS,
   },
   handler: (deps) => completionHandler(deps, responsesProtocol(deps.config.MAX_MESSAGES, deps.config.DOCS_URL)),
 };
