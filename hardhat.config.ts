@@ -29,6 +29,10 @@ export default defineConfig({
   },
   paths: {
     sources: "./contracts",
+    // `npm run test:contracts` builds its coverage-instrumented contracts into a folder of its own, so the stack
+    // suites that run beside it (scripts/runSuites.ts) keep deploying the real artifacts.
+    artifacts: process.env.HARDHAT_ARTIFACTS_DIR ?? "./artifacts",
+    cache: process.env.HARDHAT_CACHE_DIR ?? "./cache",
     tests: { mocha: "./test/contracts", solidity: "./contracts/test" },
   },
   test: {
