@@ -126,7 +126,7 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
     const before = await accountOf(client.wallet);
     let known = (await jobsOf(client.apiKey)).length;
     const cases: string[] = [];
-    const seen = { noJob: 0, failedBeforeFirstToken: 0, midStream: 0, whole: 0 };
+    const seen = { noJob: 0, failedBeforeFirstToken: 0, closeRacedFirstToken: 0, midStream: 0, whole: 0 };
     for (let run = 0; run < RUNS; run++) {
       const stream = random() < 0.6;
       // Half the instants in the first 60 ms (the window of the issue: validation, escrow, routing), the rest
@@ -173,6 +173,13 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
         // read; it charges a whole answer only once it has written it, which the worker's pace bounds from below.
         seen.whole++;
         expect(final.usage.completion_tokens, label).toBe(OUTPUT_TOKENS);
+        continue;
+      }
+      if (received.tokens === 0 && final.status === "settled") {
+        // The same slack as mid-stream: tokens the gateway wrote before it could see the close (its event loop busy
+        // when the client's FIN and the worker's first token arrived together) reached the client's socket unread.
+        seen.closeRacedFirstToken++;
+        expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(3);
         continue;
       }
       if (received.tokens === 0) {

@@ -45,7 +45,8 @@ export async function startWorkerProcess(port: number, env: Record<string, strin
   const exited = once(child, "exit");
 
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  // Generous: `npm test` runs two lanes of suites at once on two cores, and a cold tsx start is slow then.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}:\n${output}`);
     try {
