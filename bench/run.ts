@@ -319,6 +319,7 @@ async function measureMode(stack: BenchStack) {
             : null;
         },
         blockTime: info.chainBlockTime,
+        serving: [groups[0]!.name],
       });
       loadEndedAt = performance.now();
       const directTally: Tally = { done: 0, errors: 0 };
@@ -403,6 +404,7 @@ async function measureMode(stack: BenchStack) {
             ),
           atLevelEnd: async () => null,
           blockTime: info.chainBlockTime,
+          serving: groups.slice(0, gateways).map((group) => group.name),
         });
         singleWalletRuns.push({
           gateways,
@@ -511,7 +513,10 @@ type ThroughputRow = {
 };
 
 type CpuMsPerJob = {
+  /** The gateway process(es) the run's clients sent to. */
   gateway: number | null;
+  /** The stack's other gateway processes, idle in the run (heartbeats, pollers): not in `gateway`. */
+  idleGateways: number | null;
   postgres: number | null;
   indexer: number | null;
   chain: number | null;
@@ -568,6 +573,8 @@ async function settledRun<T>(
     seconds: number;
     task: (client: number, round: number) => Promise<Timed>;
     atLevelEnd: () => Promise<T>;
+    /** Names of the CPU groups of the gateways the clients send to. */
+    serving: string[];
     /** Seconds between blocks (null: automine). */
     blockTime: number | null;
   },
@@ -599,7 +606,8 @@ async function settledRun<T>(
     latencyMs: quantiles(ok.map((result) => result.totalMs)),
     cpuCores: Object.fromEntries(Object.entries(cores).map(([name, value]) => [name, round(value, 2)])),
     cpuMsPerJob: {
-      gateway: msPerJob(names.filter((name) => name.startsWith("gateway"))),
+      gateway: msPerJob(names.filter((name) => name.startsWith("gateway") && run.serving.includes(name))),
+      idleGateways: msPerJob(names.filter((name) => name.startsWith("gateway") && !run.serving.includes(name))),
       postgres: msPerJob(["postgres"]),
       indexer: msPerJob(["indexer"]),
       chain: msPerJob(["chain"]),
