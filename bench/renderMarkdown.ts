@@ -173,19 +173,20 @@ function renderMode(results: ModeResults): string[] {
     `**Added latency, closed loop** (one wallet; gateway − direct to the same workers, streaming \`${stack.latencyModel}\`, interleaved in ` +
       `the same ${stack.latencySeconds} s run per level; ms). Each stream sends its next request as soon as one ends, ` +
       "so from a few streams on this offers more than the stack serves: these figures measure saturation (queueing); " +
-      "the gateway's own overhead is the open-loop table's.",
+      "the gateway's own overhead is the open-loop table's. Past saturation the gateway's TTFT is about the streams " +
+      "waiting on it ÷ the streams/s it serves (Little's law), so a lower streams/s shows as a higher TTFT.",
   );
   lines.push("");
   lines.push(
-    "| streams | added TTFT p50 | p95 | p99 | added total p50 | p95 | p99 | gateway TTFT p50 | direct TTFT p50 | requests (gw/direct) | errors |",
+    "| streams | added TTFT p50 | p95 | p99 | added total p50 | p95 | p99 | gateway TTFT p50 | direct TTFT p50 | requests (gw/direct) | gateway streams/s | errors |",
   );
-  lines.push("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  lines.push("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const row of results.latency) {
     lines.push(
       `| ${row.concurrency} | ${ms(row.added.ttft.p50)} | ${ms(row.added.ttft.p95)} | ${ms(row.added.ttft.p99)} | ` +
         `${ms(row.added.total.p50)} | ${ms(row.added.total.p95)} | ${ms(row.added.total.p99)} | ` +
         `${ms(row.gateway.ttft.p50)} | ${ms(row.direct.ttft.p50)} | ${row.gateway.ttft.n}/${row.direct.ttft.n} | ` +
-        `${row.gateway.errors + row.direct.errors} |`,
+        `${Math.round((row.gateway.ttft.n / stack.latencySeconds) * 10) / 10} | ${row.gateway.errors + row.direct.errors} |`,
     );
   }
   lines.push("");
