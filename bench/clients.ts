@@ -17,6 +17,15 @@ export type Timed = {
 };
 
 /**
+ * `since`: the moment timings count from (default: when the request is sent; an open-loop run passes the request's
+ * scheduled arrival, so time spent queued in the client counts too). `timeoutMs`: give up and reject when nothing arrives for this long.
+ */
+export type TimedOptions = { since?: number; timeoutMs?: number };
+
+/** Default idle limit of one bench request: a stalled answer fails the request, never hangs the bench. */
+const REQUEST_TIMEOUT_MS = 120_000;
+
+/**
  * Sends one request and times the first chunk that carries a token (`isToken` looks at the text received so
  * far) and the end of the response.
  */
@@ -25,9 +34,10 @@ function timedRequest(
   headers: Record<string, string>,
   body: string,
   isToken: (received: string) => boolean,
+  options: TimedOptions = {},
 ): Promise<Timed> {
   return new Promise((resolve, reject) => {
-    const started = performance.now();
+    const started = options.since ?? performance.now();
     const request = http.request(url, { method: "POST", agent, headers }, (response) => {
       let received = "";
       let ttftMs: number | undefined;
@@ -48,6 +58,9 @@ function timedRequest(
       );
       response.on("error", reject);
     });
+    request.setTimeout(options.timeoutMs ?? REQUEST_TIMEOUT_MS, () =>
+      request.destroy(new Error(`${url}: nothing received for ${options.timeoutMs ?? REQUEST_TIMEOUT_MS} ms`)),
+    );
     request.on("error", reject);
     request.end(body);
   });
@@ -56,12 +69,19 @@ function timedRequest(
 const MESSAGES = [{ role: "user", content: "Benchmark: say something short." }];
 
 /** A streaming chat completion through the gateway; the first `data:` event carries the first token. */
-export function gatewayStream(apiUrl: string, apiKey: string, model: string, maxTokens: number): Promise<Timed> {
+export function gatewayStream(
+  apiUrl: string,
+  apiKey: string,
+  model: string,
+  maxTokens: number,
+  options: TimedOptions = {},
+): Promise<Timed> {
   return timedRequest(
     `${apiUrl}/v1/chat/completions`,
     { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
     JSON.stringify({ model, messages: MESSAGES, max_tokens: maxTokens, stream: true }),
     (received) => received.includes("data: {"),
+    options,
   );
 }
 
@@ -82,6 +102,7 @@ export function workerStream(
   escrow: { chain_id: number; address: Hex },
   model: string,
   maxTokens: number,
+  options: TimedOptions = {},
 ): Promise<Timed> {
   const jobId = newJobId();
   return timedRequest(
@@ -96,6 +117,7 @@ export function workerStream(
       escrow,
     }),
     (received) => received.includes('"type":"token"'),
+    options,
   );
 }
 

@@ -53,29 +53,56 @@ export function pidOfPort(port: number): number | undefined {
   return undefined;
 }
 
-/** Direct children of `pid` (e.g. Postgres backends under the postmaster). */
-export function childrenOf(pid: number): number[] {
-  const children: number[] = [];
+/** pid → parent pid of every process this user can see, read from /proc in one pass. */
+function parentsByPid(): Map<number, number> {
+  const parents = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[1]) === pid) children.push(Number(entry));
+      parents.set(Number(entry), Number(fields[1]));
     } catch {
       // Gone.
     }
   }
-  return children;
+  return parents;
 }
 
-/** User + system CPU seconds the process has used so far (0 when it is gone). */
+/** Direct children of `pid` (e.g. Postgres backends under the postmaster). */
+export function childrenOf(pid: number): number[] {
+  return [...parentsByPid()].filter(([, parent]) => parent === pid).map(([child]) => child);
+}
+
+/**
+ * `pid` and every descendant (a service's whole process tree: tsx's launcher and the node process it runs, the
+ * postmaster and each backend, Hardhat's node and its helpers).
+ */
+export function processTree(pid: number): number[] {
+  const parents = parentsByPid();
+  const tree = new Set([pid]);
+  // Repeat until no new descendant is found (a pass may meet a child before its parent joined the tree).
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of parents)
+      if (!tree.has(child) && tree.has(parent)) {
+        tree.add(child);
+        grew = true;
+      }
+  }
+  return [...tree].filter((member) => member === pid || parents.has(member));
+}
+
+/**
+ * User + system CPU seconds the process has used so far, with what its reaped children used (cutime, cstime), so a
+ * tree's sum keeps the time of a child that exited during a window (0 when the process is gone).
+ */
 export function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // Fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the command.
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+    // Fields 14–17 of stat (utime, stime, cutime, cstime) are at 11–14 after the command.
+    return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return 0;
   }
@@ -98,15 +125,32 @@ export interface Watched {
   pids: () => number[];
 }
 
-/** CPU use of each watched group over a window, as a share of one core (1.0 = one core busy). */
-export function cpuMeter(groups: Watched[]): () => Record<string, number> {
-  const total = (group: Watched) => group.pids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
-  const start = new Map(groups.map((group) => [group.name, total(group)]));
+/** CPU seconds each watched group has used so far (its processes looked up now). */
+export function cpuTotals(groups: Watched[]): Record<string, number> {
+  return Object.fromEntries(
+    groups.map((group) => [group.name, group.pids().reduce((sum, pid) => sum + cpuSeconds(pid), 0)]),
+  );
+}
+
+/**
+ * CPU use of each watched group since the meter was made: `cores()` as a share of one core over the elapsed time
+ * (1.0 = one core busy), `seconds()` as CPU seconds.
+ */
+export function cpuMeter(groups: Watched[]): {
+  cores: () => Record<string, number>;
+  seconds: () => Record<string, number>;
+} {
+  const start = cpuTotals(groups);
   const startedAt = performance.now();
-  return () => {
-    const seconds = (performance.now() - startedAt) / 1000;
-    const result: Record<string, number> = {};
-    for (const group of groups) result[group.name] = (total(group) - start.get(group.name)!) / seconds;
-    return result;
+  const seconds = () => {
+    const now = cpuTotals(groups);
+    return Object.fromEntries(groups.map((group) => [group.name, now[group.name]! - start[group.name]!]));
+  };
+  return {
+    seconds,
+    cores: () => {
+      const elapsed = (performance.now() - startedAt) / 1000;
+      return Object.fromEntries(Object.entries(seconds()).map(([name, value]) => [name, value / elapsed]));
+    },
   };
 }

@@ -6,37 +6,67 @@ import { createPublicClient, http as viemHttp, parseEventLogs, type Hex } from "
 import { creditEscrowAbi } from "@credit-metered/client";
 import { IndexProbe } from "./indexProbe.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
-import { gatewayComplete, gatewayStream, workerStream, type Timed } from "./clients.js";
+import { gatewayComplete, gatewayStream, workerStream, type Timed, type TimedOptions } from "./clients.js";
+import { CommitCounter, STATS_FLUSH_MS } from "./dbStats.js";
 import { describeMachine } from "./machine.js";
 import { BENCH_WORKER, GATEWAY_NODE_OPTIONS, obtainStack, type BenchStack } from "./obtainStack.js";
-import { childrenOf, cpuMeter, memoryMb, pidOfPort, type Watched } from "./procStats.js";
+import { cpuMeter, memoryMb, pidOfPort, processTree, type Watched } from "./procStats.js";
 import { renderMarkdown } from "./renderMarkdown.js";
 import { quantiles, round, type Quantiles } from "./stats.js";
+import { seedWallets } from "./wallets.js";
 
 /**
  * `npm run bench`: measures the gateway against the same simulated workers, on a real local stack, once per chain
  * mode (automine, then a block every second: BENCH_CHAIN_MODES). Asserts nothing; writes bench/results/latest.json
- * and latest.md. Durations are env-tunable (BENCH_*); the defaults keep the whole run near ten minutes on a 2-core
- * machine (two stacks started, about four minutes of measuring each).
+ * and latest.md. Durations are env-tunable (BENCH_*); the defaults keep the whole run near a quarter of an hour on a
+ * 2-core machine. `--quick` (or BENCH_QUICK=1) shortens every measure to prove the bench works in a few minutes;
+ * its figures are not comparable.
  */
 
-const LATENCY_LEVELS = (process.env.BENCH_LATENCY_LEVELS ?? "1,50,200").split(",").map(Number);
-const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 8);
-const THROUGHPUT_LEVELS = (process.env.BENCH_THROUGHPUT_LEVELS ?? "25,50,100,200").split(",").map(Number);
-const THROUGHPUT_SECONDS = Number(process.env.BENCH_THROUGHPUT_SECONDS ?? 10);
+const QUICK = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1";
+/** A setting from the environment, else its full-run or quick-run default. */
+const setting = (name: string, full: string, quick: string) => process.env[name] ?? (QUICK ? quick : full);
+const numbers = (text: string) => text.split(",").map(Number);
+
+const LATENCY_LEVELS = numbers(setting("BENCH_LATENCY_LEVELS", "1,50,200", "1,50"));
+const LATENCY_SECONDS = Number(setting("BENCH_LATENCY_SECONDS", "8", "3"));
+const THROUGHPUT_LEVELS = numbers(setting("BENCH_THROUGHPUT_LEVELS", "25,50,100,200", "25"));
+const THROUGHPUT_SECONDS = Number(setting("BENCH_THROUGHPUT_SECONDS", "10", "4"));
+/** Open loop: requests arriving at these fixed rates (per second), each rate for this long. */
+const OPEN_LOOP_RATES = numbers(setting("BENCH_OPEN_LOOP_RATES", "50,100,200,400", "50,100"));
+const OPEN_LOOP_SECONDS = Number(setting("BENCH_OPEN_LOOP_SECONDS", "6", "3"));
+/** One wallet against many: this many closed-loop clients for this long in each of the four runs. */
+const SINGLE_WALLET_CLIENTS = Number(setting("BENCH_SINGLE_WALLET_CLIENTS", "50", "25"));
+const SINGLE_WALLET_SECONDS = Number(setting("BENCH_SINGLE_WALLET_SECONDS", "8", "4"));
+/** Client wallets seeded for the traffic spread over many wallets (throughput, open loop, singleWallet). */
+const WALLETS = Number(setting("BENCH_WALLETS", "16", "4"));
+/** Whole completions at one client, through the gateway and direct each (wholeCompletionAddedMs). */
+const WHOLE_SAMPLES = Number(setting("BENCH_WHOLE_SAMPLES", "12", "4"));
 /** Chain modes measured in turn: `automine` or seconds between blocks. */
-const CHAIN_MODES = (process.env.BENCH_CHAIN_MODES ?? "automine,1").split(",").map((mode) => mode.trim());
-/** Gateway processes of the bench stack (more than one: behind the stack's proxy, run inside this process). */
-const GATEWAYS = Number(process.env.BENCH_GATEWAYS ?? 1);
+const CHAIN_MODES = setting("BENCH_CHAIN_MODES", "automine,1", "automine,1")
+  .split(",")
+  .map((mode) => mode.trim());
+/**
+ * Gateway processes of the bench stack. Two by default: every measure but the two-gateway runs of `singleWallet`
+ * sends to the first one only (the second idles, its CPU still counted under "gateway"); with one, the two-gateway
+ * figures are left out.
+ */
+const GATEWAYS = Number(setting("BENCH_GATEWAYS", "2", "2"));
 /** "Gateway CPU at ~300 jobs/s": the first throughput level at or above this rate reports its gateway CPU. */
 const CPU_REPORT_RATE = 300;
 const CPU_REPORT_TOLERANCE = 0.9;
 /** Receipts read at once when summing the run's gas. */
 const RECEIPT_CONCURRENCY = 32;
-const SAMPLES = Number(process.env.BENCH_LAG_SAMPLES ?? 20);
+const SAMPLES = Number(setting("BENCH_LAG_SAMPLES", "20", "3"));
 const LATENCY_MODEL = process.env.BENCH_MODEL ?? "qwen3-1.7b";
 const MAX_TOKENS = BENCH_WORKER.outputTokens;
 const RECEIVER_PORT = Number(process.env.BENCH_RECEIVER_PORT ?? 8875);
+/** Credits of each seeded wallet, in whole stablecoin (100 credits each): far more than a run spends. */
+const WALLET_USDG = 2_000n;
+/** An open-loop request that receives nothing for this long fails (a saturated gateway must not hold the bench). */
+const OPEN_LOOP_IDLE_TIMEOUT_MS = 20_000;
+/** An open-loop rate is saturated when more gateway requests than this many seconds of arrivals await a token. */
+const OPEN_LOOP_BACKLOG_SECONDS = 0.5;
 
 const began = performance.now();
 function progress(message: string): void {
@@ -138,188 +168,160 @@ async function main(): Promise<void> {
 async function measureMode(stack: BenchStack) {
   const { info } = stack;
   const modeStarted = performance.now();
-  {
-    const apiKey = info.demo.apiKey;
-    const escrow = { chain_id: info.chainId, address: info.contracts.creditEscrow };
-    const chain = createPublicClient({ transport: viemHttp(info.rpcUrl) });
-    const firstBlock = await chain.getBlockNumber();
+  const apiKey = info.demo.apiKey;
+  const escrow = { chain_id: info.chainId, address: info.contracts.creditEscrow };
+  const chain = createPublicClient({ transport: viemHttp(info.rpcUrl) });
+  // Every measure but the two-gateway runs goes to the first gateway itself (with two, info.apiUrl is the proxy).
+  const gatewayUrls = (info.gateways?.length ? info.gateways : [{ apiUrl: info.apiUrl }]).map((gw) => gw.apiUrl);
+  const apiUrl = gatewayUrls[0]!;
 
-    // Processes by the port they listen on (tsx runs the service in a child node process: that is the one found).
-    const pid = (port: number) => pidOfPort(port);
-    const gatewayPids = (info.gateways ?? [{ apiUrl: info.apiUrl }]).map((gateway) =>
-      pid(Number(new URL(gateway.apiUrl).port)),
-    );
-    const gatewayPid = gatewayPids[0];
-    const indexerPid = pid(info.ports.indexer);
-    const workerPids = info.workers.map((worker) => pid(Number(new URL(worker.endpoint).port)));
-    const chainPid = pid(info.ports.rpc);
-    const postgresPid = pid(info.ports.postgres);
-    const single =
-      (value: number | undefined): Watched["pids"] =>
-      () =>
-        value ? [value] : [];
-    const groups: Watched[] = [
-      ...gatewayPids.map((value, i) => ({
-        name: gatewayPids.length > 1 ? `gateway ${i}` : "gateway",
-        pids: single(value),
-      })),
-      { name: "chain (Hardhat node)", pids: single(chainPid) },
-      { name: "indexer (Ponder)", pids: single(indexerPid) },
-      { name: "postgres", pids: () => (postgresPid ? [postgresPid, ...childrenOf(postgresPid)] : []) },
-      { name: "workers (all)", pids: () => workerPids.filter((value): value is number => value !== undefined) },
-      { name: "bench client", pids: () => [process.pid] },
-    ];
-    progress(
-      `pids: gateway ${gatewayPids.join("/")}, indexer ${indexerPid}, chain ${chainPid}, postgres ${postgresPid}`,
-    );
-
+  // Processes: each service's whole tree from the stack's process-group leaders (tsx runs a service in a child
+  // node process; Postgres serves each connection from a backend under the postmaster); the port's listener where
+  // the stack did not say (a running stack's older stack.json).
+  const pid = (port: number) => pidOfPort(port);
+  const gatewayPids = (info.gateways?.length ? info.gateways : [{ apiUrl: info.apiUrl, pid: undefined }]).map(
+    (gateway) => pid(Number(new URL(gateway.apiUrl).port)),
+  );
+  const gatewayPid = gatewayPids[0];
+  const indexerPid = pid(info.ports.indexer);
+  const workerPids = info.workers.map((worker) => pid(Number(new URL(worker.endpoint).port)));
+  const tree = (root: number | null | undefined, fallback: number | undefined) => () =>
+    root ? processTree(root) : fallback ? processTree(fallback) : [];
+  const groups: Watched[] = [
+    ...gatewayPids.map((listener, i) => ({
+      name: gatewayPids.length > 1 ? `gateway ${i}` : "gateway",
+      pids: tree(info.gateways?.[i]?.pid, listener),
+    })),
+    { name: "chain", pids: tree(info.pids?.chain, pid(info.ports.rpc)) },
+    { name: "indexer", pids: tree(info.pids?.indexer, indexerPid) },
+    { name: "postgres", pids: tree(info.pids?.postgres, pid(info.ports.postgres)) },
+    {
+      name: "workers",
+      pids: () =>
+        (info.pids?.workers?.length ? info.pids.workers : workerPids)
+          .filter((value): value is number => value !== undefined)
+          .flatMap((root) => processTree(root)),
+    },
+    // The bench process alone: its tree would hold the stack it started.
+    { name: "bench", pids: () => [process.pid] },
+  ];
+  progress(
+    `processes: ${groups.map((group) => `${group.name} ${group.pids().length}`).join(", ")} ` +
+      `(gateway ${gatewayPids.join("/")}, indexer ${indexerPid})`,
+  );
+  const commits = await CommitCounter.open(info.databaseUrl);
+  // When load last stopped: a commit count read before STATS_FLUSH_MS after it may miss some of that load's commits.
+  let loadEndedAt = performance.now();
+  const settleStats = async () => {
+    const wait = loadEndedAt + STATS_FLUSH_MS - performance.now();
+    if (wait > 0) await sleep(wait);
+  };
+  try {
     // Workers hosting the latency model: direct requests alternate between them like the gateway's routing.
     const latencyWorkers = info.workers.filter((worker) => worker.models.includes(LATENCY_MODEL));
-    const direct = (round: number) =>
+    const direct = (round: number, options: TimedOptions = {}) =>
       workerStream(
         latencyWorkers[round % latencyWorkers.length]!.endpoint,
         info.gatewayToken,
         escrow,
         LATENCY_MODEL,
         MAX_TOKENS,
+        options,
       );
-    const through = () => gatewayStream(info.apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS);
+    const through = (key = apiKey, options: TimedOptions = {}) =>
+      gatewayStream(apiUrl, key, LATENCY_MODEL, MAX_TOKENS, options);
+
+    progress(`seeding ${WALLETS} client wallets (credits and an API key each)`);
+    const wallets = await seedWallets(info, gatewayUrls, WALLETS, WALLET_USDG);
+    const walletKeys = wallets.map((wallet) => wallet.apiKey);
 
     progress("warm-up: 40 requests each way");
     await closedLoops(4, 3, (_, round) => (round % 2 === 0 ? through() : direct(round)));
 
-    // 1. Added latency: gateway and direct requests interleaved in the same loops, at each concurrency.
-    const latency: LatencyRow[] = [];
-    let memory: Record<string, { sampledPeakMb: number; vmHwmMb: number }> = {};
-    let gatewayHeap: Record<string, number> = {};
-    for (const [level, concurrency] of LATENCY_LEVELS.entries()) {
-      progress(
-        `latency level ${level + 1}/${LATENCY_LEVELS.length}: ${concurrency} concurrent streams for ` +
-          `${LATENCY_SECONDS} s (half through the gateway)`,
-      );
-      const samplers: { name: string; pid: number | undefined }[] = [
-        { name: "gateway", pid: gatewayPid },
-        { name: "indexer", pid: indexerPid },
-        { name: "worker", pid: workerPids[0] },
-      ];
-      const peaks = new Map<string, number>();
-      const sampler = setInterval(() => {
-        for (const { name, pid: sampled } of samplers) {
-          const now = sampled ? memoryMb(sampled) : undefined;
-          if (now) peaks.set(name, Math.max(peaks.get(name) ?? 0, now.rssMb));
-        }
-      }, 200);
-      const tally: Tally = { done: 0, errors: 0 };
-      const tick = ticker(`latency ${concurrency}`, LATENCY_SECONDS, tally);
-      const gatewayRuns: Timed[] = [];
-      const directRuns: Timed[] = [];
-      let gatewayErrors = 0;
-      let directErrors = 0;
-      await closedLoops(
-        concurrency,
-        LATENCY_SECONDS,
-        async (client, round) => {
-          const viaGateway = (client + round) % 2 === 0;
-          const result = viaGateway ? await through() : await direct(client + round);
-          const ok = result.status === 200 && result.ttftMs !== undefined;
-          if (viaGateway) {
-            if (ok) gatewayRuns.push(result);
-            else gatewayErrors++;
-          } else if (ok) directRuns.push(result);
-          else directErrors++;
-        },
-        tally,
-      );
-      clearInterval(tick);
-      clearInterval(sampler);
-      if (concurrency === Math.max(...LATENCY_LEVELS)) gatewayHeap = await heapOf(info.apiUrl);
-      const gw = {
-        ttft: quantiles(gatewayRuns.map((r) => r.ttftMs!)),
-        total: quantiles(gatewayRuns.map((r) => r.totalMs)),
-      };
-      const dr = {
-        ttft: quantiles(directRuns.map((r) => r.ttftMs!)),
-        total: quantiles(directRuns.map((r) => r.totalMs)),
-      };
-      latency.push({
-        concurrency,
-        gateway: { ...gw, errors: gatewayErrors },
-        direct: { ...dr, errors: directErrors },
-        added: { ttft: diff(gw.ttft, dr.ttft), total: diff(gw.total, dr.total) },
-      });
-      progress(
-        `  added TTFT p50 ${latency.at(-1)!.added.ttft.p50} ms, p99 ${latency.at(-1)!.added.ttft.p99} ms ` +
-          `(gateway ${gatewayRuns.length} ok / ${gatewayErrors} errors, direct ${directRuns.length} ok)`,
-      );
-      if (concurrency === Math.max(...LATENCY_LEVELS)) {
-        memory = Object.fromEntries(
-          samplers.map(({ name, pid: sampled }) => [
-            name,
-            {
-              sampledPeakMb: round(peaks.get(name) ?? 0, 1),
-              vmHwmMb: round((sampled ? memoryMb(sampled)?.peakMb : undefined) ?? 0, 1),
-            },
-          ]),
-        );
-      }
-    }
+    // 1. Added latency (closed loop, one wallet: the demo key), interleaved with direct requests.
+    const { latency, memory, gatewayHeap } = await measureClosedLatency(
+      apiUrl,
+      through,
+      direct,
+      gatewayPid,
+      indexerPid,
+      workerPids[0],
+    );
 
-    // 2. Throughput: whole completions over every model (all workers), rising concurrency, settled jobs/s.
+    // 2. Open loop: requests arrive at fixed rates, through the gateway (keys of many wallets) and direct.
+    const openLoop = await measureOpenLoop(
+      (arrival, since) =>
+        through(walletKeys[arrival % walletKeys.length]!, { since, timeoutMs: OPEN_LOOP_IDLE_TIMEOUT_MS }),
+      (arrival, since) => direct(arrival, { since, timeoutMs: OPEN_LOOP_IDLE_TIMEOUT_MS }),
+    );
+
+    // 3. A whole completion at one client: its added total time (on an interval chain: does it wait for a block).
+    progress(`whole completion at one client: ${WHOLE_SAMPLES} through the gateway, ${WHOLE_SAMPLES} direct`);
+    const wholeRuns = { gateway: [] as number[], direct: [] as number[] };
+    for (let i = 0; i < WHOLE_SAMPLES * 2; i++) {
+      const result = i % 2 === 0 ? await gatewayComplete(apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS) : await direct(i);
+      if (result.status === 200) (i % 2 === 0 ? wholeRuns.gateway : wholeRuns.direct).push(result.totalMs);
+    }
+    const wholeCompletion = {
+      gateway: quantiles(wholeRuns.gateway),
+      direct: quantiles(wholeRuns.direct),
+      added: diff(quantiles(wholeRuns.gateway), quantiles(wholeRuns.direct)),
+    };
+    progress(`  whole completion added p50 ${wholeCompletion.added.p50} ms`);
+    loadEndedAt = performance.now();
+
+    // Commits the stack makes with no load (heartbeats, pollers, the indexer's blocks on an interval chain), taken
+    // off each level's count. Counters flushed first, so the window holds no earlier load.
+    progress(`background commits: waiting for the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`);
+    await settleStats();
+    const quietFrom = await commits.read();
+    const quietStarted = performance.now();
+    await sleep(BACKGROUND_SECONDS * 1000);
+    const backgroundCommitsPerSecond =
+      CommitCounter.between(quietFrom, await commits.read()) / ((performance.now() - quietStarted) / 1000);
+
+    // 4. Throughput over many wallets and every model (all workers), rising concurrency.
     const models = [...new Set(info.workers.flatMap((worker) => worker.models))].sort();
-    const throughput: {
-      concurrency: number;
-      seconds: number;
-      completedPerSecond: number;
-      settledPerSecond: number;
-      /** The same workers called directly at the same concurrency, right after: whole answers per second. */
-      directPerSecond: number;
-      /** settled/s ÷ direct/s. */
-      ratioToDirect: number | null;
-      errors: number;
-      latencyMs: Quantiles;
-      cpuCores: Record<string, number>;
-      /** At the level's end: how far the index is behind the chain head (null: the index did not answer). */
-      indexBehind: { blocks: number; seconds: number } | null;
-    }[] = [];
+    const throughput: ThroughputRow[] = [];
     const levelIndex = new IndexProbe(info.indexerUrl);
     // Each worker with each of its models, so direct load spreads over the pool as the gateway's routing does.
     const directTargets = info.workers.flatMap((worker) => worker.models.map((model) => ({ worker, model })));
+    const throughputFromBlock = (await chain.getBlockNumber()) + 1n;
     let best = 0;
     let flat = 0;
     for (const [level, concurrency] of THROUGHPUT_LEVELS.entries()) {
       progress(
-        `throughput level ${level + 1}/${THROUGHPUT_LEVELS.length}: ${concurrency} concurrent clients for ` +
-          `${THROUGHPUT_SECONDS} s`,
+        `throughput level ${level + 1}/${THROUGHPUT_LEVELS.length}: ${concurrency} concurrent clients over ` +
+          `${walletKeys.length} wallets for ${THROUGHPUT_SECONDS} s`,
       );
-      const fromBlock = (await chain.getBlockNumber()) + 1n;
-      const meter = cpuMeter(groups);
-      const tally: Tally = { done: 0, errors: 0 };
-      const tick = ticker(`throughput ${concurrency}`, THROUGHPUT_SECONDS, tally);
-      const started = performance.now();
-      const { results, errors } = await closedLoops(
+      await settleStats();
+      const commitsFrom = await commits.read();
+      const windowStarted = performance.now();
+      const run = await settledRun(chain, escrow.address, groups, `throughput ${concurrency}`, {
         concurrency,
-        THROUGHPUT_SECONDS,
-        (client, round) => gatewayComplete(info.apiUrl, apiKey, models[(client + round) % models.length]!, MAX_TOKENS),
-        tally,
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const cpuCores = meter();
-      // Does the indexer keep up under this load: blocks behind the chain head and seconds behind its time.
-      const levelHead = await chain.getBlock();
-      const indexed = await levelIndex.indexedBlock().catch(() => undefined);
-      const indexBehind = indexed
-        ? {
-            blocks: Number(levelHead.number) - indexed.number,
-            seconds: Number(levelHead.timestamp) - indexed.timestamp,
-          }
-        : null;
-      clearInterval(tick);
-      const ok = results.filter((result) => result.status === 200);
-      // This level's settlements land (batched; a block later on an interval-mining chain) before they are counted
-      // and before the direct run takes the workers; the rate is still over the level's own duration.
-      await new Promise((resolve) => setTimeout(resolve, 1_500 + (info.chainBlockTime ?? 0) * 1000));
-      const toBlock = await chain.getBlockNumber();
-      const settled = await countSettled(chain, escrow.address, fromBlock, toBlock);
+        seconds: THROUGHPUT_SECONDS,
+        task: (client, round) =>
+          gatewayComplete(
+            apiUrl,
+            walletKeys[client % walletKeys.length]!,
+            models[(client + round) % models.length]!,
+            MAX_TOKENS,
+          ),
+        atLevelEnd: async () => {
+          // Does the indexer keep up under this load: blocks behind the chain head and seconds behind its time.
+          const levelHead = await chain.getBlock();
+          const indexed = await levelIndex.indexedBlock().catch(() => undefined);
+          return indexed
+            ? {
+                blocks: Number(levelHead.number) - indexed.number,
+                seconds: Number(levelHead.timestamp) - indexed.timestamp,
+              }
+            : null;
+        },
+        blockTime: info.chainBlockTime,
+        serving: [groups[0]!.name],
+      });
+      loadEndedAt = performance.now();
       const directTally: Tally = { done: 0, errors: 0 };
       const directTick = ticker(`direct ${concurrency}`, THROUGHPUT_SECONDS, directTally);
       const directStarted = performance.now();
@@ -338,25 +340,35 @@ async function measureMode(stack: BenchStack) {
         directRun.results.filter((result) => result.status === 200).length / directSeconds,
         1,
       );
-      const settledPerSecond = round(settled / seconds, 1);
-      const row = {
+      // The level's commits, once every backend has published them (the direct run does not touch the database);
+      // the index probe's one read at the level's end is the bench's, and the stack's idle commits are taken off.
+      await settleStats();
+      const commitsTo = await commits.read();
+      const windowSeconds = (performance.now() - windowStarted) / 1000;
+      const levelCommits =
+        CommitCounter.between(commitsFrom, commitsTo) - 1 - backgroundCommitsPerSecond * windowSeconds;
+      const row: ThroughputRow = {
         concurrency,
-        seconds: round(seconds, 1),
-        completedPerSecond: round(ok.length / seconds, 1),
-        settledPerSecond,
+        seconds: round(run.seconds, 1),
+        wallets: walletKeys.length,
+        completedPerSecond: run.completedPerSecond,
+        settledPerSecond: run.settledPerSecond,
         directPerSecond,
-        ratioToDirect: directPerSecond > 0 ? round(settledPerSecond / directPerSecond, 2) : null,
-        errors: errors + (results.length - ok.length),
-        latencyMs: quantiles(ok.map((result) => result.totalMs)),
-        cpuCores: Object.fromEntries(Object.entries(cpuCores).map(([name, value]) => [name, round(value, 2)])),
-        indexBehind,
+        ratioToDirect: directPerSecond > 0 ? round(run.settledPerSecond / directPerSecond, 2) : null,
+        errors: run.errors,
+        latencyMs: run.latencyMs,
+        cpuCores: run.cpuCores,
+        cpuMsPerJob: run.cpuMsPerJob,
+        dbCommitsPerJob: run.settled > 0 ? round(levelCommits / run.settled, 1) : null,
+        indexBehind: run.atLevelEnd,
       };
       throughput.push(row);
       progress(
         `  ${row.settledPerSecond} settled/s (direct ${row.directPerSecond}/s, ratio ${row.ratioToDirect}), ` +
           `${row.completedPerSecond} completed/s, ${row.errors} errors; index behind by ` +
-          `${row.indexBehind ? `${row.indexBehind.blocks} blocks / ${row.indexBehind.seconds} s` : "?"}; CPU ` +
-          Object.entries(row.cpuCores)
+          `${row.indexBehind ? `${row.indexBehind.blocks} blocks / ${row.indexBehind.seconds} s` : "?"}; ` +
+          `${row.dbCommitsPerJob} commits/job; CPU ms/job ` +
+          Object.entries(row.cpuMsPerJob)
             .map(([name, value]) => `${name} ${value}`)
             .join(", "),
       );
@@ -368,21 +380,58 @@ async function measureMode(stack: BenchStack) {
         break;
       }
     }
+    const throughputToBlock = await chain.getBlockNumber();
 
-    // 3. Index lag and webhook latency: quiet, one job at a time.
+    // 5. One wallet against many, with one gateway and with two (clients alternate between the gateways).
+    const singleWalletRuns: SingleWalletRun[] = [];
+    for (const gateways of gatewayUrls.length > 1 ? [1, 2] : [1])
+      for (const spread of ["one", "many"] as const) {
+        const urls = gatewayUrls.slice(0, gateways);
+        const keys = spread === "one" ? [apiKey] : walletKeys;
+        progress(
+          `one wallet vs many: ${SINGLE_WALLET_CLIENTS} clients on ${keys.length} wallet(s), ${gateways} ` +
+            `gateway(s), ${SINGLE_WALLET_SECONDS} s`,
+        );
+        const run = await settledRun(chain, escrow.address, groups, `${spread} wallet(s) ${gateways} gw`, {
+          concurrency: SINGLE_WALLET_CLIENTS,
+          seconds: SINGLE_WALLET_SECONDS,
+          task: (client, round) =>
+            gatewayComplete(
+              urls[client % urls.length]!,
+              keys[client % keys.length]!,
+              models[(client + round) % models.length]!,
+              MAX_TOKENS,
+            ),
+          atLevelEnd: async () => null,
+          blockTime: info.chainBlockTime,
+          serving: groups.slice(0, gateways).map((group) => group.name),
+        });
+        singleWalletRuns.push({
+          gateways,
+          wallets: keys.length,
+          settledPerSecond: run.settledPerSecond,
+          completedPerSecond: run.completedPerSecond,
+          errors: run.errors,
+        });
+        progress(`  ${run.settledPerSecond} settled/s, ${run.errors} errors`);
+      }
+    loadEndedAt = performance.now();
+    const singleWallet = summarizeSingleWallet(singleWalletRuns);
+
+    // 6. Index lag and webhook latency: quiet, one job at a time.
     // The throughput levels mined thousands of blocks: let the indexer catch up first, or its backlog is measured.
     progress("waiting for the indexer to catch up with the chain");
     const head = Number(await chain.getBlockNumber());
     const reader = new IndexProbe(info.indexerUrl);
     const catchUpUntil = Date.now() + 60_000;
     while (Date.now() < catchUpUntil && ((await reader.indexedBlock().catch(() => undefined))?.number ?? 0) < head)
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      await sleep(250);
     progress(`index lag and webhook latency: ${SAMPLES} jobs one at a time`);
-    const lags = await measureLags(info, apiKey, chain);
+    const lags = await measureLags(info, apiUrl, apiKey, chain);
 
-    // 4. Gas per job from the run's own transactions.
-    progress("gas: reading the run's lock and settlement receipts");
-    const gas = await measureGas(chain, escrow.address, firstBlock + 1n, await chain.getBlockNumber());
+    // 7. Gas per job from the throughput levels' own transactions: many wallets, every worker.
+    progress("gas: reading the throughput levels' lock and settlement receipts");
+    const gas = await measureGas(chain, escrow.address, throughputFromBlock, throughputToBlock);
 
     const reached = throughput.find((row) => row.settledPerSecond >= CPU_REPORT_RATE * CPU_REPORT_TOLERANCE);
     const gatewayCpuNames = Object.keys(throughput[0]?.cpuCores ?? {}).filter((name) => name.startsWith("gateway"));
@@ -394,17 +443,26 @@ async function measureMode(stack: BenchStack) {
           : "running stack",
       stack: {
         started: stack.started,
-        gateways: info.gateways?.length ?? 1,
+        quick: QUICK,
+        gateways: gatewayUrls.length,
+        wallets: walletKeys.length,
         worker: BENCH_WORKER,
         maxTokens: MAX_TOKENS,
         latencyModel: LATENCY_MODEL,
         latencySeconds: LATENCY_SECONDS,
         throughputSeconds: THROUGHPUT_SECONDS,
+        openLoopSeconds: OPEN_LOOP_SECONDS,
+        singleWallet: { clients: SINGLE_WALLET_CLIENTS, seconds: SINGLE_WALLET_SECONDS },
         lockMode: process.env.BENCH_LOCK_MODE ?? "submitted (gateway default)",
         gatewayNodeOptions: stack.started ? GATEWAY_NODE_OPTIONS || "(Node defaults)" : "(the running stack's)",
       },
       latency,
+      openLoop,
+      wholeCompletion,
+      wholeCompletionAddedMs: wholeCompletion.added.p50,
       throughput,
+      backgroundCommitsPerSecond: round(backgroundCommitsPerSecond, 1),
+      singleWallet,
       gatewayCpuAt300: reached
         ? {
             settledPerSecond: reached.settledPerSecond,
@@ -421,7 +479,350 @@ async function measureMode(stack: BenchStack) {
       gatewayHeapAfter200StreamsMb: gatewayHeap,
       durationSeconds: round((performance.now() - modeStarted) / 1000, 1),
     };
+  } finally {
+    await commits.close();
   }
+}
+
+/** Seconds of quiet over which the stack's background commits are counted. */
+const BACKGROUND_SECONDS = 5;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type ThroughputRow = {
+  concurrency: number;
+  seconds: number;
+  /** Client wallets the clients are spread over (client i uses wallet i mod n). */
+  wallets: number;
+  completedPerSecond: number;
+  settledPerSecond: number;
+  /** The same workers called directly at the same concurrency, right after: whole answers per second. */
+  directPerSecond: number;
+  /** settled/s ÷ direct/s. */
+  ratioToDirect: number | null;
+  errors: number;
+  latencyMs: Quantiles;
+  /** CPU of each process group during the level, in cores (1.0 = one core busy). */
+  cpuCores: Record<string, number>;
+  /** CPU milliseconds per settled job of each part of the stack, from the level's start until its jobs settled. */
+  cpuMsPerJob: CpuMsPerJob;
+  /** PostgreSQL commits (every process of the stack) per settled job, background and the bench's reads taken off. */
+  dbCommitsPerJob: number | null;
+  /** At the level's end: how far the index is behind the chain head (null: the index did not answer). */
+  indexBehind: { blocks: number; seconds: number } | null;
+};
+
+type CpuMsPerJob = {
+  /** The gateway process(es) the run's clients sent to. */
+  gateway: number | null;
+  /** The stack's other gateway processes, idle in the run (heartbeats, pollers): not in `gateway`. */
+  idleGateways: number | null;
+  postgres: number | null;
+  indexer: number | null;
+  chain: number | null;
+  workers: number | null;
+  bench: number | null;
+};
+
+type SingleWalletRun = {
+  gateways: number;
+  wallets: number;
+  settledPerSecond: number;
+  completedPerSecond: number;
+  errors: number;
+};
+
+/**
+ * `oneWalletPerSecond` / `manyWalletsPerSecond`: settled jobs/s of the same clients on one wallet and spread over
+ * many, with one gateway (the headline figures) and with two (`twoGateways`, null with a one-gateway stack).
+ */
+function summarizeSingleWallet(runs: SingleWalletRun[]) {
+  const pick = (gateways: number) => {
+    const one = runs.find((run) => run.gateways === gateways && run.wallets === 1);
+    const many = runs.find((run) => run.gateways === gateways && run.wallets > 1);
+    if (!one || !many) return null;
+    return {
+      oneWalletPerSecond: one.settledPerSecond,
+      manyWalletsPerSecond: many.settledPerSecond,
+      ratio: many.settledPerSecond > 0 ? round(one.settledPerSecond / many.settledPerSecond, 2) : null,
+    };
+  };
+  const oneGateway = pick(1);
+  return {
+    clients: SINGLE_WALLET_CLIENTS,
+    oneWalletPerSecond: oneGateway?.oneWalletPerSecond ?? null,
+    manyWalletsPerSecond: oneGateway?.manyWalletsPerSecond ?? null,
+    ratio: oneGateway?.ratio ?? null,
+    twoGateways: pick(2),
+    runs,
+  };
+}
+
+/**
+ * A closed-loop run of whole completions and what it settled: `JobSettled` events mined from its first block until
+ * its jobs have landed (batched; a block later on an interval chain), over the run's own duration; CPU per process
+ * in cores over the run and in milliseconds per settled job over the run and its settling.
+ */
+async function settledRun<T>(
+  chain: Chain,
+  escrow: Hex,
+  groups: Watched[],
+  label: string,
+  run: {
+    concurrency: number;
+    seconds: number;
+    task: (client: number, round: number) => Promise<Timed>;
+    atLevelEnd: () => Promise<T>;
+    /** Names of the CPU groups of the gateways the clients send to. */
+    serving: string[];
+    /** Seconds between blocks (null: automine). */
+    blockTime: number | null;
+  },
+) {
+  const fromBlock = (await chain.getBlockNumber()) + 1n;
+  const meter = cpuMeter(groups);
+  const tally: Tally = { done: 0, errors: 0 };
+  const tick = ticker(label, run.seconds, tally);
+  const started = performance.now();
+  const { results, errors } = await closedLoops(run.concurrency, run.seconds, run.task, tally);
+  const seconds = (performance.now() - started) / 1000;
+  const cores = meter.cores();
+  clearInterval(tick);
+  const atLevelEnd = await run.atLevelEnd();
+  const ok = results.filter((result) => result.status === 200);
+  await sleep(1_500 + (run.blockTime ?? 0) * 1000);
+  const cpuSecondsUsed = meter.seconds();
+  const settled = await countSettled(chain, escrow, fromBlock, await chain.getBlockNumber());
+  const settledPerSecond = round(settled / seconds, 1);
+  const msPerJob = (names: string[]) =>
+    settled > 0 ? round((names.reduce((sum, name) => sum + (cpuSecondsUsed[name] ?? 0), 0) * 1000) / settled, 2) : null;
+  const names = Object.keys(cpuSecondsUsed);
+  return {
+    seconds,
+    settled,
+    settledPerSecond,
+    completedPerSecond: round(ok.length / seconds, 1),
+    errors: errors + (results.length - ok.length),
+    latencyMs: quantiles(ok.map((result) => result.totalMs)),
+    cpuCores: Object.fromEntries(Object.entries(cores).map(([name, value]) => [name, round(value, 2)])),
+    cpuMsPerJob: {
+      gateway: msPerJob(names.filter((name) => name.startsWith("gateway") && run.serving.includes(name))),
+      idleGateways: msPerJob(names.filter((name) => name.startsWith("gateway") && !run.serving.includes(name))),
+      postgres: msPerJob(["postgres"]),
+      indexer: msPerJob(["indexer"]),
+      chain: msPerJob(["chain"]),
+      workers: msPerJob(["workers"]),
+      bench: msPerJob(["bench"]),
+    } satisfies CpuMsPerJob,
+    atLevelEnd,
+  };
+}
+
+/** Closed-loop streams at each of LATENCY_LEVELS, gateway and direct interleaved; memory at the highest level. */
+async function measureClosedLatency(
+  apiUrl: string,
+  through: () => Promise<Timed>,
+  direct: (round: number) => Promise<Timed>,
+  gatewayPid: number | undefined,
+  indexerPid: number | undefined,
+  workerPid: number | undefined,
+) {
+  const latency: LatencyRow[] = [];
+  let memory: Record<string, { sampledPeakMb: number; vmHwmMb: number }> = {};
+  let gatewayHeap: Record<string, number> = {};
+  for (const [level, concurrency] of LATENCY_LEVELS.entries()) {
+    progress(
+      `latency level ${level + 1}/${LATENCY_LEVELS.length}: ${concurrency} concurrent streams for ` +
+        `${LATENCY_SECONDS} s (half through the gateway)`,
+    );
+    const samplers: { name: string; pid: number | undefined }[] = [
+      { name: "gateway", pid: gatewayPid },
+      { name: "indexer", pid: indexerPid },
+      { name: "worker", pid: workerPid },
+    ];
+    const peaks = new Map<string, number>();
+    const sampler = setInterval(() => {
+      for (const { name, pid: sampled } of samplers) {
+        const now = sampled ? memoryMb(sampled) : undefined;
+        if (now) peaks.set(name, Math.max(peaks.get(name) ?? 0, now.rssMb));
+      }
+    }, 200);
+    const tally: Tally = { done: 0, errors: 0 };
+    const tick = ticker(`latency ${concurrency}`, LATENCY_SECONDS, tally);
+    const gatewayRuns: Timed[] = [];
+    const directRuns: Timed[] = [];
+    let gatewayErrors = 0;
+    let directErrors = 0;
+    await closedLoops(
+      concurrency,
+      LATENCY_SECONDS,
+      async (client, round) => {
+        const viaGateway = (client + round) % 2 === 0;
+        const result = viaGateway ? await through() : await direct(client + round);
+        const ok = result.status === 200 && result.ttftMs !== undefined;
+        if (viaGateway) {
+          if (ok) gatewayRuns.push(result);
+          else gatewayErrors++;
+        } else if (ok) directRuns.push(result);
+        else directErrors++;
+      },
+      tally,
+    );
+    clearInterval(tick);
+    clearInterval(sampler);
+    if (concurrency === Math.max(...LATENCY_LEVELS)) gatewayHeap = await heapOf(apiUrl);
+    const gw = {
+      ttft: quantiles(gatewayRuns.map((r) => r.ttftMs!)),
+      total: quantiles(gatewayRuns.map((r) => r.totalMs)),
+    };
+    const dr = {
+      ttft: quantiles(directRuns.map((r) => r.ttftMs!)),
+      total: quantiles(directRuns.map((r) => r.totalMs)),
+    };
+    latency.push({
+      concurrency,
+      gateway: { ...gw, errors: gatewayErrors },
+      direct: { ...dr, errors: directErrors },
+      added: { ttft: diff(gw.ttft, dr.ttft), total: diff(gw.total, dr.total) },
+    });
+    progress(
+      `  added TTFT p50 ${latency.at(-1)!.added.ttft.p50} ms, p99 ${latency.at(-1)!.added.ttft.p99} ms ` +
+        `(gateway ${gatewayRuns.length} ok / ${gatewayErrors} errors, direct ${directRuns.length} ok)`,
+    );
+    if (concurrency === Math.max(...LATENCY_LEVELS)) {
+      memory = Object.fromEntries(
+        samplers.map(({ name, pid: sampled }) => [
+          name,
+          {
+            sampledPeakMb: round(peaks.get(name) ?? 0, 1),
+            vmHwmMb: round((sampled ? memoryMb(sampled)?.peakMb : undefined) ?? 0, 1),
+          },
+        ]),
+      );
+    }
+  }
+  return { latency, memory, gatewayHeap };
+}
+
+type OpenLoopRow = {
+  /** Gateway requests arriving per second (as many direct ones arrive in between). */
+  rate: number;
+  seconds: number;
+  /** Arrivals not sent because too many gateway requests were already waiting (the level was cut short). */
+  gateway: { ttft: Quantiles; total: Quantiles; errors: number; unsent: number };
+  direct: { ttft: Quantiles; total: Quantiles; errors: number };
+  added: { ttft: DiffRow; total: DiffRow };
+  /** The gateway fell behind the arrivals (a backlog of more than OPEN_LOOP_BACKLOG_SECONDS of them): its figures
+   *  measure queueing, and higher rates are skipped. */
+  saturated: boolean;
+};
+
+/**
+ * Open loop: at each rate of OPEN_LOOP_RATES, gateway requests arrive on a fixed schedule whatever the answers do
+ * (half a period apart, direct requests to the same workers on the same schedule); TTFT and total count from each
+ * request's scheduled arrival, so a client-side delay is not hidden (no coordinated omission). Rates above the first
+ * saturated one are skipped.
+ */
+async function measureOpenLoop(
+  through: (arrival: number, since: number) => Promise<Timed>,
+  direct: (arrival: number, since: number) => Promise<Timed>,
+): Promise<(OpenLoopRow | { rate: number; skipped: string })[]> {
+  const rows: (OpenLoopRow | { rate: number; skipped: string })[] = [];
+  let saturatedAt: number | undefined;
+  for (const rate of OPEN_LOOP_RATES) {
+    if (saturatedAt !== undefined) {
+      rows.push({ rate, skipped: `saturated at ${saturatedAt}/s` });
+      continue;
+    }
+    progress(`open loop: ${rate} gateway requests/s (and ${rate} direct) for ${OPEN_LOOP_SECONDS} s`);
+    const arrivals = Math.round(rate * OPEN_LOOP_SECONDS);
+    const maxWaiting = Math.max(10, Math.ceil(rate * OPEN_LOOP_BACKLOG_SECONDS * 4));
+    const gatewayRuns: Timed[] = [];
+    const directRuns: Timed[] = [];
+    let gatewayErrors = 0;
+    let directErrors = 0;
+    let unsent = 0;
+    let waiting = 0;
+    let peakWaiting = 0;
+    const pending: Promise<void>[] = [];
+    const start = performance.now() + 20;
+    const period = 1000 / rate;
+    // Sends every arrival whose time has come (timers are coarse: a tick may release several).
+    let next = 0;
+    await new Promise<void>((resolve) => {
+      const pump = () => {
+        const now = performance.now();
+        for (; next < arrivals && start + next * period <= now; next++) {
+          const arrival = next;
+          const since = start + arrival * period;
+          if (waiting >= maxWaiting) {
+            unsent++;
+          } else {
+            waiting++;
+            peakWaiting = Math.max(peakWaiting, waiting);
+            pending.push(
+              through(arrival, since).then(
+                (result) => {
+                  waiting--;
+                  if (result.status === 200 && result.ttftMs !== undefined) gatewayRuns.push(result);
+                  else gatewayErrors++;
+                },
+                () => {
+                  waiting--;
+                  gatewayErrors++;
+                },
+              ),
+            );
+          }
+          const directSince = since + period / 2;
+          pending.push(
+            sleep(Math.max(0, directSince - performance.now())).then(() =>
+              direct(arrival, directSince).then(
+                (result) => {
+                  if (result.status === 200 && result.ttftMs !== undefined) directRuns.push(result);
+                  else directErrors++;
+                },
+                () => {
+                  directErrors++;
+                },
+              ),
+            ),
+          );
+        }
+        if (next >= arrivals) resolve();
+        else setTimeout(pump, Math.max(0, Math.min(period, start + next * period - performance.now())));
+      };
+      pump();
+    });
+    // Requests still awaiting an answer when the arrivals end: more than a backlog's worth means the gateway fell
+    // behind.
+    const backlog = waiting;
+    await Promise.all(pending);
+    const saturated = backlog > rate * OPEN_LOOP_BACKLOG_SECONDS || unsent > 0 || gatewayErrors > arrivals * 0.01;
+    const gw = {
+      ttft: quantiles(gatewayRuns.map((r) => r.ttftMs!)),
+      total: quantiles(gatewayRuns.map((r) => r.totalMs)),
+    };
+    const dr = {
+      ttft: quantiles(directRuns.map((r) => r.ttftMs!)),
+      total: quantiles(directRuns.map((r) => r.totalMs)),
+    };
+    const row: OpenLoopRow = {
+      rate,
+      seconds: OPEN_LOOP_SECONDS,
+      gateway: { ...gw, errors: gatewayErrors, unsent },
+      direct: { ...dr, errors: directErrors },
+      added: { ttft: diff(gw.ttft, dr.ttft), total: diff(gw.total, dr.total) },
+      saturated,
+    };
+    rows.push(row);
+    progress(
+      `  added TTFT p50 ${row.added.ttft.p50} ms, p99 ${row.added.ttft.p99} ms (gateway ${gatewayRuns.length} ok / ` +
+        `${gatewayErrors} errors / ${unsent} unsent, peak ${peakWaiting} waiting${saturated ? ", saturated" : ""})`,
+    );
+    if (saturated) saturatedAt = rate;
+  }
+  return rows;
 }
 
 type Chain = ReturnType<typeof createPublicClient>;
@@ -458,9 +859,10 @@ async function countSettled(chain: Chain, escrow: Hex, fromBlock: bigint, toBloc
 }
 
 /**
- * Lock + settle gas per job from the run's own transactions: every transaction that emitted `JobOpened`
- * (openJob / openJobBatch) or `JobSettled` (settle / settleBatch) on the escrow in the run, its `gasUsed` summed and
- * divided by the jobs it locked or settled. Fail and refund transactions are not counted (jobs that did not settle).
+ * Lock + settle gas per job from the throughput levels' transactions (traffic over many wallets and every worker, as
+ * real traffic is): every transaction that emitted `JobOpened` (openJob / openJobBatch) or `JobSettled` (settle /
+ * settleBatch) on the escrow in those blocks, its `gasUsed` summed and divided by the jobs it locked or settled, with
+ * how many distinct wallets and workers those jobs had. Fail and refund transactions are not counted.
  */
 async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
   const logs = await escrowLogs(chain, escrow, fromBlock, toBlock);
@@ -486,6 +888,8 @@ async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock:
     lockPlusSettlePerJob: lockPerJob !== null && settlePerJob !== null ? lockPerJob + settlePerJob : null,
     jobsLocked: opened.length,
     jobsSettled: settled.length,
+    distinctWallets: new Set(opened.map((log) => (log.args as { wallet?: string }).wallet)).size,
+    distinctWorkers: new Set(settled.map((log) => (log.args as { worker?: string }).worker)).size,
     lockTransactions: lockTxs.length,
     settleTransactions: settleTxs.length,
     meanLockBatch: lockTxs.length ? round(opened.length / lockTxs.length, 1) : null,
@@ -498,7 +902,7 @@ async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock:
  * the settlement readable through @ponder/client (what the API reads), and → the first delivery attempt of its
  * `job.completed` webhook (attempt records in Postgres).
  */
-async function measureLags(info: BenchStack["info"], apiKey: string, chain: Chain) {
+async function measureLags(info: BenchStack["info"], apiUrl: string, apiKey: string, chain: Chain) {
   const receiver = http.createServer((req, res) => {
     req.resume();
     req.on("end", () => res.writeHead(200).end("ok"));
@@ -509,14 +913,14 @@ async function measureLags(info: BenchStack["info"], apiKey: string, chain: Chai
   const indexLag: number[] = [];
   const webhook: number[] = [];
   try {
-    const created = await fetch(`${info.apiUrl}/v1/webhooks`, {
+    const created = await fetch(`${apiUrl}/v1/webhooks`, {
       method: "POST",
       headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
       body: JSON.stringify({ url: `http://127.0.0.1:${RECEIVER_PORT}/hook`, events: ["job.completed"] }),
     });
     const hook = (await created.json()) as { id?: string };
     for (let i = 0; i < SAMPLES; i++) {
-      const result = await gatewayComplete(info.apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS);
+      const result = await gatewayComplete(apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS);
       const settlementTx = result.headers["x-service-settlement-tx"];
       const jobId = result.headers["x-service-job-id"];
       if (result.status !== 200 || typeof settlementTx !== "string" || typeof jobId !== "string") continue;
@@ -552,7 +956,7 @@ async function measureLags(info: BenchStack["info"], apiKey: string, chain: Chai
       if (attemptAt !== undefined) webhook.push(attemptAt - minedAt);
     }
     if (hook.id) {
-      await fetch(`${info.apiUrl}/v1/webhooks/${hook.id}`, {
+      await fetch(`${apiUrl}/v1/webhooks/${hook.id}`, {
         method: "DELETE",
         headers: { authorization: `Bearer ${apiKey}` },
       });
