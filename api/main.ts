@@ -21,6 +21,7 @@ import { FeeOracle } from "./chain/feeOracle.js";
 import { RawTransactionPipe } from "./chain/rawTransactionPipe.js";
 import { TransactionManager } from "./chain/transactionManager.js";
 import { TransactionSender } from "./chain/transactionSender.js";
+import { TransactionStore } from "./chain/transactionStore.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
@@ -121,9 +122,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     config.RPC_POLLING_INTERVAL_MS,
     config.RPC_TIMEOUT_MS,
   );
+  const gatewayAccount = privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex);
   const transactions = new TransactionManager({
     chainId: deployment.chainId,
-    account: privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex),
+    account: gatewayAccount,
+    log: new TransactionStore(pool, deployment.chainId, gatewayAccount.address),
     client: clients.publicClient,
     pipe: new RawTransactionPipe(config.RPC_URLS),
     fees: new FeeOracle(clients.publicClient, {
@@ -137,7 +140,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     receiptPollMs: config.RPC_POLLING_INTERVAL_MS,
     logger,
   });
-  transactions.start();
+  // Reloads the unfinished transactions of a previous run and repairs them before anything new is signed.
+  await transactions.start();
   const sender = new TransactionSender(clients, transactions);
   const chain = new EscrowChain(clients, deployment, sender);
   const batcher = new SettlementBatcher(
