@@ -22,6 +22,7 @@ import { RawTransactionPipe } from "./chain/rawTransactionPipe.js";
 import { TransactionManager } from "./chain/transactionManager.js";
 import { TransactionSender } from "./chain/transactionSender.js";
 import { TransactionStore } from "./chain/transactionStore.js";
+import { secp256k1Backend, transactionAccount } from "./chain/secp256k1.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
@@ -122,7 +123,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     config.RPC_POLLING_INTERVAL_MS,
     config.RPC_TIMEOUT_MS,
   );
-  const gatewayAccount = privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex);
+  // Transactions signed by libsecp256k1 where its binding loads (api/chain/secp256k1.ts).
+  const gatewayAccount = transactionAccount(config.GATEWAY_PRIVATE_KEY as Hex);
+  logger.info({ secp256k1: secp256k1Backend }, "transaction signing and receipt recovery");
   const transactions = new TransactionManager({
     chainId: deployment.chainId,
     account: gatewayAccount,
