@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { keccak256, parseGwei, parseTransaction, recoverTransactionAddress, toHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { receiptDigest, recoverReceiptSigner, signReceipt, type Receipt } from "@credit-metered/client";
-import { recoverAddress, secp256k1Backend, transactionAccount } from "./secp256k1.js";
+import { recoverAddress, secp256k1Backend, secp256k1On, transactionAccount } from "./secp256k1.js";
 
 const KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const viemAccount = privateKeyToAccount(KEY);
@@ -25,11 +25,6 @@ const transaction = {
   maxPriorityFeePerGas: parseGwei("0.001"),
 } as const;
 
-afterEach(() => {
-  delete process.env.SECP256K1_JS;
-  vi.resetModules();
-});
-
 describe("secp256k1", () => {
   it("runs on libsecp256k1's prebuilt binding on this platform", () => {
     expect(secp256k1Backend).toBe("native");
@@ -50,10 +45,8 @@ describe("secp256k1", () => {
   });
 
   it("falls back to @noble/curves with the same results where no binding loads", async () => {
-    process.env.SECP256K1_JS = "1";
-    vi.resetModules();
-    const js = await import("./secp256k1.js");
-    expect(js.secp256k1Backend).toBe("js");
+    const js = secp256k1On(undefined);
+    expect(js.backend).toBe("js");
     const signature = await signReceipt(viemAccount, domain, receipt);
     expect(js.recoverAddress(receiptDigest(domain, receipt), signature)).toBe(viemAccount.address);
     expect(await js.transactionAccount(KEY).signTransaction(transaction)).toBe(

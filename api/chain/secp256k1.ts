@@ -14,7 +14,7 @@ import {
 import { privateKeyToAccount, toAccount } from "viem/accounts";
 
 /** The two calls of the `secp256k1` package's native binding (libsecp256k1) this module uses. */
-interface NativeSecp256k1 {
+export interface NativeSecp256k1 {
   ecdsaSign(message: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
   ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array;
 }
@@ -26,7 +26,6 @@ interface NativeSecp256k1 {
  * Measured in scripts/microbench/secp256k1.ts (docs/DESIGN.md "Crypto on the hot path").
  */
 function loadNative(): NativeSecp256k1 | undefined {
-  if (process.env.SECP256K1_JS === "1") return undefined;
   try {
     return createRequire(import.meta.url)("secp256k1/bindings") as NativeSecp256k1;
   } catch {
@@ -34,19 +33,48 @@ function loadNative(): NativeSecp256k1 | undefined {
   }
 }
 
-const native = loadNative();
-
-/** Which implementation signs and recovers in this process (`/metrics` and the bench note it). */
-export const secp256k1Backend: "native" | "js" = native ? "native" : "js";
-
 export interface DigestSignature {
   r: Hex;
   s: Hex;
   yParity: 0 | 1;
 }
 
+/** The operations the gateway needs, on one implementation. */
+export interface Secp256k1 {
+  backend: "native" | "js";
+  signDigest(digest: Hex, privateKey: Hex): DigestSignature;
+  recoverAddress(digest: Hex, signature: Hex): Address;
+  transactionAccount(privateKey: Hex): LocalAccount;
+}
+
+/** The implementation on `native`, or on @noble/curves without it (tests compare the two). */
+export function secp256k1On(native: NativeSecp256k1 | undefined): Secp256k1 {
+  return {
+    backend: native ? "native" : "js",
+    signDigest: (digest, privateKey) => signDigestOn(native, digest, privateKey),
+    recoverAddress: (digest, signature) => recoverAddressOn(native, digest, signature),
+    transactionAccount: (privateKey) => transactionAccountOn(native, privateKey),
+  };
+}
+
+const active = secp256k1On(loadNative());
+
+/** Which implementation signs and recovers in this process (logged at start). */
+export const secp256k1Backend = active.backend;
 /** Signs a 32-byte digest: RFC 6979 nonce and low s, as viem (noble) signs, so both give the same bytes. */
-export function signDigest(digest: Hex, privateKey: Hex): DigestSignature {
+export const signDigest = active.signDigest;
+/**
+ * The address whose key signed `digest` with a 65-byte `r ‖ s ‖ v` signature (v 27/28 or 0/1), as the escrow's
+ * `ECDSA.recover` finds it. Throws when the signature does not recover.
+ */
+export const recoverAddress = active.recoverAddress;
+/**
+ * A viem account for `privateKey` whose transactions are signed by `signDigest` (viem's own `signTransaction` signs
+ * with @noble/curves); messages and typed data keep viem's signer (the gateway signs none on its hot path).
+ */
+export const transactionAccount = active.transactionAccount;
+
+function signDigestOn(native: NativeSecp256k1 | undefined, digest: Hex, privateKey: Hex): DigestSignature {
   if (native) {
     const { signature, recid } = native.ecdsaSign(hexToBytes(digest), hexToBytes(privateKey));
     return {
@@ -63,11 +91,7 @@ export function signDigest(digest: Hex, privateKey: Hex): DigestSignature {
   };
 }
 
-/**
- * The address whose key signed `digest` with a 65-byte `r ‖ s ‖ v` signature (v 27/28 or 0/1), as the escrow's
- * `ECDSA.recover` finds it. Throws when the signature does not recover.
- */
-export function recoverAddress(digest: Hex, signature: Hex): Address {
+function recoverAddressOn(native: NativeSecp256k1 | undefined, digest: Hex, signature: Hex): Address {
   const bytes = hexToBytes(signature);
   if (bytes.length !== 65) throw new Error(`a signature is 65 bytes, not ${bytes.length}`);
   const v = bytes[64]!;
@@ -85,11 +109,7 @@ export function recoverAddress(digest: Hex, signature: Hex): Address {
   return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(26)}`);
 }
 
-/**
- * A viem account for `privateKey` whose transactions are signed by `signDigest` (viem's own `signTransaction` signs
- * with @noble/curves); messages and typed data keep viem's signer (the gateway signs none on its hot path).
- */
-export function transactionAccount(privateKey: Hex): LocalAccount {
+function transactionAccountOn(native: NativeSecp256k1 | undefined, privateKey: Hex): LocalAccount {
   const base = privateKeyToAccount(privateKey);
   const account = toAccount({
     address: base.address,
@@ -104,7 +124,7 @@ export function transactionAccount(privateKey: Hex): LocalAccount {
       ) => Hex;
       // EIP-4844 sidecars are not part of the signed payload (as in viem's signTransaction).
       const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
-      const signature = signDigest(keccak256(serializer(signable)), privateKey);
+      const signature = signDigestOn(native, keccak256(serializer(signable)), privateKey);
       return serializer(transaction, signature);
     },
   });
