@@ -164,7 +164,8 @@ describe("TransactionManager", () => {
   });
 
   it("broadcasts again a transaction the node dropped", async () => {
-    const transactions = manager();
+    // Not replaced meanwhile however slow the machine: the same bytes are what must come back.
+    const transactions = manager({ replaceAfterMs: 60_000 });
     const hash = await transactions.send(call);
     expect(await rpc("hardhat_dropTransaction", [hash])).toBe(true);
     await transactions.tick();
@@ -174,7 +175,7 @@ describe("TransactionManager", () => {
   });
 
   it("broadcasts again a transaction a reorg orphaned, so its nonce is mined on the new branch", async () => {
-    const transactions = manager();
+    const transactions = manager({ replaceAfterMs: 60_000 });
     const snapshot = await rpc("evm_snapshot");
     const hash = await transactions.send(call);
     await mine();
@@ -317,7 +318,7 @@ describe("TransactionManager across a restart", () => {
   it("a transaction the node dropped before a restart is rebroadcast after it", async () => {
     const hash = await manager().send(call);
     expect(await rpc("hardhat_dropTransaction", [hash])).toBe(true);
-    const restarted = manager();
+    const restarted = manager({ replaceAfterMs: 60_000 });
     await restarted.start();
     expect(restarted.health().rebroadcasts).toBe(1);
     await mine();
