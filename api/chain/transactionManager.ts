@@ -157,6 +157,8 @@ export class TransactionManager {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.ticking;
+    // Finalised transactions still queued leave the log now (a failure only means the next start finalises them).
+    await this.options.log.flush().catch(() => undefined);
   }
 
   /**
