@@ -21,6 +21,8 @@ import { FeeOracle } from "./chain/feeOracle.js";
 import { RawTransactionPipe } from "./chain/rawTransactionPipe.js";
 import { TransactionManager } from "./chain/transactionManager.js";
 import { TransactionSender } from "./chain/transactionSender.js";
+import { TransactionStore } from "./chain/transactionStore.js";
+import { secp256k1Backend, transactionAccount } from "./chain/secp256k1.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
@@ -121,9 +123,13 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     config.RPC_POLLING_INTERVAL_MS,
     config.RPC_TIMEOUT_MS,
   );
+  // Transactions signed by libsecp256k1 where its binding loads (api/chain/secp256k1.ts).
+  const gatewayAccount = transactionAccount(config.GATEWAY_PRIVATE_KEY as Hex);
+  logger.info({ secp256k1: secp256k1Backend }, "transaction signing and receipt recovery");
   const transactions = new TransactionManager({
     chainId: deployment.chainId,
-    account: privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex),
+    account: gatewayAccount,
+    log: new TransactionStore(pool, deployment.chainId, gatewayAccount.address),
     client: clients.publicClient,
     pipe: new RawTransactionPipe(config.RPC_URLS),
     fees: new FeeOracle(clients.publicClient, {
@@ -137,7 +143,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     receiptPollMs: config.RPC_POLLING_INTERVAL_MS,
     logger,
   });
-  transactions.start();
+  // Reloads the unfinished transactions of a previous run and repairs them before anything new is signed.
+  await transactions.start();
   const sender = new TransactionSender(clients, transactions);
   const chain = new EscrowChain(clients, deployment, sender);
   const batcher = new SettlementBatcher(

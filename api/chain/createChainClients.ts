@@ -10,7 +10,7 @@ import {
   type Chain,
   type Transport,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { transactionAccount } from "./secp256k1.js";
 import { hedgedTransport } from "./hedgedTransport.js";
 
 export interface ChainClients {
@@ -53,7 +53,7 @@ export function createChainClients(
   const walletClient = createWalletClient({
     chain,
     transport,
-    account: privateKeyToAccount(privateKey),
+    account: transactionAccount(privateKey),
     pollingInterval: pollingIntervalMs,
   });
   return { publicClient, walletClient, chain, rpcUrls };

@@ -1,25 +1,40 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type pg from "pg";
 import { pino } from "pino";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createPublicClient, http, parseGwei, type Hex, type PublicClient } from "viem";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createPublicClient, http, parseGwei, type Hex, type LocalAccount, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { startChain, type RunningChain } from "../../scripts/stack/startChain.js";
+import { startPostgres, type RunningPostgres } from "../../scripts/stack/startPostgres.js";
+import { createPool } from "../db/createPool.js";
+import { migrate } from "../db/migrate.js";
 import { FeeOracle } from "./feeOracle.js";
 import { hedgedTransport } from "./hedgedTransport.js";
 import { RawTransactionPipe } from "./rawTransactionPipe.js";
 import { TransactionManager, TransactionNotSentError } from "./transactionManager.js";
+import { TransactionStore, type TransactionLog } from "./transactionStore.js";
 
-// Hardhat's default account #7: nothing else in this test's own node signs with it.
+// Hardhat's default accounts #7 and #8: nothing else in this test's own node signs with them.
 const KEY: Hex = "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356";
+const OTHER_KEY: Hex = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97";
 const account = privateKeyToAccount(KEY);
+const otherAccount = privateKeyToAccount(OTHER_KEY);
+const SCHEMA = `txmgr_test_${process.pid}`;
 const TARGET = "0x000000000000000000000000000000000000dEaD";
 const CAP = parseGwei("50");
 const REPLACE_AFTER_MS = 200;
 
 let chain: RunningChain;
 let client: PublicClient;
+let postgres: RunningPostgres;
+let stateDir: string;
+let pool: pg.Pool;
+const started: TransactionManager[] = [];
 
 async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
   const response = await fetch(chain.rpcUrl, {
@@ -32,20 +47,45 @@ async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
   return body.result;
 }
 
-function manager(rpcUrls = [chain.rpcUrl]): TransactionManager {
-  return new TransactionManager({
+interface ManagerOptions {
+  rpcUrls?: string[];
+  signer?: LocalAccount;
+  replaceAfterMs?: number;
+  log?: TransactionLog;
+}
+
+/** A gateway's transaction manager; a second one for the same signer is that gateway after a restart. */
+function manager({
+  rpcUrls = [chain.rpcUrl],
+  signer = account,
+  replaceAfterMs = REPLACE_AFTER_MS,
+  log,
+}: ManagerOptions = {}) {
+  const transactions = new TransactionManager({
     chainId: chain.chainId,
-    account,
+    account: signer,
     client,
     pipe: new RawTransactionPipe(rpcUrls, 2_000),
     fees: new FeeOracle(client, { maxFeePerGas: CAP, minPriorityFeePerGas: parseGwei("0.001"), ttlMs: 0 }),
-    replaceAfterMs: REPLACE_AFTER_MS,
+    log: log ?? new TransactionStore(pool, chain.chainId, signer.address),
+    replaceAfterMs,
     finalityDepth: 2,
     // The tests drive the watch themselves, tick by tick.
     monitorMs: 60_000,
     receiptPollMs: 50,
     logger: pino({ level: "silent" }),
   });
+  started.push(transactions);
+  return transactions;
+}
+
+/** The rows the gateway keeps for `signer`, by nonce. */
+async function rowsOf(signer = account): Promise<{ nonce: number; hashes: Hex[]; purpose: string }[]> {
+  const result = await pool.query<{ nonce: string; hashes: Hex[]; purpose: string }>(
+    "SELECT nonce::text, hashes, purpose FROM gateway_transaction WHERE signer = $1 ORDER BY nonce",
+    [signer.address.toLowerCase()],
+  );
+  return result.rows.map((row) => ({ ...row, nonce: Number(row.nonce) }));
 }
 
 const call = { to: TARGET, data: "0x" as Hex, gas: 30_000n } as const;
@@ -56,9 +96,22 @@ const minedNonce = () => client.getTransactionCount({ address: account.address, 
 beforeAll(async () => {
   chain = await startChain({ port: await findFreePort(18_600, 18_699) });
   client = createPublicClient({ transport: http(chain.rpcUrl), pollingInterval: 50 });
+  // The real database the gateway keeps its transactions in; DATABASE_URL (CI) or an embedded server.
+  stateDir = mkdtempSync(path.join(tmpdir(), "transaction-manager-"));
+  postgres = await startPostgres({ stateDir, port: await findFreePort(11_100, 11_139), database: "transactions" });
+  pool = createPool(postgres.databaseUrl, SCHEMA, 4);
+  await migrate(pool, SCHEMA);
+});
+
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((transactions) => transactions.stop()));
 });
 
 afterAll(async () => {
+  await pool?.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+  await pool?.end();
+  await postgres?.stop();
+  if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   await chain?.stop();
 });
 
@@ -70,6 +123,8 @@ beforeEach(async () => {
   await rpc("evm_setIntervalMining", [0]);
   await rpc("hardhat_setNextBlockBaseFeePerGas", ["0x3b9aca00"]);
   await mine();
+  // And no gateway run before it.
+  await pool.query("DELETE FROM gateway_transaction");
 });
 
 describe("TransactionManager", () => {
@@ -109,7 +164,8 @@ describe("TransactionManager", () => {
   });
 
   it("broadcasts again a transaction the node dropped", async () => {
-    const transactions = manager();
+    // Not replaced meanwhile however slow the machine: the same bytes are what must come back.
+    const transactions = manager({ replaceAfterMs: 60_000 });
     const hash = await transactions.send(call);
     expect(await rpc("hardhat_dropTransaction", [hash])).toBe(true);
     await transactions.tick();
@@ -119,7 +175,7 @@ describe("TransactionManager", () => {
   });
 
   it("broadcasts again a transaction a reorg orphaned, so its nonce is mined on the new branch", async () => {
-    const transactions = manager();
+    const transactions = manager({ replaceAfterMs: 60_000 });
     const snapshot = await rpc("evm_snapshot");
     const hash = await transactions.send(call);
     await mine();
@@ -138,8 +194,18 @@ describe("TransactionManager", () => {
     expect((await client.getTransactionReceipt({ hash })).status).toBe("success");
   });
 
-  it("fills a nonce another run left stuck with a no-op, so its own transactions are mined", async () => {
-    await manager().send(call); // a previous run's transaction, never mined, then the run is gone
+  it("fills a nonce another sender left stuck with a no-op, so its own transactions are mined", async () => {
+    // An operator's script signing with the gateway's key: nothing of it is in the gateway's record.
+    const stuck = await account.signTransaction({
+      type: "eip1559",
+      chainId: chain.chainId,
+      to: TARGET,
+      gas: 30_000n,
+      nonce: await client.getTransactionCount({ address: account.address, blockTag: "pending" }),
+      maxFeePerGas: parseGwei("3"),
+      maxPriorityFeePerGas: parseGwei("0.001"),
+    });
+    await rpc("eth_sendRawTransaction", [stuck]);
     const transactions = manager();
     const hash = await transactions.send(call);
     await transactions.tick();
@@ -173,7 +239,7 @@ describe("TransactionManager", () => {
   });
 
   it("sends through the other endpoints when one is down", async () => {
-    const transactions = manager(["http://127.0.0.1:1", chain.rpcUrl]);
+    const transactions = manager({ rpcUrls: ["http://127.0.0.1:1", chain.rpcUrl] });
     const hash = await transactions.send(call);
     await mine();
     await transactions.tick();
@@ -206,6 +272,114 @@ describe("TransactionManager", () => {
     await mine();
     await transactions.tick();
     expect(transactions.health()).toMatchObject({ pending: 0, oldestPendingAgeMs: 0 });
+  });
+});
+
+describe("TransactionManager across a restart", () => {
+  it("records a transaction before it is broadcast and forgets it once final", async () => {
+    const transactions = manager();
+    const hash = await transactions.send({ ...call, purpose: "openJobBatch" });
+    expect(await rowsOf()).toEqual([{ nonce: expect.any(Number), hashes: [hash], purpose: "openJobBatch" }]);
+    await mine(2);
+    await transactions.tick();
+    await transactions.tick();
+    expect(await rowsOf()).toEqual([]);
+  });
+
+  it("records the transactions sent in the same tick in one statement", async () => {
+    let statements = 0;
+    // The real pool, counted: each query is one statement and, outside a transaction block, one commit.
+    const counting = {
+      query: ((...args: Parameters<pg.Pool["query"]>) => {
+        statements++;
+        return pool.query(...args);
+      }) as pg.Pool["query"],
+    };
+    const transactions = manager({ log: new TransactionStore(counting, chain.chainId, account.address) });
+    await Promise.all([transactions.send(call), transactions.send(call), transactions.send(call)]);
+    expect(statements).toBe(1);
+    expect(await rowsOf()).toHaveLength(3);
+  });
+
+  it("a transaction sent before a restart is mined after it", async () => {
+    const hash = await manager().send(call);
+    const nonce = (await client.getTransaction({ hash })).nonce;
+    const restarted = manager();
+    await restarted.start();
+    expect(restarted.health()).toMatchObject({ tracked: 1, pending: 1, nonceGap: 0 });
+    await mine();
+    const receipt = await restarted.waitMined(hash, 5_000);
+    expect(receipt.status).toBe("success");
+    // The restarted gateway signs after it, not at its nonce.
+    const next = await restarted.send(call);
+    expect((await client.getTransaction({ hash: next })).nonce).toBe(nonce + 1);
+  });
+
+  it("a transaction the node dropped before a restart is rebroadcast after it", async () => {
+    const hash = await manager().send(call);
+    expect(await rpc("hardhat_dropTransaction", [hash])).toBe(true);
+    const restarted = manager({ replaceAfterMs: 60_000 });
+    await restarted.start();
+    expect(restarted.health().rebroadcasts).toBe(1);
+    await mine();
+    expect((await restarted.waitMined(hash, 5_000)).transactionHash).toBe(hash);
+  });
+
+  it("a replacement signed before a restart is watched, and replaced again, after it", async () => {
+    const first = manager();
+    const hash = await first.send(call);
+    await pause(REPLACE_AFTER_MS + 50);
+    await first.tick();
+    expect(first.health().replacements).toBe(1);
+    const [row] = await rowsOf();
+    expect(row?.hashes).toHaveLength(2);
+    const restarted = manager();
+    await restarted.start();
+    await pause(REPLACE_AFTER_MS + 50);
+    await restarted.tick();
+    expect(restarted.health().replacements).toBe(1);
+    await mine();
+    const receipt = await restarted.waitMined(hash, 5_000);
+    expect(receipt.status).toBe("success");
+    expect(receipt.transactionHash).not.toBe(hash);
+    expect((await rowsOf())[0]?.hashes).toHaveLength(3);
+  });
+
+  it("a nonce gap found at start is filled", async () => {
+    const before = manager();
+    const lost = await before.send(call);
+    const after = await before.send(call);
+    const nonce = (await client.getTransaction({ hash: lost })).nonce;
+    // The node lost the first and nothing records it any more: a hole every later nonce queues behind.
+    await rpc("hardhat_dropTransaction", [lost]);
+    await pool.query("DELETE FROM gateway_transaction WHERE nonce = $1", [nonce]);
+    // Filled at start, not after the replacement delay: nothing at all holds that nonce.
+    const restarted = manager({ replaceAfterMs: 60_000 });
+    await restarted.start();
+    expect(restarted.health().gapFills).toBe(1);
+    await mine();
+    expect((await restarted.waitMined(after, 5_000)).status).toBe("success");
+    expect(await minedNonce()).toBe(nonce + 2);
+    const filler = await client.getTransaction({
+      blockNumber: await client.getBlockNumber({ cacheTime: 0 }),
+      index: 0,
+    });
+    expect(filler).toMatchObject({ nonce, to: account.address.toLowerCase() });
+  });
+
+  it("two managers for different signers do not see each other's rows", async () => {
+    const mine7 = await manager().send(call);
+    const mine8 = await manager({ signer: otherAccount }).send(call);
+    const restarted7 = manager();
+    const restarted8 = manager({ signer: otherAccount });
+    await Promise.all([restarted7.start(), restarted8.start()]);
+    expect(restarted7.health().tracked).toBe(1);
+    expect(restarted8.health().tracked).toBe(1);
+    expect((await rowsOf()).map((row) => row.hashes)).toEqual([[mine7]]);
+    expect((await rowsOf(otherAccount)).map((row) => row.hashes)).toEqual([[mine8]]);
+    await mine();
+    expect((await restarted7.waitMined(mine7, 5_000)).from).toBe(account.address.toLowerCase());
+    expect((await restarted8.waitMined(mine8, 5_000)).from).toBe(otherAccount.address.toLowerCase());
   });
 });
 

@@ -1,13 +1,24 @@
 import type { Logger } from "pino";
-import { keccak256, type Address, type Hex, type LocalAccount, type PublicClient, type TransactionReceipt } from "viem";
+import {
+  keccak256,
+  parseTransaction,
+  type Address,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TransactionReceipt,
+} from "viem";
 import { bumpedFees, capped, type FeeOracle, type Fees } from "./feeOracle.js";
 import { RawTransactionError, type RawTransactionPipe } from "./rawTransactionPipe.js";
+import type { StoredTransaction, TransactionLog } from "./transactionStore.js";
 
 /** What the gateway asks the chain to run: a call, its gas limit (estimated or bounded by the caller). */
 export interface TransactionRequest {
   to: Address;
   data: Hex;
   gas: bigint;
+  /** What the call does, kept with the transaction for operators (the contract function's name). */
+  purpose?: string;
 }
 
 export interface TransactionManagerOptions {
@@ -16,6 +27,8 @@ export interface TransactionManagerOptions {
   client: Pick<PublicClient, "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction">;
   pipe: Pick<RawTransactionPipe, "send">;
   fees: FeeOracle;
+  /** The durable record of this signer's unfinished transactions (api/chain/transactionStore.ts). */
+  log: TransactionLog;
   /** A transaction not mined this long after its last (re)broadcast is replaced with higher fees. */
   replaceAfterMs: number;
   /** Confirmations (blocks on top of the one that mined it, plus one) after which a transaction is final. */
@@ -65,6 +78,7 @@ export class TransactionReplacedError extends Error {
 
 interface Attempt {
   hash: Hex;
+  /** "0x" for the older versions of a transaction reloaded after a restart: only the last one is broadcast. */
   raw: Hex;
   fees: Fees;
   sentAt: number;
@@ -87,6 +101,7 @@ interface Tracked {
 }
 
 const FILLER_GAS = 21_000n;
+const FILLER_PURPOSE = "no-op";
 /** Nonce-too-low and fee refusals, as geth, Hardhat (EDR), anvil and reth word them. */
 const NONCE_TOO_LOW = /nonce too low|nonce has already been used|NonceTooLow/i;
 const FEE_REFUSED =
@@ -103,6 +118,8 @@ const FEE_REFUSED =
  * - a nonce below the next one that nothing of ours holds (a gap): filled with a no-op.
  * A transaction the nodes refused outright is turned into a no-op at its nonce, so the later ones are not stuck
  * behind a hole and the refused call can never land after its caller was told it failed.
+ * Every tracked transaction is also kept in the database (`log`), written before its bytes leave and removed once
+ * final, so a restarted gateway reloads them in `start` and the first watch repairs what happened meanwhile.
  */
 export class TransactionManager {
   private readonly tracked = new Map<number, Tracked>();
@@ -122,7 +139,16 @@ export class TransactionManager {
     return this.options.account.address;
   }
 
-  start(): void {
+  /**
+   * Reloads this signer's unfinished transactions from the log, runs one watch over them at once (broadcasting
+   * again what the node lost, filling nonce gaps, replacing what waited too long), then keeps watching.
+   */
+  async start(): Promise<void> {
+    if (this.timer) return;
+    for (const row of await this.options.log.load()) this.restore(row);
+    if (this.tracked.size > 0)
+      this.options.logger.info({ transactions: this.tracked.size }, "unfinished transactions reloaded");
+    await this.tick();
     this.timer ??= setInterval(() => void this.tick(), this.options.monitorMs);
     this.timer.unref();
   }
@@ -131,6 +157,8 @@ export class TransactionManager {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.ticking;
+    // Finalised transactions still queued leave the log now (a failure only means the next start finalises them).
+    await this.options.log.flush().catch(() => undefined);
   }
 
   /**
@@ -142,15 +170,20 @@ export class TransactionManager {
     const fees = await this.options.fees.fees();
     for (let attempt = 0; ; attempt++) {
       const entry = await this.serialised(async () => {
-        this.nextNonce ??= await this.options.client.getTransactionCount({
-          address: this.address,
-          blockTag: "pending",
-        });
+        this.nextNonce ??= await this.firstFreeNonce();
         const nonce = this.nextNonce;
         const signed = await this.sign(nonce, request, fees);
         this.nextNonce = nonce + 1;
         return this.track(nonce, request, signed, false);
       });
+      try {
+        // Written before any node sees the bytes, so a restart finds every transaction that may be mined.
+        await this.persist(entry);
+      } catch (error) {
+        // Never broadcast: its nonce is a gap the watch fills.
+        this.forget(entry);
+        throw new TransactionNotSentError(`transaction at nonce ${entry.nonce} could not be recorded`, error);
+      }
       try {
         return await this.broadcast(entry.attempts[0]!);
       } catch (error) {
@@ -244,6 +277,16 @@ export class TransactionManager {
       await this.watchOne(entry, head, minedNonce, now);
     }
     await this.fillGaps(minedNonce, pendingNonce, now);
+    // The pass's finalised and forgotten transactions leave the log in one commit.
+    await this.options.log.flush();
+  }
+
+  /** The nonce after everything the node holds and everything we track (the node may have lost some of ours). */
+  private async firstFreeNonce(): Promise<number> {
+    const pending = await this.options.client.getTransactionCount({ address: this.address, blockTag: "pending" });
+    let next = pending;
+    for (const nonce of this.tracked.keys()) if (nonce + 1 > next) next = nonce + 1;
+    return next;
   }
 
   private async watchOne(entry: Tracked, head: bigint, minedNonce: number, now: number): Promise<void> {
@@ -303,24 +346,27 @@ export class TransactionManager {
   }
 
   /**
-   * Nonces from the last mined one up to our next that nothing tracked holds: a transaction lost with a crash, or
-   * one of a previous run stuck in the mempool. After `replaceAfterMs` of no progress each is filled with a no-op at
-   * fees that outbid whatever sits there.
+   * Nonces from the last mined one up to our next that nothing tracked holds. One at or above the node's pending
+   * nonce holds nothing at all (a transaction never recorded, or lost by the node and by us): it blocks every later
+   * one and is filled with a no-op at once. One below it holds a transaction we have no record of (another process
+   * signing with this key, an operator's script): after `replaceAfterMs` without progress it is filled with a no-op
+   * at fees that outbid whatever sits there.
    */
   private async fillGaps(minedNonce: number, pendingNonce: number, now: number): Promise<void> {
-    const next = this.nextNonce ?? pendingNonce;
+    const next = Math.max(this.nextNonce ?? pendingNonce, this.highestTracked() + 1);
     const missing: number[] = [];
     for (let nonce = minedNonce; nonce < next; nonce++) if (!this.tracked.has(nonce)) missing.push(nonce);
     // Nonces below our next that the node holds nothing of ours for (before this tick's repairs).
     this.lastGap = missing.length + this.unknownThisTick;
-    if (missing.length === 0) {
-      this.gapSince = undefined;
-      return;
-    }
-    this.gapSince ??= now;
-    if (now - this.gapSince < this.options.replaceAfterMs) return;
+    const empty = missing.filter((nonce) => nonce >= pendingNonce);
+    const held = missing.filter((nonce) => nonce < pendingNonce);
+    if (held.length === 0) this.gapSince = undefined;
+    else this.gapSince ??= now;
+    const waited = this.gapSince !== undefined && now - this.gapSince >= this.options.replaceAfterMs;
+    const toFill = waited ? missing : empty;
+    if (toFill.length === 0) return;
     const fees = await this.options.fees.fees(true);
-    for (const nonce of missing) {
+    for (const nonce of toFill) {
       this.options.logger.warn({ nonce }, "nonce gap; filling it with a no-op");
       this.counters.gapFills++;
       const boosted = capped(
@@ -328,12 +374,25 @@ export class TransactionManager {
         this.options.fees.cap,
       );
       const signed = await this.sign(nonce, this.fillerRequest(), boosted);
-      this.track(nonce, this.fillerRequest(), signed, true);
+      const entry = this.track(nonce, this.fillerRequest(), signed, true);
+      try {
+        await this.persist(entry);
+      } catch (error) {
+        this.forget(entry);
+        this.options.logger.warn({ err: error, nonce }, "gap filler not recorded; the next tick retries");
+        continue;
+      }
       await this.broadcast(signed).catch((error: unknown) =>
         this.options.logger.warn({ err: error, nonce }, "gap filler refused; the next tick retries"),
       );
     }
-    this.gapSince = undefined;
+    if (waited) this.gapSince = undefined;
+  }
+
+  private highestTracked(): number {
+    let highest = -1;
+    for (const nonce of this.tracked.keys()) if (nonce > highest) highest = nonce;
+    return highest;
   }
 
   /** Signs a new version at the entry's nonce with `fees` bumped over its last; undefined when the cap forbids. */
@@ -342,9 +401,22 @@ export class TransactionManager {
     const fees = bumpedFees(latest.fees, current, this.options.fees.cap);
     if (!fees) return undefined;
     const signed = await this.sign(entry.nonce, entry.request, fees);
-    const hash = await this.broadcast(signed);
+    // Recorded before it leaves: a restart must know every version that may be mined.
     entry.attempts.push(signed);
     this.byHash.set(signed.hash.toLowerCase(), entry);
+    await this.persist(entry).catch((error: unknown) => {
+      this.dropLatest(entry, signed);
+      throw error;
+    });
+    let hash: Hex;
+    try {
+      hash = await this.broadcast(signed);
+    } catch (error) {
+      // Refused: the previous version is still the one nodes hold (its row is restored in this pass's commit).
+      this.dropLatest(entry, signed);
+      void this.persist(entry).catch(() => undefined);
+      throw error;
+    }
     this.counters.replacements++;
     this.options.logger.info(
       { nonce: entry.nonce, tx: signed.hash, replaces: latest.hash, maxFeePerGas: String(fees.maxFeePerGas) },
@@ -356,19 +428,68 @@ export class TransactionManager {
   /** The entry's nonce is kept, its call dropped: a no-op (0 to itself) outbidding whatever version a node holds. */
   private async toFiller(entry: Tracked): Promise<void> {
     entry.filler = true;
-    entry.request = this.fillerRequest();
+    // The row keeps what the nonce was for; the no-op is what may be mined there now.
+    entry.request = { ...this.fillerRequest(), purpose: entry.request.purpose ?? FILLER_PURPOSE };
     entry.receipt.reject(new TransactionNotSentError(`transaction at nonce ${entry.nonce} was not sent`, undefined));
     const current = await this.options.fees.fees(true).catch(() => entry.attempts.at(-1)!.fees);
     const fees = bumpedFees(entry.attempts.at(-1)!.fees, current, this.options.fees.cap) ?? entry.attempts.at(-1)!.fees;
     const signed = await this.sign(entry.nonce, entry.request, fees);
     entry.attempts.push(signed);
     this.byHash.set(signed.hash.toLowerCase(), entry);
+    // Recorded before it leaves; if the record fails the watch still holds it in memory and rebroadcasts it.
+    await this.persist(entry).catch((error: unknown) =>
+      this.options.logger.warn({ err: error, nonce: entry.nonce }, "no-op not recorded"),
+    );
     // The watch broadcasts it again if this one is refused too (e.g. the base fee is above the cap for now).
     await this.broadcast(signed).catch(() => undefined);
   }
 
+  private dropLatest(entry: Tracked, attempt: Attempt): void {
+    if (entry.attempts.at(-1) === attempt) entry.attempts.pop();
+    if (this.byHash.get(attempt.hash.toLowerCase()) === entry) this.byHash.delete(attempt.hash.toLowerCase());
+  }
+
+  private persist(entry: Tracked): Promise<void> {
+    return this.options.log.save(this.rowOf(entry));
+  }
+
+  private rowOf(entry: Tracked): StoredTransaction {
+    const latest = entry.attempts.at(-1)!;
+    return {
+      nonce: entry.nonce,
+      purpose: entry.request.purpose ?? "call",
+      filler: entry.filler,
+      raw: latest.raw,
+      fees: latest.fees,
+      hashes: entry.attempts.map((attempt) => attempt.hash),
+      sentAt: entry.createdAt,
+      ...(entry.attempts.length > 1 ? { replacedAt: latest.sentAt } : {}),
+    };
+  }
+
+  /** A transaction of a previous run, from its row: pending until the watch finds it mined. */
+  private restore(row: StoredTransaction): void {
+    const parsed = parseTransaction(row.raw);
+    const request: TransactionRequest = {
+      to: parsed.to ?? this.address,
+      data: parsed.data ?? "0x",
+      gas: parsed.gas ?? FILLER_GAS,
+      purpose: row.purpose,
+    };
+    const sentAt = row.replacedAt ?? row.sentAt;
+    const attempts: Attempt[] = row.hashes.map((hash, index) =>
+      index === row.hashes.length - 1
+        ? { hash, raw: row.raw, fees: row.fees, sentAt }
+        : { hash, raw: "0x", fees: row.fees, sentAt },
+    );
+    const entry = this.track(row.nonce, request, attempts[0]!, row.filler);
+    entry.createdAt = row.sentAt;
+    entry.attempts = attempts;
+    for (const attempt of attempts) this.byHash.set(attempt.hash.toLowerCase(), entry);
+  }
+
   private fillerRequest(): TransactionRequest {
-    return { to: this.address, data: "0x", gas: FILLER_GAS };
+    return { to: this.address, data: "0x", gas: FILLER_GAS, purpose: FILLER_PURPOSE };
   }
 
   private async sign(nonce: number, request: TransactionRequest, fees: Fees): Promise<Attempt> {
@@ -415,7 +536,11 @@ export class TransactionManager {
   }
 
   private forget(entry: Tracked): void {
-    if (this.tracked.get(entry.nonce) === entry) this.tracked.delete(entry.nonce);
+    if (this.tracked.get(entry.nonce) === entry) {
+      this.tracked.delete(entry.nonce);
+      // Leaves the log with the watch pass's commit (or before the save of a new transaction at the same nonce).
+      this.options.log.remove(entry.nonce);
+    }
     for (const attempt of entry.attempts) {
       if (this.byHash.get(attempt.hash.toLowerCase()) === entry) this.byHash.delete(attempt.hash.toLowerCase());
     }

@@ -61,7 +61,7 @@ export class TransactionSender {
     const gas: bigint = options.gasLimit ?? withHeadroom(await publicClient.estimateContractGas(call));
     const data = encodeFunctionData(write as unknown as Parameters<typeof encodeFunctionData>[0]);
     try {
-      return await this.manager.send({ to: write.address, data, gas });
+      return await this.manager.send({ to: write.address, data, gas, purpose: write.functionName });
     } catch (error) {
       // Reverted while being mined (automine): the same decoded error viem gives for a reverted write (revertOf).
       if (error instanceof RawTransactionError && error.data && error.data !== "0x") {

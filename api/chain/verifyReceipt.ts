@@ -1,6 +1,7 @@
 import { isAddressEqual, type Address, type Hex } from "viem";
-import { outputHashOf, recoverReceiptSigner } from "@credit-metered/client";
+import { outputHashOf, receiptDigest } from "@credit-metered/client";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
+import { recoverAddress } from "./secp256k1.js";
 
 export interface ReceiptExpectation {
   jobKey: Hex;
@@ -51,9 +52,8 @@ export async function verifyReceipt(
     return { ok: false, reason: "receipt prompt tokens exceed the context window" };
   let signer: Address;
   try {
-    signer = await recoverReceiptSigner(
-      { chainId: expected.chainId, escrow: expected.escrow },
-      receiptArg(receipt),
+    signer = recoverAddress(
+      receiptDigest({ chainId: expected.chainId, escrow: expected.escrow }, receiptArg(receipt)),
       signature,
     );
   } catch {
