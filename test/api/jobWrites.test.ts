@@ -1,0 +1,92 @@
+// Issue 26 "Two writes per job": what one settled job costs PostgreSQL. Counts, over a burst of concurrent
+// completions, the database's commits (`pg_stat_database.xact_commit`, every process of the stack that uses it:
+// gateway, dispatcher, indexer) and the writes to the gateway's job table (`pg_stat_user_tables`), per settled job.
+// The figures are reported; the assertion is the gateway's own share: a job's row is written when it is created
+// and when it closes, the moves and facts between are group-committed.
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
+import { waitFor } from "../../scripts/stack/waitFor.js";
+import { openaiFor } from "../support/api.js";
+import { stackInfo } from "../support/stackInfo.js";
+import { createClientWallet, type ClientWallet } from "../support/wallets.js";
+
+const MODEL = "qwen3-1.7b";
+const JOBS = 120;
+const CONCURRENCY = 20;
+
+type Counters = { commits: number; jobInserts: number; jobUpdates: number };
+
+async function counters(db: pg.Client): Promise<Counters> {
+  // Statistics are sent by each backend at the end of its transaction, at most every PGSTAT_MIN_INTERVAL (1 s):
+  // read a fresh snapshot.
+  await db.query("SELECT pg_stat_clear_snapshot()");
+  const commits = await db.query<{ xact_commit: string }>(
+    "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()",
+  );
+  const table = await db.query<{ n_tup_ins: string; n_tup_upd: string }>(
+    "SELECT n_tup_ins, n_tup_upd FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'gateway_job'",
+    [API_SCHEMA],
+  );
+  return {
+    commits: Number(commits.rows[0]!.xact_commit),
+    jobInserts: Number(table.rows[0]?.n_tup_ins ?? 0),
+    jobUpdates: Number(table.rows[0]?.n_tup_upd ?? 0),
+  };
+}
+
+describe("PostgreSQL work per settled job", () => {
+  let client: ClientWallet;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    client = await createClientWallet({ usdg: 5n });
+    db = new pg.Client(stackInfo().databaseUrl);
+    await db.connect();
+  });
+  afterAll(() => db.end());
+
+  it("writes a job's row at most twice per job, the moves between group-committed", async () => {
+    const openai = openaiFor(client.apiKey);
+    // Warm up (key cache, worker connections) outside the measured window.
+    await openai.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const before = await counters(db);
+    const ids: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < JOBS) {
+          next++;
+          const completion = await openai.chat.completions.create({
+            model: MODEL,
+            messages: [{ role: "user", content: "Say something short." }],
+            max_tokens: 8,
+          });
+          ids.push(completion.id.replace(/^chatcmpl-/, ""));
+        }
+      }),
+    );
+    await waitFor(
+      "every measured job settled in the gateway's table",
+      async () => {
+        const settled = await db.query<{ n: string }>(
+          `SELECT count(*) AS n FROM ${API_SCHEMA}.gateway_job WHERE job_id = ANY($1) AND status = 'settled'`,
+          [ids],
+        );
+        return Number(settled.rows[0]!.n) === ids.length;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const after = await counters(db);
+    const perJob = {
+      jobs: ids.length,
+      commitsPerJob: (after.commits - before.commits) / ids.length,
+      gatewayJobInsertsPerJob: (after.jobInserts - before.jobInserts) / ids.length,
+      gatewayJobUpdatesPerJob: (after.jobUpdates - before.jobUpdates) / ids.length,
+    };
+    console.log(`[jobWrites] ${JSON.stringify(perJob)}`);
+    expect(perJob.gatewayJobInsertsPerJob).toBe(1);
+  });
+});
