@@ -329,8 +329,9 @@ export class JobStore {
     keyHash: Hex,
     options: { before?: string; after?: string; model?: string; limit: number; order?: "asc" | "desc" },
   ): Promise<GatewayJobRow[]> {
-    // Rows whose escrow was never sent (openJob refused) are not jobs.
-    const where = ["key_hash = $1", "escrow_tx IS NOT NULL"];
+    // Rows whose escrow was never sent (openJob refused) are not jobs; a running job's `escrow_tx` may still be in
+    // the next group commit.
+    const where = ["key_hash = $1", "(escrow_tx IS NOT NULL OR status <> 'failed')"];
     const values: unknown[] = [keyHash.toLowerCase()];
     if (options.before) {
       values.push(options.before);
