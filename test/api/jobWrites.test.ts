@@ -54,7 +54,7 @@ describe("PostgreSQL work per settled job", () => {
   });
   afterAll(() => db.end());
 
-  it("inserts a job's row once, the moves and facts after it group-committed, the moves between group-committed", async () => {
+  it("inserts a job's row once and group-commits the moves and facts after it", async () => {
     const openai = openaiFor(client.apiKey);
     // Warm up (key cache, worker connections) outside the measured window.
     await openai.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
