@@ -188,7 +188,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     reservationTtlMs: config.LEDGER_RESERVATION_TTL_MS,
   });
   const freshness = new IndexFreshness(indexLag, config.LEDGER_FRESHNESS_WAIT_MS);
-  const jobs = new JobStore(pool);
+  const jobs = new JobStore(pool, { logger });
   const waitForChainDeadline = options.waitForChainDeadline ?? waitForChainTime(chain);
   const deps: GatewayDeps = {
     config,
@@ -358,6 +358,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await dispatcher?.stop();
       server.closeAllConnections();
       await closed;
+      await jobs.flush();
       await pool.end();
     })());
   return { url, port, deps, close };

@@ -129,7 +129,10 @@ export async function relayCompletion(
               throw new WorkerJobError(`acknowledged as ${event.worker}`);
             backend = event.backend;
           }
-          await deps.lifecycle.acknowledged(opened.jobId, candidate.address);
+          // Group-committed with the tick (jobStore.ts); the stream does not wait for it.
+          void deps.lifecycle
+            .acknowledged(opened.jobId, candidate.address)
+            .catch((error: unknown) => log.warn({ err: error }, "could not record the acknowledgement"));
           deps.onJobProcessing?.();
         } else if (event.type === "token") {
           if (tokens === 0) {

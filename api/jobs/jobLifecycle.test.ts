@@ -101,6 +101,13 @@ class InMemoryEscrowChain implements JobChainActions {
 
   async waitMined(): Promise<void> {}
 
+  /** The canonical head, for finality checks. */
+  head = 100n;
+
+  async headBlock(): Promise<bigint> {
+    return this.head;
+  }
+
   settle(receipt: Receipt): SettlementHandle {
     const jobKey = receipt.jobId as Hex;
     this.sent.push({ action: "settle", jobKey });
@@ -148,6 +155,8 @@ let server: RunningPostgres;
 let stateDir: string;
 let pools: pg.Pool[] = [];
 let store: JobStore;
+/** Every gateway's store: a row is read after their group commits (side facts are written with the tick). */
+const stores: JobStore[] = [];
 let chain: InMemoryEscrowChain;
 let logLines: { msg: string; from?: string; to?: string }[];
 let sequence = 0;
@@ -185,8 +194,10 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}): JobLifecycle {
       done();
     },
   });
+  const jobs = new JobStore(pool);
+  stores.push(jobs);
   return new JobLifecycle({
-    jobs: new JobStore(pool),
+    jobs,
     chain,
     logger: pino({ level: "debug" }, sink),
     gatewayTimeoutMs: 120_000,
@@ -215,6 +226,7 @@ async function jobIn(status: GatewayJobStatus, open = true): Promise<{ jobId: st
     promptTokens: 5,
   });
   await store.update(jobId, { escrow_tx: keccak256(toHex(`open-${jobId}`)) });
+  await store.flush();
   // Test setup only: put the row where the test starts (the lifecycle would need a chain history to get there).
   await pools[0]!.query("UPDATE gateway_job SET status = $2 WHERE job_id = $1", [jobId, status]);
   if (open) chain.open(jobKey);
@@ -234,6 +246,7 @@ function receiptFor(jobKey: Hex, completionTokens = 3): Receipt {
 const SIGNATURE: Hex = `0x${"11".repeat(65)}`;
 
 async function row(jobId: string): Promise<GatewayJobRow> {
+  await Promise.all(stores.map((jobs) => jobs.flush()));
   const found = await store.get(jobId);
   if (!found) throw new Error(`no row ${jobId}`);
   return found;
@@ -613,3 +626,128 @@ describe("races between processes", () => {
     expect((await eventually(job.jobId, "settled")).status).toBe("settled");
   });
 });
+
+describe("group commit of job rows (issue 26)", () => {
+  it("writes the moves of many jobs queued together in one transaction", async () => {
+    const jobs = await Promise.all(Array.from({ length: 20 }, () => jobIn("processing")));
+    const lifecycle = gateway();
+    const commits = countCommits(pools.at(-1)!);
+
+    const conclusions = await Promise.all(
+      jobs.map((job) =>
+        lifecycle.conclude(job, {
+          kind: "receipt",
+          receipt: receiptFor(job.jobKey),
+          signature: SIGNATURE,
+          worker: WORKER,
+        }),
+      ),
+    );
+
+    expect(conclusions.every((c) => c.kind === "settling")).toBe(true);
+    // The 20 moves to settling (and the settled moves that followed) took a handful of commits, not 40.
+    for (const job of jobs) expect((await eventually(job.jobId, "settled")).receipt).not.toBeNull();
+    expect(commits.count).toBeLessThan(10);
+  });
+
+  it("keeps a compare-and-set per row inside a group: of two gateways' groups one moves each job", async () => {
+    const jobs = await Promise.all(Array.from({ length: 10 }, () => jobIn("processing")));
+    const [first, second] = [gateway(), gateway()];
+
+    const results = await Promise.all(
+      jobs.flatMap((job) => [first, second].map((g) => g.conclude(job, { kind: "failed", reason: "worker gone" }))),
+    );
+
+    expect(results.filter((r) => r.kind === "closed")).toHaveLength(10);
+    for (const job of jobs) expect(chain.count("failJob", job.jobKey)).toBe(1);
+  });
+
+  it("writes a job's facts and moves in the order they were made", async () => {
+    const job = await jobIn("pending");
+    const lifecycle = gateway();
+
+    void lifecycle.acknowledged(job.jobId, WORKER);
+    const conclusion = await lifecycle.conclude(job, { kind: "failed", reason: "client gone" });
+
+    expect(conclusion.kind).toBe("closed");
+    const after = await row(job.jobId);
+    expect(after.status).toBe("failed");
+    expect(after.processing_at).not.toBeNull();
+  });
+});
+
+describe("finality (issue 25)", () => {
+  async function settledAt(block: bigint): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+    const job = await jobIn("processing");
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+    await eventually(job.jobId, "settled");
+    await pools[0]!.query("UPDATE gateway_job SET settlement_block = $2 WHERE job_id = $1", [job.jobId, block]);
+    return job;
+  }
+
+  it("marks a settled row final only once its settlement is the finality depth deep", async () => {
+    const job = await settledAt(99n);
+    const lifecycle = gateway({ finalityDepth: 2 });
+
+    expect(await lifecycle.confirmFinality(await row(job.jobId), 100n)).toBe("not_yet");
+    expect((await row(job.jobId)).final).toBe(false);
+    expect(await lifecycle.confirmFinality(await row(job.jobId), 101n)).toBe("final");
+    expect((await row(job.jobId)).final).toBe(true);
+  });
+
+  it("settles the stored receipt again when a reorg removed the settlement", async () => {
+    const job = await settledAt(95n);
+    chain.jobs.get(job.jobKey)!.status = "open"; // the block carrying the settlement is gone
+
+    const decided = await gateway({ finalityDepth: 2 }).confirmFinality(await row(job.jobId), 100n);
+
+    expect(decided).toBe("resettling");
+    expect(chain.count("settle", job.jobKey)).toBe(2);
+    expect(chain.statusOf(job.jobKey)).toBe("settled");
+    const after = await eventually(job.jobId, "settled");
+    expect(after.settlement_block).toBe("7");
+  });
+
+  it("takes a row back to settling, its receipt kept, when a reorg removed the lock as well", async () => {
+    const job = await settledAt(95n);
+    chain.jobs.delete(job.jobKey);
+
+    const decided = await gateway({ finalityDepth: 2 }).confirmFinality(await row(job.jobId), 100n);
+
+    expect(decided).toBe("resettling");
+    const after = await row(job.jobId);
+    expect(after.status).toBe("settling");
+    expect(after.receipt).not.toBeNull();
+    expect(after.settlement_tx).toBeNull();
+    expect(chain.count("settle", job.jobKey)).toBe(1);
+  });
+});
+
+/** Counts the transactions a pool commits: each query outside BEGIN…COMMIT, and each COMMIT. */
+function countCommits(pool: pg.Pool): { count: number } {
+  const counter = { count: 0 };
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  (pool as unknown as { query: unknown }).query = (...args: unknown[]) => {
+    counter.count++;
+    return query(...args);
+  };
+  // pg's own Pool.query checks out a client with a callback: only the promise form (transactions) is counted.
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => Promise<pg.PoolClient> | undefined;
+  (pool as unknown as { connect: unknown }).connect = (...args: unknown[]) => {
+    if (args.length > 0) return connect(...args);
+    return connect()!.then((client) => {
+      const clientQuery = client.query.bind(client) as (...queryArgs: unknown[]) => Promise<unknown>;
+      (client as unknown as { query: unknown }).query = (...queryArgs: unknown[]) => {
+        if (queryArgs[0] === "COMMIT") counter.count++;
+        return clientQuery(...queryArgs);
+      };
+      return client;
+    });
+  };
+  return counter;
+}

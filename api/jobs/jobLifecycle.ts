@@ -39,8 +39,9 @@ export const JOB_TRANSITIONS: Readonly<Record<GatewayJobStatus, readonly Gateway
   // failed: the escrow refuses the receipt for good. refunded: nobody settled before the deadline.
   // disputed: the chain settled and a dispute was opened before this row recorded the settlement.
   settling: ["settled", "failed", "refunded", "disputed"],
-  // refunded: a dispute upheld returns the charge.
-  settled: ["disputed", "refunded"],
+  // refunded: a dispute upheld returns the charge. settling: a reorg took the settlement (or the lock) off the
+  // canonical chain before it was final; the stored receipt is settled again.
+  settled: ["settling", "disputed", "refunded"],
   // settled: the dispute was rejected; refunded: it was upheld.
   disputed: ["settled", "refunded"],
   failed: [],
@@ -83,6 +84,8 @@ export interface JobChainActions {
   /** Queues a receipt for settlement (batched). */
   settle(receipt: Receipt, signature: Hex): SettlementHandle;
   jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }>;
+  /** The canonical chain's latest block number (finality checks). */
+  headBlock(): Promise<bigint>;
   /** Resolves when the chain will accept `refund` for a job with this deadline. */
   waitForDeadline(deadline: bigint): Promise<void>;
   /** The transaction that refunded the job (its `JobRefunded`), whoever sent it; undefined if none is found. */
@@ -128,6 +131,8 @@ export interface JobLifecycleOptions {
   unminedGraceMs: number;
   /** Pause before a refund the chain found early (`JobNotExpired`) is sent again. Default 1 s. */
   refundRetryMs?: number;
+  /** Blocks a settlement must be buried under before its row is final (CHAIN_FINALITY_DEPTH). Default 1. */
+  finalityDepth?: number;
 }
 
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
@@ -160,12 +165,13 @@ export class JobLifecycle {
     to: GatewayJobStatus,
     patch: JobPatch = {},
     only?: GatewayJobStatus[],
+    options: { deferred?: boolean } = {},
   ): Promise<MoveResult> {
     const sources = sourcesOf(to);
     const from = only ? only.filter((status) => sources.includes(status)) : sources;
     if (only && from.length !== only.length)
       this.logger.error({ job_id: jobId, from: only, to }, "illegal transition requested; refused");
-    if (from.length > 0 && (await this.jobs.transition(jobId, from, to, patch))) return { moved: true };
+    if (from.length > 0 && (await this.jobs.transition(jobId, from, to, patch, options))) return { moved: true };
     const current = (await this.jobs.get(jobId))?.status;
     if (current !== undefined && current !== to && !canMove(current, to))
       this.logger.warn({ job_id: jobId, from: current, to }, "transition refused: the job already moved");
@@ -175,15 +181,18 @@ export class JobLifecycle {
 
   /**
    * A worker acknowledged the job. `processing_at` (the job.processing fact) is set by the first acknowledgement
-   * only; after a failover the next worker's only replaces `worker`.
+   * only (the store keeps a set `processing_at`); after a failover the next worker's only replaces `worker`.
+   * Deferred: group-committed with the tick (nobody acts on it before the job closes, and a close queued later
+   * is written after it).
    */
   async acknowledged(jobId: string, worker: Hex): Promise<MoveResult> {
-    const first = await this.jobs.transition(jobId, ["pending"], "processing", {
-      worker: worker.toLowerCase(),
-      processing_at: new Date(),
-    });
-    if (first) return { moved: true };
-    return this.move(jobId, "processing", { worker: worker.toLowerCase() }, ["processing"]);
+    return this.move(
+      jobId,
+      "processing",
+      { worker: worker.toLowerCase(), processing_at: new Date() },
+      ["pending", "processing"],
+      { deferred: true },
+    );
   }
 
   /** The escrow lock was refused or reverted: nothing is locked, so no chain action. */
@@ -344,6 +353,52 @@ export class JobLifecycle {
     }
   }
 
+  /**
+   * Finality (docs/DESIGN.md "Finality"): a `settled` row is final once its settlement is `finalityDepth` blocks
+   * below `head` and the canonical chain still has the job settled. A row whose settlement a reorg removed goes
+   * back to `settling` (an edge of the table, so a compare-and-set) and its stored receipt is settled again; the
+   * lock gone too, it stays `settling` for `reconcile` (the transaction manager re-sends the orphaned lock). A
+   * row the chain says refunded follows it. Returns what was decided.
+   */
+  async confirmFinality(row: GatewayJobRow, head: bigint): Promise<"final" | "not_yet" | "resettling" | "followed"> {
+    if (row.status !== "settled" || row.final) return "final";
+    const depth = BigInt(this.options.finalityDepth ?? 1);
+    // Settled by following the chain (no block recorded): measured from now.
+    if (row.settlement_block === null) {
+      await this.jobs.update(row.job_id, { settlement_block: head });
+      return "not_yet";
+    }
+    if (head - BigInt(row.settlement_block) < depth) return "not_yet";
+    const onChain = await this.chain.jobOf(row.job_key as Hex);
+    if (onChain.status === "settled" || onChain.status === "disputed") {
+      await this.jobs.update(row.job_id, { final: true });
+      return "final";
+    }
+    if (onChain.status === "refunded" || onChain.status === "dispute_upheld") {
+      const moved = await this.move(row.job_id, "refunded", { final: true }, ["settled"]);
+      return moved.moved ? "followed" : "not_yet";
+    }
+    if (onChain.status === "failed") {
+      // Only this gateway's own failJob fails a job; a row that settled it never sent one. Left for an operator.
+      this.logger.error({ job_id: row.job_id }, "settled row whose job the chain failed");
+      return "not_yet";
+    }
+    this.logger.warn(
+      { job_id: row.job_id, chain_status: onChain.status, settlement_tx: row.settlement_tx },
+      "a reorg removed this job's settlement: settling its stored receipt again",
+    );
+    const moved = await this.move(
+      row.job_id,
+      "settling",
+      { settlement_tx: null, settlement_block: null, credits_charged: null, completed_at: null },
+      ["settled"],
+    );
+    if (!moved.moved) return "not_yet";
+    if (onChain.status === "open" && row.receipt && row.signature)
+      await this.finishFromStoredReceipt({ ...row, status: "settling" }, 0);
+    return "resettling";
+  }
+
   /** Refunds an expired escrow that no open row of this gateway holds (a crash before recording, a failJob never
    *  sent). The escrow refuses a second refund, so a race here costs a reverted transaction, never money. */
   async refundExpired(jobKey: Hex, deadline: bigint): Promise<Hex | undefined> {
@@ -390,6 +445,7 @@ export class JobLifecycle {
               completed_at: new Date(),
             },
             ["settling", "pending", "processing"],
+            { deferred: true },
           );
         } catch (error) {
           // The database did not answer: the row stays `settling` and the sweeper finds the job settled on chain.

@@ -31,6 +31,7 @@ export function chainActionsOf(deps: Pick<GatewayDeps, "chain" | "batcher" | "wa
       return { submitted: ticket.submitted, mined };
     },
     jobOf: (jobKey) => deps.chain.jobOf(jobKey),
+    headBlock: () => deps.chain.blockNumber(),
     waitForDeadline: (deadline) => deps.waitForChainDeadline(deadline),
     refundTxOf: (jobKey) => deps.chain.refundTxOf(jobKey),
     refusalOf: (error) => revertOf(error)?.name,
@@ -50,5 +51,6 @@ export function createJobLifecycle(
     settlementRetryAfterMs: SETTLEMENT_RETRY_AFTER_MS,
     unsentGraceMs: deps.config.ESCROW_UNSENT_GRACE_MS,
     unminedGraceMs: UNMINED_GRACE_MS,
+    finalityDepth: deps.config.CHAIN_FINALITY_DEPTH,
   });
 }

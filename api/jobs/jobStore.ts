@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { Logger } from "pino";
 import type { Hex } from "viem";
 import type { JobState } from "@credit-metered/client";
 import type { Receipt } from "../chain/receiptTypes.js";
@@ -38,6 +39,7 @@ export interface GatewayJobRow {
   updated_at: Date;
   completed_at: Date | null;
   first_token_ms?: number | null;
+  final: boolean;
 }
 
 export interface NewGatewayJob {
@@ -53,11 +55,13 @@ export interface NewGatewayJob {
   promptTokens: number;
 }
 
-/** Columns besides `status`, which only jobLifecycle.ts changes (through `transition`). */
+/** Columns besides `status`, which only jobLifecycle.ts changes (through `transition`). `null` clears a fact (a
+ *  reorg removed the settlement it names). */
 export type JobPatch = Partial<{
   worker: string;
   escrow_tx: string;
   deadline: bigint;
+  /** Kept from the first write: a later acknowledgement (failover) never moves it. */
   processing_at: Date;
   receipt: Receipt;
   signature: string;
@@ -65,75 +69,241 @@ export type JobPatch = Partial<{
   final_token_at: number;
   prompt_tokens: number;
   completion_tokens: number;
-  credits_charged: bigint;
-  settlement_tx: string;
-  settlement_block: bigint;
+  credits_charged: bigint | null;
+  settlement_tx: string | null;
+  settlement_block: bigint | null;
   fail_tx: string;
   refund_tx: string;
   timed_out: boolean;
   error: string;
-  completed_at: Date;
+  completed_at: Date | null;
   first_token_ms: number;
+  /** The chain facts the row's status stands on are past the finality depth (docs/DESIGN.md "Finality"). */
+  final: boolean;
 }>;
 
-/** The gateway_job table (db/migrations/001_gateway_jobs.sql). */
-export class JobStore {
-  constructor(private readonly pool: pg.Pool) {}
+/** PostgreSQL type of each patchable column, for the group commit's `unnest` arrays. */
+const COLUMN_TYPES: Readonly<Record<keyof JobPatch, string>> = {
+  worker: "text",
+  escrow_tx: "text",
+  deadline: "bigint",
+  processing_at: "timestamptz",
+  receipt: "jsonb",
+  signature: "text",
+  output_hash: "text",
+  final_token_at: "bigint",
+  prompt_tokens: "integer",
+  completion_tokens: "integer",
+  credits_charged: "bigint",
+  settlement_tx: "text",
+  settlement_block: "bigint",
+  fail_tx: "text",
+  refund_tx: "text",
+  timed_out: "boolean",
+  error: "text",
+  completed_at: "timestamptz",
+  first_token_ms: "integer",
+  final: "boolean",
+};
 
-  async insert(job: NewGatewayJob): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked, prompt_tokens)
-       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10)`,
-      [
-        job.jobId,
-        job.jobKey,
-        job.wallet.toLowerCase(),
-        job.keyHash.toLowerCase(),
-        job.model,
-        job.tier,
-        job.stream,
-        job.maxTokens,
-        job.creditsLocked,
-        job.promptTokens,
-      ],
+export interface JobStoreOptions {
+  /** Facts and deferred moves wait at most this long for their group commit (a status move that a caller
+   *  awaits flushes them sooner). Default 20 ms. */
+  tickMs?: number;
+  logger?: Logger;
+}
+
+/** A write waiting for the next group commit. */
+type Pending =
+  | { kind: "insert"; jobId: string; job: NewGatewayJob; done: Settle<void> }
+  | { kind: "patch"; jobId: string; patch: JobPatch; attempts: number }
+  | {
+      kind: "move";
+      jobId: string;
+      from: GatewayJobStatus[];
+      to: GatewayJobStatus;
+      patch: JobPatch;
+      done: Settle<boolean>;
+      /** Set when its statement ran: whether the compare-and-set matched. */
+      moved?: boolean;
+    };
+
+interface Settle<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** A deferred fact that failed to commit is tried again with the next group this many times, then dropped. */
+const PATCH_ATTEMPTS = 3;
+/** PostgreSQL's deadlock and serialization failures: the whole group is tried again once. */
+const RETRYABLE_CODES = new Set(["40P01", "40001"]);
+
+/**
+ * The gateway_job table (db/migrations/001_gateway_jobs.sql), written by group commit (issue 26 "Two writes per
+ * job"): every write of a job's row is queued and committed with the other jobs' writes of the same tick, one
+ * `INSERT … SELECT FROM unnest(…)` or `UPDATE … FROM unnest(…)` per kind of write, all in one transaction.
+ * - `insert` and `transition` (the status moves whose result a caller acts on) flush at once when no group is
+ *   being written, else right after it: no added wait when idle, many jobs per commit under load. They resolve
+ *   once committed, so the receipt stored by the move to `settling` is durable before it is settled or answered.
+ * - `update` (side facts: transaction hashes, deadline, first-token time) and `transition(…, { deferred: true })`
+ *   (moves nobody waits on: acknowledged, settled) wait up to `tickMs` and ride with the next group.
+ * A status move stays a compare-and-set per row inside the group (`WHERE status = ANY(from)`, the moved rows
+ * returned), so two gateways never both make the same move. Writes of one job keep their order (a group holds at
+ * most one write per job per statement round).
+ */
+export class JobStore {
+  private queue: Pending[] = [];
+  /** The last queued write of each job, to merge consecutive facts into one row write. */
+  private lastOf = new Map<string, Pending>();
+  private flushing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** A write someone awaits is queued: the next group starts as soon as possible. */
+  private due = false;
+  private readonly tickMs: number;
+  private readonly logger: Logger | undefined;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    options: JobStoreOptions = {},
+  ) {
+    this.tickMs = options.tickMs ?? 20;
+    this.logger = options.logger;
+  }
+
+  /** Writes the new row; resolves once committed (the row exists before the escrow lock is sent). */
+  insert(job: NewGatewayJob): Promise<void> {
+    return new Promise<void>((resolve, reject) =>
+      this.enqueue({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } }, true),
     );
   }
 
-  /** Records facts of a job; never its status (jobLifecycle.ts owns that). */
+  /**
+   * Records facts of a job; never its status (jobLifecycle.ts owns that). Group-committed: returns once queued;
+   * committed within `tickMs` (a failed group is tried again, see PATCH_ATTEMPTS).
+   */
   async update(jobId: string, patch: JobPatch & { status?: never }): Promise<void> {
     if ("status" in patch) throw new Error("gateway_job.status changes only through jobLifecycle.ts");
-    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
-    if (entries.length === 0) return;
-    const sets = entries.map(([column], i) => `${column} = $${i + 2}`);
-    const values = entries.map(([column, value]) =>
-      column === "receipt" ? JSON.stringify(value) : typeof value === "bigint" ? value.toString() : value,
-    );
-    await this.pool.query(`UPDATE gateway_job SET ${sets.join(", ")}, updated_at = now() WHERE job_id = $1`, [
-      jobId,
-      ...values,
-    ]);
+    const facts = definedOf(patch);
+    if (Object.keys(facts).length === 0) return;
+    const last = this.lastOf.get(jobId);
+    if (last?.kind === "patch") {
+      Object.assign(last.patch, facts);
+      return;
+    }
+    this.enqueue({ kind: "patch", jobId, patch: facts, attempts: 0 }, false);
   }
 
   /**
    * Compare-and-set of the status: moves to `status` only from one of `from`; false when the row was elsewhere.
-   * Only jobLifecycle.ts calls it (the transition table lives there).
+   * Only jobLifecycle.ts calls it (the transition table lives there). Resolves once committed; `deferred` lets
+   * it wait for the tick.
    */
-  async transition(
+  transition(
     jobId: string,
     from: GatewayJobStatus[],
     status: GatewayJobStatus,
     patch: JobPatch = {},
+    options: { deferred?: boolean } = {},
   ): Promise<boolean> {
-    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
-    const sets = entries.map(([column], i) => `${column} = $${i + 4}`);
-    const values = entries.map(([column, value]) =>
-      column === "receipt" ? JSON.stringify(value) : typeof value === "bigint" ? value.toString() : value,
+    return new Promise<boolean>((resolve, reject) =>
+      this.enqueue(
+        { kind: "move", jobId, from, to: status, patch: definedOf(patch), done: { resolve, reject } },
+        !options.deferred,
+      ),
     );
-    const result = await this.pool.query(
-      `UPDATE gateway_job SET status = $2, ${[...sets, "updated_at = now()"].join(", ")} WHERE job_id = $1 AND status = ANY($3)`,
-      [jobId, status, from, ...values],
-    );
-    return (result.rowCount ?? 0) > 0;
+  }
+
+  /** Commits everything queued (shutdown, tests). */
+  async flush(): Promise<void> {
+    while (this.queue.length > 0 || this.flushing) {
+      if (!this.flushing) this.schedule(true);
+      await this.flushing;
+    }
+  }
+
+  private enqueue(item: Pending, urgent: boolean): void {
+    this.queue.push(item);
+    this.lastOf.set(item.jobId, item);
+    this.schedule(urgent);
+  }
+
+  private schedule(urgent: boolean): void {
+    if (urgent) this.due = true;
+    if (this.flushing) return; // the running group starts the next one when it ends
+    if (this.due) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.flushing = this.writeGroups();
+      return;
+    }
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.schedule(true);
+    }, this.tickMs);
+    this.timer.unref();
+  }
+
+  private async writeGroups(): Promise<void> {
+    try {
+      while (this.due && this.queue.length > 0) {
+        this.due = false;
+        const group = this.queue;
+        this.queue = [];
+        this.lastOf.clear();
+        await this.writeGroup(group);
+      }
+    } finally {
+      this.flushing = undefined;
+      if (this.queue.length > 0) this.schedule(this.due);
+    }
+  }
+
+  private async writeGroup(group: Pending[]): Promise<void> {
+    try {
+      await this.commit(group).catch((error: unknown) => {
+        if (!RETRYABLE_CODES.has((error as { code?: string }).code ?? "")) throw error;
+        return this.commit(group);
+      });
+    } catch (error) {
+      for (const item of group) {
+        if (item.kind !== "patch") item.done.reject(error);
+        else if (++item.attempts < PATCH_ATTEMPTS) this.queue.push(item);
+        else this.logger?.warn({ err: error, job_id: item.jobId, facts: Object.keys(item.patch) }, "job facts lost");
+      }
+      this.logger?.warn({ err: error, writes: group.length }, "group commit of job rows failed");
+      return;
+    }
+    for (const item of group) {
+      if (item.kind === "insert") item.done.resolve();
+      else if (item.kind === "move") item.done.resolve(item.moved === true);
+    }
+  }
+
+  /** One transaction for the group; marks each move with whether it was made. */
+  private async commit(group: Pending[]): Promise<void> {
+    const statements = statementsOf(group);
+    const run = async (db: pg.Pool | pg.PoolClient) => {
+      for (const statement of statements) {
+        const result = await db.query<{ job_id: string }>(statement.text, statement.values);
+        const matched = new Set(result.rows.map((row) => row.job_id));
+        for (const item of statement.moves) item.moved = matched.has(item.jobId);
+      }
+    };
+    if (statements.length === 1) {
+      await run(this.pool);
+      return;
+    }
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await run(client);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /**
@@ -159,8 +329,9 @@ export class JobStore {
     keyHash: Hex,
     options: { before?: string; after?: string; model?: string; limit: number; order?: "asc" | "desc" },
   ): Promise<GatewayJobRow[]> {
-    // Rows whose escrow was never sent (openJob refused) are not jobs.
-    const where = ["key_hash = $1", "escrow_tx IS NOT NULL"];
+    // Rows whose escrow was never sent (openJob refused) are not jobs; a running job's `escrow_tx` may still be in
+    // the next group commit.
+    const where = ["key_hash = $1", "(escrow_tx IS NOT NULL OR status <> 'failed')"];
     const values: unknown[] = [keyHash.toLowerCase()];
     if (options.before) {
       values.push(options.before);
@@ -182,6 +353,18 @@ export class JobStore {
     return result.rows;
   }
 
+  /**
+   * Settled rows whose settlement is not known final yet (docs/DESIGN.md "Finality"), oldest first: the sweeper
+   * checks each once its settlement is `depth` blocks deep, and revisits those a reorg took the settlement from.
+   */
+  async listUnfinal(limit: number): Promise<GatewayJobRow[]> {
+    const result = await this.pool.query<GatewayJobRow>(
+      "SELECT * FROM gateway_job WHERE status = 'settled' AND NOT final ORDER BY job_id LIMIT $1",
+      [limit],
+    );
+    return result.rows;
+  }
+
   /** Jobs not yet final (recovery and the sweeper). */
   async listOpen(): Promise<GatewayJobRow[]> {
     const result = await this.pool.query<GatewayJobRow>(
@@ -189,4 +372,112 @@ export class JobStore {
     );
     return result.rows;
   }
+}
+
+interface Statement {
+  text: string;
+  values: unknown[];
+  /** The compare-and-set moves it makes (the rows it returns are the jobs moved). */
+  moves: Extract<Pending, { kind: "move" }>[];
+}
+
+function definedOf(patch: JobPatch): JobPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as JobPatch;
+}
+
+function sqlValue(column: keyof JobPatch, value: unknown): unknown {
+  if (value === null) return null;
+  if (column === "receipt") return JSON.stringify(value);
+  return typeof value === "bigint" ? value.toString() : value;
+}
+
+/**
+ * The statements of a group: rounds that each hold at most one write per job (a job's second write goes to the
+ * next round, so order is kept), and in each round one statement per kind of write (inserts; facts or moves with
+ * the same target and columns).
+ */
+function statementsOf(group: Pending[]): Statement[] {
+  const statements: Statement[] = [];
+  let rest = group;
+  while (rest.length > 0) {
+    const round: Pending[] = [];
+    const later: Pending[] = [];
+    const seen = new Set<string>();
+    for (const item of rest) {
+      if (seen.has(item.jobId)) later.push(item);
+      else {
+        seen.add(item.jobId);
+        round.push(item);
+      }
+    }
+    const inserts = round.flatMap((item) => (item.kind === "insert" ? [item.job] : []));
+    if (inserts.length > 0) statements.push(insertStatement(inserts));
+    const updates = new Map<string, Exclude<Pending, { kind: "insert" }>[]>();
+    for (const item of round) {
+      if (item.kind === "insert") continue;
+      const key = `${item.kind === "move" ? item.to : ""}|${Object.keys(item.patch).sort().join(",")}`;
+      updates.set(key, [...(updates.get(key) ?? []), item]);
+    }
+    for (const items of updates.values()) statements.push(updateStatement(items));
+    rest = later;
+  }
+  return statements;
+}
+
+function insertStatement(jobs: NewGatewayJob[]): Statement {
+  return {
+    text: `INSERT INTO gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked, prompt_tokens)
+           SELECT u.job_id, u.job_key, u.wallet, u.key_hash, u.model, u.tier, 'pending', u.stream, u.max_tokens, u.credits_locked, u.prompt_tokens
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::integer[], $9::bigint[], $10::integer[])
+             AS u(job_id, job_key, wallet, key_hash, model, tier, stream, max_tokens, credits_locked, prompt_tokens)`,
+    values: [
+      jobs.map((job) => job.jobId),
+      jobs.map((job) => job.jobKey),
+      jobs.map((job) => job.wallet.toLowerCase()),
+      jobs.map((job) => job.keyHash.toLowerCase()),
+      jobs.map((job) => job.model),
+      jobs.map((job) => job.tier),
+      jobs.map((job) => job.stream),
+      jobs.map((job) => job.maxTokens),
+      jobs.map((job) => String(job.creditsLocked)),
+      jobs.map((job) => job.promptTokens),
+    ],
+    moves: [],
+  };
+}
+
+/** Facts, or a compare-and-set move, for many jobs in one statement (all items share the target and columns). */
+function updateStatement(items: Exclude<Pending, { kind: "insert" }>[]): Statement {
+  const first = items[0]!;
+  const columns = Object.keys(first.patch).sort() as (keyof JobPatch)[];
+  const sorted = [...items].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
+  const values: unknown[] = [sorted.map((item) => item.jobId)];
+  const arrays = ["$1::text[]"];
+  const names = ["job_id"];
+  const sets: string[] = [];
+  if (first.kind === "move") {
+    values.push(sorted.map((item) => (item.kind === "move" ? item.from.join(",") : "")));
+    arrays.push(`$${values.length}::text[]`);
+    names.push("from_statuses");
+    values.push(first.to);
+    sets.push(`status = $${values.length}`);
+  }
+  columns.forEach((column, i) => {
+    const type = COLUMN_TYPES[column];
+    values.push(sorted.map((item) => sqlValue(column, item.patch[column])));
+    // jsonb travels as text: an array of JSON documents is not a literal node-postgres writes.
+    arrays.push(`$${values.length}::${type === "jsonb" ? "text" : type}[]`);
+    names.push(`c${i}`);
+    const value = type === "jsonb" ? `u.c${i}::jsonb` : `u.c${i}`;
+    sets.push(column === "processing_at" ? `${column} = COALESCE(j.${column}, ${value})` : `${column} = ${value}`);
+  });
+  sets.push("updated_at = now()");
+  const cas = first.kind === "move" ? " AND j.status = ANY(string_to_array(u.from_statuses, ','))" : "";
+  return {
+    text: `UPDATE gateway_job j SET ${sets.join(", ")}
+           FROM unnest(${arrays.join(", ")}) AS u(${names.join(", ")})
+           WHERE j.job_id = u.job_id${cas} RETURNING j.job_id`,
+    values,
+    moves: sorted.flatMap((item) => (item.kind === "move" ? [item] : [])),
+  };
 }

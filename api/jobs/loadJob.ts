@@ -42,7 +42,9 @@ export async function loadJob(deps: GatewayDeps, keyHash: Hex, jobId: string): P
   }
   const owner = indexed?.keyHash ?? local?.key_hash;
   if (!owner || owner.toLowerCase() !== keyHash.toLowerCase()) return undefined;
-  if (!indexed && !local?.escrow_tx) return undefined;
+  // A row whose escrow was never sent (refused) is not a job. `escrow_tx` is a group-committed fact (jobStore.ts),
+  // so a running job may not have it written yet: only a closed row without it is absent.
+  if (!indexed && (!local || (!local.escrow_tx && local.status === "failed"))) return undefined;
   return { resource: toJobResource(indexed, local, deps.chain.escrowAddress), indexed, local, staleSeconds };
 }
 

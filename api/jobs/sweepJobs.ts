@@ -22,6 +22,7 @@ export async function sweepJobs(deps: GatewayDeps): Promise<void> {
       deps.logger.error({ err: error, job_id: row.job_id }, "sweep failed for job");
     }
   }
+  await confirmFinality(deps);
   try {
     for (const job of await deps.index.expiredOpenJobs(chainNow)) {
       if (deps.activeJobs.has(job.id) || seen.has(job.id)) continue;
@@ -29,6 +30,31 @@ export async function sweepJobs(deps: GatewayDeps): Promise<void> {
     }
   } catch (error) {
     deps.logger.warn({ err: error }, "sweep of expired indexed jobs failed");
+  }
+}
+
+/** Settled rows checked for finality per sweep (one chain read each), oldest first. */
+const FINALITY_CHECKS_PER_SWEEP = 500;
+
+/**
+ * Finality (docs/DESIGN.md "Finality"): settled rows become final once their settlement is buried
+ * CHAIN_FINALITY_DEPTH blocks deep on the canonical chain; a row whose settlement a reorg removed is settled again
+ * (jobLifecycle.ts `confirmFinality`). Rows of a live peer are its own to check.
+ */
+async function confirmFinality(deps: GatewayDeps): Promise<void> {
+  try {
+    const head = await deps.chain.blockNumber();
+    for (const row of await deps.jobs.listUnfinal(FINALITY_CHECKS_PER_SWEEP)) {
+      if (deps.activeJobs.has(row.job_id)) continue;
+      if (deps.leases && !deps.leases.mayClose(row)) continue;
+      try {
+        await deps.lifecycle.confirmFinality(row, head);
+      } catch (error) {
+        deps.logger.warn({ err: error, job_id: row.job_id }, "finality check failed for job");
+      }
+    }
+  } catch (error) {
+    deps.logger.warn({ err: error }, "finality sweep failed");
   }
 }
 

@@ -43,6 +43,7 @@ function indexed(overrides: Partial<IndexedJob> = {}): IndexedJob {
 
 function local(overrides: Partial<GatewayJobRow> = {}): GatewayJobRow {
   return {
+    final: false,
     job_id: jobId,
     job_key: "0x01",
     wallet: "0xfabb",

@@ -3,7 +3,7 @@ import type { IndexReader } from "./chainEventFeed.js";
 import { ChainEventShapeError, deriveEvents } from "./deriveEvents.js";
 import type { NewEvent } from "./recordEvent.js";
 import { inTransaction, recordEvent } from "./recordEvent.js";
-import { trackCreditLow } from "./trackCreditLow.js";
+import { CreditLowTracker } from "./trackCreditLow.js";
 
 export const CURSOR_NAME = "chain_event";
 
@@ -36,6 +36,7 @@ export async function ingestChainEvents(
     if (position === undefined) return { chainEvents: 0, deliveries: 0 };
     const rows = await index.chainEventsAfter(position, options.batchSize ?? 500);
     let deliveries = 0;
+    const creditLow = await CreditLowTracker.load(client, rows);
     for (const row of rows) {
       // A malformed row is reported and skipped rather than blocking every later event behind it; a transient
       // failure (the index unreachable) aborts the batch and it is retried.
@@ -47,9 +48,10 @@ export async function ingestChainEvents(
         options.onMalformed?.(row.id, error);
       }
       for (const event of derived) deliveries += await recordEvent(client, event);
-      const low = await trackCreditLow(client, row);
+      const low = creditLow.track(row);
       if (low) deliveries += await recordEvent(client, low);
     }
+    await creditLow.save(client);
     const last = rows.at(-1);
     if (last) {
       await client.query("UPDATE webhook_cursor SET position = $2, updated_at = now() WHERE name = $1", [

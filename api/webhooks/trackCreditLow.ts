@@ -6,42 +6,88 @@ import { DEFAULT_LOW_CREDIT_THRESHOLD } from "@credit-metered/client/http";
 import type { NewEvent } from "./recordEvent.js";
 
 /**
- * `credit.low` for a balance-changing chain event, inside the ingestion transaction: fires when the wallet's
- * available balance moves from at-or-above its threshold to below it (once per crossing) and re-arms when the
- * balance is back at or above. A wallet never seen before counts as below (it starts at zero), so a first small
- * deposit is not a "fall". The threshold is read when the balance changes: raising it above the current balance
- * fires on the next balance change, not at once.
+ * `credit.low` for the balance-changing chain events of one ingestion batch, inside the ingestion transaction:
+ * fires when a wallet's available balance moves from at-or-above its threshold to below it (once per crossing)
+ * and re-arms when the balance is back at or above. A wallet never seen before counts as below (it starts at
+ * zero), so a first small deposit is not a "fall". The threshold is read when the balance changes: raising it
+ * above the current balance fires on the next balance change, not at once.
+ *
+ * Issue 26: the state is read once per batch (one query for the batch's wallets), followed in memory event by
+ * event, and written once per batch, only for wallets that crossed (`credit_low_state` rows change on crossings,
+ * not on every job). The ingestion transaction holds the cursor row, so one ingester runs at a time and the state
+ * needs no row locks of its own.
  */
-export async function trackCreditLow(client: pg.PoolClient, row: ChainEventRow): Promise<NewEvent | null> {
+export class CreditLowTracker {
+  private readonly changed = new Map<string, { below: boolean; balance: number }>();
+
+  private constructor(
+    private readonly thresholds: Map<string, number>,
+    private readonly below: Map<string, boolean>,
+  ) {}
+
+  /** Reads the thresholds and states of the wallets whose balance `rows` change. */
+  static async load(client: pg.PoolClient, rows: readonly ChainEventRow[]): Promise<CreditLowTracker> {
+    const wallets = [
+      ...new Set(rows.flatMap((row) => (balanceOf(row) !== null && row.wallet ? [row.wallet.toLowerCase()] : []))),
+    ];
+    if (wallets.length === 0) return new CreditLowTracker(new Map(), new Map());
+    const [settings, states] = await Promise.all([
+      client.query<{ wallet: string; low_credit_threshold: number }>(
+        "SELECT wallet, low_credit_threshold FROM wallet_settings WHERE wallet = ANY($1)",
+        [wallets],
+      ),
+      client.query<{ wallet: string; below: boolean }>(
+        "SELECT wallet, below FROM credit_low_state WHERE wallet = ANY($1)",
+        [wallets],
+      ),
+    ]);
+    return new CreditLowTracker(
+      new Map(settings.rows.map((row) => [row.wallet, row.low_credit_threshold])),
+      new Map(states.rows.map((row) => [row.wallet, row.below])),
+    );
+  }
+
+  /** The `credit.low` event `row` fires, if any (state followed in memory; `save` writes it). */
+  track(row: ChainEventRow): NewEvent | null {
+    const balance = balanceOf(row);
+    if (balance === null || row.wallet === null) return null;
+    const wallet = row.wallet.toLowerCase();
+    const threshold = this.thresholds.get(wallet) ?? DEFAULT_LOW_CREDIT_THRESHOLD;
+    const wasBelow = this.below.get(wallet) ?? true;
+    const isBelow = balance < threshold;
+    if (isBelow !== wasBelow) {
+      this.below.set(wallet, isBelow);
+      this.changed.set(wallet, { below: isBelow, balance });
+    }
+    if (!isBelow || wasBelow) return null;
+    return {
+      id: eventIdFor(row.id, "credit.low"),
+      event: "credit.low",
+      wallet,
+      createdAt: new Date(Number(row.timestamp) * 1000),
+      source: row.id,
+      data: { credits_remaining: balance, usdg_value: usdgValue(balance), threshold },
+    };
+  }
+
+  /** Writes the wallets that crossed, in one statement. */
+  async save(client: pg.PoolClient): Promise<void> {
+    if (this.changed.size === 0) return;
+    const entries = [...this.changed];
+    await client.query(
+      `INSERT INTO credit_low_state (wallet, below, balance)
+       SELECT * FROM unnest($1::text[], $2::boolean[], $3::bigint[])
+       ON CONFLICT (wallet) DO UPDATE SET below = EXCLUDED.below, balance = EXCLUDED.balance, updated_at = now()`,
+      [entries.map(([wallet]) => wallet), entries.map(([, state]) => state.below), entries.map(([, s]) => s.balance)],
+    );
+    this.changed.clear();
+  }
+}
+
+/** The available balance after a balance-changing event, or null for any other event. */
+function balanceOf(row: ChainEventRow): number | null {
   if (!BALANCE_EVENTS.has(row.name) || row.wallet === null) return null;
   const data = (row.data ?? {}) as Record<string, unknown>;
   if (data["balanceAfter"] === undefined) return null;
-  const wallet = row.wallet.toLowerCase();
-  const balance = Number(String(data["balanceAfter"]));
-
-  const settings = await client.query<{ low_credit_threshold: number }>(
-    "SELECT low_credit_threshold FROM wallet_settings WHERE wallet = $1",
-    [wallet],
-  );
-  const threshold = settings.rows[0]?.low_credit_threshold ?? DEFAULT_LOW_CREDIT_THRESHOLD;
-  const previous = await client.query<{ below: boolean }>(
-    "SELECT below FROM credit_low_state WHERE wallet = $1 FOR UPDATE",
-    [wallet],
-  );
-  const wasBelow = previous.rows[0]?.below ?? true;
-  const isBelow = balance < threshold;
-  await client.query(
-    `INSERT INTO credit_low_state (wallet, below, balance) VALUES ($1, $2, $3)
-     ON CONFLICT (wallet) DO UPDATE SET below = $2, balance = $3, updated_at = now()`,
-    [wallet, isBelow, balance],
-  );
-  if (!isBelow || wasBelow) return null;
-  return {
-    id: eventIdFor(row.id, "credit.low"),
-    event: "credit.low",
-    wallet,
-    createdAt: new Date(Number(row.timestamp) * 1000),
-    source: row.id,
-    data: { credits_remaining: balance, usdg_value: usdgValue(balance), threshold },
-  };
+  return Number(String(data["balanceAfter"]));
 }

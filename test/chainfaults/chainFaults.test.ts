@@ -233,6 +233,75 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
   };
 }
 
+/** Every job of the client as the API lists it (id and status), newest first. */
+async function apiJobs(): Promise<{ id: string; status: string }[]> {
+  const jobs: { id: string; status: string }[] = [];
+  let before: string | null = null;
+  do {
+    const response = await fetch(`${stackInfo().apiUrl}/v1/jobs?limit=100${before ? `&before=${before}` : ""}`, {
+      headers: { authorization: `Bearer ${client.apiKey}` },
+      signal: AbortSignal.timeout(5_000),
+    });
+    const page = (await response.json()) as {
+      data: { id: string; status: string }[];
+      has_more: boolean;
+      next_cursor: string | null;
+    };
+    jobs.push(...page.data.map((job) => ({ id: job.id, status: job.status })));
+    before = page.has_more ? page.next_cursor : null;
+  } while (before);
+  return jobs;
+}
+
+/** Whether the API's state of a job agrees with the chain's: the same outcome once either side has one. */
+function agrees(api: string, chain: string): boolean {
+  switch (chain) {
+    case "settled":
+    case "disputed":
+      return api === chain;
+    case "refunded":
+      return api === "refunded";
+    // A gateway's failJob: a failure, or a timeout the gateway resolved early (reported refunded).
+    case "failed":
+      return api === "failed" || api === "refunded";
+    // Never locked (or the lock lost): nothing was charged.
+    case "none":
+      return api === "failed";
+    // Still locked: not an outcome the client was told of as charged; an error answer's escrow waits for its
+    // refund after the chain deadline.
+    case "open":
+      return api !== "settled" && api !== "disputed";
+    default:
+      return false;
+  }
+}
+
+/**
+ * Issue 25 "After a reorg every job's API state agrees with the final chain": every job of the client, listed by
+ * the API (not only the answered ones), once the open ones have closed, has the outcome the chain has.
+ */
+async function expectEveryJobAgreesWithChain(): Promise<{ jobs: number; byStatus: Record<string, number> }> {
+  let disagreeing: string[] = [];
+  let jobs: { id: string; status: string }[] = [];
+  await waitFor(
+    "every job's API state agrees with the chain",
+    async () => {
+      jobs = await apiJobs();
+      disagreeing = [];
+      for (const job of jobs) {
+        const chain = await chainStatusOf(job.id);
+        if (!agrees(job.status, chain)) disagreeing.push(`${job.id} api=${job.status} chain=${chain}`);
+      }
+      return disagreeing.length === 0;
+    },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
+  ).catch(() => undefined);
+  expect(disagreeing).toEqual([]);
+  const byStatus: Record<string, number> = {};
+  for (const job of jobs) byStatus[job.status] = (byStatus[job.status] ?? 0) + 1;
+  return { jobs: jobs.length, byStatus };
+}
+
 beforeAll(async () => {
   client = await createClientWallet({ usdg: 20n });
   expect((await complete()).status).toBe(200);
@@ -322,6 +391,7 @@ describe("a 1 s chain that misbehaves, under light load", () => {
       report(`reorg of ${headAtReorg - headBefore} blocks (${orphaned.length} transactions), transactions ${kind}`, {
         recoveryMs,
         ...(await expectChainAgrees(answers)),
+        apiAgrees: await expectEveryJobAgreesWithChain(),
       });
     },
   );
