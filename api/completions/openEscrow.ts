@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { jobIdToBytes32, newJobId } from "@credit-metered/client";
+import { MAX_LOCK_DELAY_SECONDS, jobIdToBytes32, newJobId } from "@credit-metered/client";
 import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
 import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
@@ -203,8 +203,9 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   return opened;
 }
 
-/** How long past its acceptance a lock may still be mined (ICreditEscrow MAX_LOCK_DELAY), and a margin. */
-const LATE_LOCK_WATCH_MS = (240 + 60) * 1000;
+/** How long a lock batch not mined in time is still followed: as long as the escrow may still take it, and a
+ *  minute more for the receipt to arrive. */
+const LATE_LOCK_WATCH_MS = (MAX_LOCK_DELAY_SECONDS + 60) * 1000;
 
 /**
  * A lock mined after its client was answered with an error (issue 25): its credits go back at once with failJob
