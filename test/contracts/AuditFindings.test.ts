@@ -109,17 +109,15 @@ describe("audit findings (client view)", function () {
     await expect(escrow.connect(gateway).openJobBatch([])).to.be.revertedWithCustomError(escrow, "BatchInvalid");
     await escrow.connect(admin).pause();
     await expect(
-      escrow
-        .connect(gateway)
-        .openJobBatch([
-          {
-            jobId: jobId(1),
-            keyHash: keyHash(WALLET_KEY),
-            modelKey: modelKey(MODEL_MAX.id),
-            maxTokens: 1,
-            acceptedAt: 0n,
-          },
-        ]),
+      escrow.connect(gateway).openJobBatch([
+        {
+          jobId: jobId(1),
+          keyHash: keyHash(WALLET_KEY),
+          modelKey: modelKey(MODEL_MAX.id),
+          maxTokens: 1,
+          acceptedAt: 0n,
+        },
+      ]),
     ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
   });
 
