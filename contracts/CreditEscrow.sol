@@ -55,8 +55,11 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
     uint16 public constant BPS = 10_000;
     /// @notice Highest protocol fee: 20%.
     uint16 public constant MAX_FEE_BPS = 2_000;
-    /// @notice How far a receipt's final-token time may lie after the settlement block or before the opening.
+    /// @notice How far a receipt's final-token time may lie after the settlement block or before the request's
+    /// acceptance, and a request's acceptance after the block that locks it.
     uint64 public constant MAX_CLOCK_SKEW = ProtocolTime.MAX_CLOCK_SKEW;
+    /// @notice How long after its acceptance a request's lock may still be taken.
+    uint64 public constant MAX_LOCK_DELAY = ProtocolTime.MAX_LOCK_DELAY;
     /// @notice How long after the deadline (or a pause's end) an in-time receipt may still be settled.
     uint64 public constant SETTLE_GRACE = ProtocolTime.SETTLE_GRACE;
     /// @notice Delay of a scheduled fee or treasury change.
@@ -143,7 +146,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         uint256 checkedMaxTokens;
         uint256 credits;
         uint256 openRecord;
-        // JobOpened's data: modelKey, tier, creditsLocked, balanceAfter (written per job), deadline.
+        // JobOpened's data: modelKey, tier, creditsLocked, balanceAfter and deadline (both written per job).
         uint256[5] openedData;
     }
 
@@ -275,15 +278,16 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         if (_config.paused) revert EnforcedPause();
         // Decoded (and so validated) by the dispatcher; read below through `request`.
         (jobId, keyHash, modelKey, maxTokens);
-        // The four static arguments are laid out in calldata exactly as one `OpenRequest`, right after the
-        // selector: view them as one, so the single and the batch path share `_open` without a memory copy.
+        // The four static arguments are laid out in calldata exactly as the first four words of one `OpenRequest`,
+        // right after the selector: view them as one (its `acceptedAt` is never read here: the block's time stands
+        // for it), so the single and the batch path share `_open` without a memory copy.
         OpenRequest calldata request;
         assembly ("memory-safe") {
             request := 4
         }
         OpenLookups memory lookups;
         HeldAccount memory held;
-        _open(request, _deadline(), lookups, held, true);
+        _open(request, block.timestamp, lookups, held, true);
         _flushAccount(held);
     }
 
@@ -292,7 +296,6 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         if (_config.paused) revert EnforcedPause();
         uint256 count = requests.length;
         if (count == 0) revert BatchInvalid();
-        uint64 deadline = _deadline();
         // Registry and catalog answers cannot change within this transaction, so repeats are served from memory;
         // so is the wallet's account and spend word, written once at the end (or when the batch moves on to
         // another wallet).
@@ -301,7 +304,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         // A batch is far shorter than 2^256: the counters cannot overflow.
         for (uint256 i; i < count; ) {
             OpenRequest calldata request = _requestAt(requests, i);
-            OpenSkipReason reason = _open(request, deadline, lookups, held, false);
+            // Read raw: a dirty word is far in the future, so the bound refuses it without decoding.
+            OpenSkipReason reason = _open(request, uint256(_word(request, 4)), lookups, held, false);
             unchecked {
                 if (reason == OpenSkipReason.None) ++opened;
                 else emit JobOpenSkipped(request.jobId, request.keyHash, reason);
@@ -630,7 +634,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         uint256 i
     ) private pure returns (OpenRequest calldata request) {
         assembly ("memory-safe") {
-            request := add(requests.offset, shl(7, i))
+            request := add(requests.offset, mul(i, 0xa0))
         }
     }
 
@@ -665,16 +669,12 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         }
     }
 
-    /// @dev The deadline of a job opened now (fits a uint32 until 2106).
-    function _deadline() private view returns (uint64) {
-        return uint64(block.timestamp) + jobTimeout;
-    }
-
-    /// @dev Opens one job, or says why it cannot (reverting instead when `strict`). The wallet's account and spend
-    /// word change in `held` only; `_flushAccount` stores them.
+    /// @dev Opens one job accepted at `acceptedAt` (its deadline runs from there), or says why it cannot (reverting
+    /// instead when `strict`). The wallet's account and spend word change in `held` only; `_flushAccount` stores
+    /// them.
     function _open(
         OpenRequest calldata request,
-        uint64 deadline,
+        uint256 acceptedAt,
         OpenLookups memory lookups,
         HeldAccount memory held,
         bool strict
@@ -683,6 +683,17 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         if (record != 0) {
             if (strict) revert JobAlreadyExists(jobId);
             return OpenSkipReason.JobExists;
+        }
+        // A lock that lands late still opens its job on the request's own clock, within the bound; a back-dated or
+        // post-dated one is refused (never by `openJob`, which passes the block's time). The post-date bound comes
+        // first, so a dirty word cannot overflow the sum, and keeps the deadline within a uint32 until 2106.
+        uint256 deadline;
+        // acceptedAt is at most the block's time plus the skew once the first bound held: neither sum overflows.
+        unchecked {
+            if (acceptedAt > block.timestamp + MAX_CLOCK_SKEW || acceptedAt + MAX_LOCK_DELAY < block.timestamp) {
+                return OpenSkipReason.AcceptedAtInvalid;
+            }
+            deadline = acceptedAt + jobTimeout;
         }
         // A batch's requests mostly repeat the key, model and size of the last one that passed `_check`: registry
         // and catalog answers cannot change within a transaction, so only the wallet's balance and cap remain.
@@ -696,7 +707,7 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         ) {
             OpenSkipReason reason = _check(request, lookups, strict);
             if (reason != OpenSkipReason.None) return reason;
-            _prepareOpening(lookups, deadline);
+            _prepareOpening(lookups);
         }
         // Moves the credits from available to locked in `held`, within the wallet's spending cap.
         address wallet = lookups.wallet;
@@ -719,9 +730,9 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
             held.available = available;
             held.locked += credits;
         }
-        // The record of every job of the checked request (same wallet, lock, deadline and price version).
-        _storeWord(slot, lookups.openRecord);
-        _emitOpened(jobId, lookups, available);
+        // The record of every job of the checked request (same wallet, lock and price version), with its deadline.
+        _storeWord(slot, lookups.openRecord.withDeadline(uint64(deadline)));
+        _emitOpened(jobId, lookups, available, deadline);
         return OpenSkipReason.None;
     }
 
@@ -849,33 +860,27 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         if (held.spendChanged) _spend[wallet] = held.spendWord;
     }
 
-    /// @dev What every job of the request just checked shares: its record (same wallet, lock, deadline and price
-    /// version) and `JobOpened`'s data words but the balance.
-    function _prepareOpening(OpenLookups memory lookups, uint64 deadline) private pure {
+    /// @dev What every job of the request just checked shares: its record but the deadline (same wallet, lock and
+    /// price version) and `JobOpened`'s data words but the balance and the deadline.
+    function _prepareOpening(OpenLookups memory lookups) private pure {
         uint256 credits = lookups.credits;
-        lookups.openRecord = JobRecord.pack(
-            lookups.wallet,
-            credits,
-            uint32(deadline),
-            lookups.modelIndex,
-            JobStatus.Open
-        );
+        lookups.openRecord = JobRecord.pack(lookups.wallet, credits, 0, lookups.modelIndex, JobStatus.Open);
         uint256[5] memory data = lookups.openedData;
         data[0] = uint256(lookups.modelKey);
         data[1] = uint256(lookups.tier);
         data[2] = credits;
-        data[4] = deadline;
     }
 
-    /// @dev `JobOpened`, encoded by hand: the batch emits one per job, from the data words `_prepareOpening` filled
-    /// and the wallet's balance after this job.
-    function _emitOpened(bytes32 jobId, OpenLookups memory lookups, uint256 balanceAfter) private {
+    /// @dev `JobOpened`, encoded by hand: the batch emits one per job, from the data words `_prepareOpening` filled,
+    /// the wallet's balance after this job and its deadline.
+    function _emitOpened(bytes32 jobId, OpenLookups memory lookups, uint256 balanceAfter, uint256 deadline) private {
         bytes32 topic = JobOpened.selector;
         address wallet = lookups.wallet;
         bytes32 keyHash = lookups.keyHash;
         uint256[5] memory data = lookups.openedData;
         assembly ("memory-safe") {
             mstore(add(data, 0x60), balanceAfter)
+            mstore(add(data, 0x80), deadline)
             log4(data, 0xa0, topic, jobId, wallet, keyHash)
         }
     }

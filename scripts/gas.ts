@@ -206,6 +206,8 @@ await measure("registerKey", keys.connect(wallet).registerKey(keyHash));
 
 let jobCounter = 0n;
 const nextJobId = () => ethers.toBeHex(++jobCounter + 0x0193_0000_0000_0000_0000_0000_0000_0000n, 32);
+/** A lock's acceptance time: the latest block's (the gateway accepts a request just before its lock leaves). */
+const acceptedNow = async () => BigInt(await networkHelpers.time.latest());
 const openJob = (jobId: string) => escrow.connect(gateway).openJob(jobId, keyHash, modelKey, MAX_TOKENS);
 
 const domain = {
@@ -239,9 +241,14 @@ const single = await signedReceipt(singleJob, worker);
 await measure("settle", escrow.connect(gateway).settle(single.receipt, single.signature));
 
 const batchIds = Array.from({ length: BATCH_SIZE }, nextJobId);
+const batchAcceptedAt = await acceptedNow();
 await measure(
   "openJobBatch10",
-  escrow.connect(gateway).openJobBatch(batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS }))),
+  escrow
+    .connect(gateway)
+    .openJobBatch(
+      batchIds.map((jobId) => ({ jobId, keyHash, modelKey, maxTokens: MAX_TOKENS, acceptedAt: batchAcceptedAt })),
+    ),
 );
 perJob("openJobBatchPerJob", "openJobBatch10");
 const batch = await Promise.all(batchIds.map((jobId) => signedReceipt(jobId, worker)));
@@ -320,11 +327,16 @@ async function mixedParty(size: number): Promise<Party> {
   // Prime: each worker paid once and each wallet's job slot pattern warm, so no figure includes a first-time
   // zero-to-nonzero balance write.
   const primeIds = party.workers.map(() => nextJobId());
-  await escrow
-    .connect(gateway)
-    .openJobBatch(
-      primeIds.map((jobId, i) => ({ jobId, keyHash: party.wallets[i]!.keyHash, modelKey, maxTokens: MAX_TOKENS })),
-    );
+  const acceptedAt = await acceptedNow();
+  await escrow.connect(gateway).openJobBatch(
+    primeIds.map((jobId, i) => ({
+      jobId,
+      keyHash: party.wallets[i]!.keyHash,
+      modelKey,
+      maxTokens: MAX_TOKENS,
+      acceptedAt,
+    })),
+  );
   const primed = await Promise.all(primeIds.map((jobId, i) => signedReceipt(jobId, party.workers[i]!)));
   await escrow.connect(gateway).settleBatch(
     primed.map((b) => b.receipt),
@@ -340,6 +352,7 @@ async function mixedParty(size: number): Promise<Party> {
 async function measureRound(name: string, size: number, party: Party, mixed: boolean): Promise<void> {
   const at = (i: number) => (mixed ? i : 0);
   const ids = Array.from({ length: size }, nextJobId);
+  const acceptedAt = await acceptedNow();
   await measure(
     `openJobBatch${name}`,
     escrow.connect(gateway).openJobBatch(
@@ -348,6 +361,7 @@ async function measureRound(name: string, size: number, party: Party, mixed: boo
         keyHash: party.wallets[at(i)]!.keyHash,
         modelKey,
         maxTokens: MAX_TOKENS + 7 * at(i),
+        acceptedAt,
       })),
     ),
   );

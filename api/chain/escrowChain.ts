@@ -1,4 +1,4 @@
-import { DeadlineExceededError } from "../runtime/withDeadline.js";
+import { DeadlineExceededError, withDeadline } from "../runtime/withDeadline.js";
 import { decodeEventLog, type Address, type Hex, type TransactionReceipt } from "viem";
 import {
   CHAIN_JOB_STATUSES,
@@ -12,6 +12,11 @@ import type { ChainClients } from "./createChainClients.js";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
 import { OPEN_SKIP_REASONS, type LockOutcome, type LockRequest } from "./lockBatcher.js";
+
+/** How often the chain's clock is read to learn how far it runs ahead of this host's (EscrowChain.acceptedAtNow). */
+const CHAIN_CLOCK_SAMPLE_MS = 5_000;
+/** Bound on one read of the chain's clock. */
+const CHAIN_CLOCK_TIMEOUT_MS = 2_000;
 
 /** How far back a job's refund is looked for: it happened moments ago (a timed-out job's own refund race). */
 const REFUND_LOOKBACK_BLOCKS = 10_000n;
@@ -28,6 +33,14 @@ const disputeWithEscrowErrorsAbi = [
  */
 const LOCK_BATCH_GAS_BASE = 40_000n;
 const LOCK_GAS_PER_LOCK = 90_000n;
+/**
+ * Gas limit of a settleBatch: a bound, never an estimate, because a settlement leaves before its lock is mined
+ * (issue 26) and an estimate on a state without the lock would price the skip, not the settlement. A receipt costs
+ * ~30k warm and ~100k alone with cold worker, bond and price-version words (snapshots/gas.json); only the gas used
+ * is paid.
+ */
+const SETTLE_BATCH_GAS_BASE = 60_000n;
+const SETTLE_GAS_PER_RECEIPT = 150_000n;
 
 export interface OpenedJob {
   balanceAfter: bigint;
@@ -51,11 +64,43 @@ export class EscrowChain {
    */
   nodeSilent: () => boolean = () => false;
 
+  /** Seconds the chain's clock (its latest block) runs ahead of this host's; zero when it does not. */
+  private chainAheadSeconds = 0;
+  private clockTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly clients: ChainClients,
     private readonly deployment: Deployment,
     readonly sender: TransactionSender,
   ) {}
+
+  /**
+   * A request's acceptance time for its lock (`OpenRequest.acceptedAt`), unix seconds: this host's clock, moved
+   * forward by what the chain's clock is known to run ahead (a local chain whose time was moved by
+   * `evm_increaseTime`; on a live chain block times trail the wall clock, so nothing is added). The escrow takes
+   * it within `MAX_LOCK_DELAY` before its block and the clock skew after. The first call starts a background
+   * sample of the latest block's time, every CHAIN_CLOCK_SAMPLE_MS; a lock skipped as `accepted_at_invalid`
+   * samples again at once (`resampleClock`).
+   */
+  acceptedAtNow(nowMs = Date.now()): bigint {
+    if (!this.clockTimer) {
+      this.clockTimer = setInterval(() => this.resampleClock(), CHAIN_CLOCK_SAMPLE_MS);
+      this.clockTimer.unref();
+      this.resampleClock();
+    }
+    return BigInt(Math.floor(nowMs / 1000) + this.chainAheadSeconds);
+  }
+
+  /** Reads the latest block's time and keeps how far it runs ahead of this host's clock (never fails). */
+  resampleClock(): void {
+    const sampledAt = Date.now();
+    withDeadline(this.latestBlockTimestamp(), CHAIN_CLOCK_TIMEOUT_MS, "chain clock").then(
+      (timestamp) => {
+        this.chainAheadSeconds = Math.max(0, Number(timestamp) - Math.floor(sampledAt / 1000));
+      },
+      () => undefined,
+    );
+  }
 
   get escrowAddress(): Address {
     return this.deployment.contracts.creditEscrow;
@@ -90,6 +135,7 @@ export class EscrowChain {
             keyHash: request.keyHash,
             modelKey: request.modelKey,
             maxTokens: request.maxTokens,
+            acceptedAt: request.acceptedAt,
           })),
         ],
       },
@@ -145,13 +191,20 @@ export class EscrowChain {
     });
   }
 
+  /**
+   * Settles receipts in one transaction, sent at once behind their locks (same signer, later nonce): a receipt the
+   * escrow cannot settle, its lock skipped included, is skipped (`SettlementSkipped`), never reverting the batch.
+   */
   settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex> {
-    return this.sender.send({
-      address: this.deployment.contracts.creditEscrow,
-      abi: creditEscrowAbi,
-      functionName: "settleBatch",
-      args: [receipts.map(receiptArg), [...signatures]],
-    });
+    return this.sender.send(
+      {
+        address: this.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "settleBatch",
+        args: [receipts.map(receiptArg), [...signatures]],
+      },
+      { gasLimit: SETTLE_BATCH_GAS_BASE + SETTLE_GAS_PER_RECEIPT * BigInt(receipts.length) },
+    );
   }
 
   openDispute(jobKey: Hex, settlement: SettlementFacts, clientHash: Hex): Promise<Hex> {

@@ -14,6 +14,7 @@ function lock(n: number): LockRequest {
     keyHash: `0x${"11".repeat(32)}`,
     modelKey: `0x${"22".repeat(32)}`,
     maxTokens: 100,
+    acceptedAt: 1_763_700_000n,
   };
 }
 

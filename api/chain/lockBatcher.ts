@@ -8,6 +8,12 @@ export interface LockRequest {
   keyHash: Hex;
   modelKey: Hex;
   maxTokens: number;
+  /**
+   * When the gateway accepted the request, unix seconds on the chain's clock (EscrowChain.acceptedAtNow). The
+   * job's deadline and its receipt's times run from it, however late the lock is mined; the escrow skips a lock
+   * mined more than `MAX_LOCK_DELAY` after it (`accepted_at_invalid`).
+   */
+  acceptedAt: bigint;
 }
 
 /** Why `openJobBatch` skipped a lock: ICreditEscrow.OpenSkipReason, in enum order (`none` is never emitted). */
@@ -20,6 +26,7 @@ export const OPEN_SKIP_REASONS = [
   "insufficient_credits",
   "spending_cap_exceeded",
   "request_malformed",
+  "accepted_at_invalid",
 ] as const;
 export type OpenSkipReason = (typeof OPEN_SKIP_REASONS)[number];
 

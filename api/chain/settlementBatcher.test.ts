@@ -31,9 +31,16 @@ class RecordingSettlementPort implements SettlementPort {
     return this.skipInBatch;
   }
 
+  /** Transactions the transaction manager replaced at the same nonce: sent hash → the hash that was mined. */
+  replacedBy = new Map<Hex, Hex>();
+
   async waitMined(hash: Hex): Promise<TransactionReceipt> {
     if (hash.endsWith("dead")) throw new Error("reverted");
-    return { status: "success", blockNumber: 1n } as TransactionReceipt;
+    return {
+      status: "success",
+      blockNumber: 1n,
+      transactionHash: this.replacedBy.get(hash) ?? hash,
+    } as TransactionReceipt;
   }
 
   private hash(kind = ""): Hex {
@@ -53,11 +60,11 @@ const receipt = (n: number): Receipt => ({
 });
 
 describe("SettlementBatcher", () => {
-  it("settles a lone receipt with settle", async () => {
+  it("settles a lone receipt with a settleBatch of one, which never reverts if its lock was skipped", async () => {
     const port = new RecordingSettlementPort();
     const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger, metrics });
     await batcher.enqueue(receipt(1), "0x").mined;
-    expect(port.sent).toEqual(["settle:0x1"]);
+    expect(port.sent).toEqual(["batch:0x1"]);
   });
 
   it("settles receipts arriving within the window in one settleBatch", async () => {
@@ -106,5 +113,15 @@ describe("SettlementBatcher", () => {
     await expect(tickets[1]!.mined).rejects.toThrow("refused 0x2");
     await Promise.all([tickets[0]!.mined, tickets[2]!.mined]);
     expect(port.sent).toEqual(["batch:0x1,0x2,0x3"]);
+  });
+
+  it("reports the mined hash of a settlement the transaction manager replaced, beside the hash first sent", async () => {
+    const port = new RecordingSettlementPort();
+    const sentHash: Hex = `0x${"1".padStart(60, "0")}beef`;
+    const replacement: Hex = `0x${"ab".repeat(32)}`;
+    port.replacedBy.set(sentHash, replacement);
+    const ticket = new SettlementBatcher(port, { windowMs: 5, max: 10, logger, metrics }).enqueue(receipt(1), "0x");
+    expect(await ticket.submitted).toBe(sentHash);
+    expect((await ticket.mined).hash).toBe(replacement);
   });
 });

@@ -27,11 +27,13 @@ interface Pending {
 }
 
 /**
- * Collects receipts for `windowMs` (or until `max`) and settles them in one `settleBatch`, or with `settle`
- * when only one is waiting. The escrow settles every valid receipt of a batch and skips the others
- * (`SettlementSkipped`); a skipped receipt is retried alone, so its job gets the escrow's reason (and the sweeper
- * fails it, returning its escrow, when the reason is final). A batch that would revert (estimate) or did revert
- * (mined, e.g. paused) is retried job by job.
+ * Collects receipts for `windowMs` (or until `max`) and settles them in one `settleBatch`, a batch of one
+ * included: the batch is sent without waiting for its jobs' locks to be mined (issue 26; the same signer sent them
+ * first, so nonce order mines them first) and never reverts for one receipt, whereas `settle` would revert if the
+ * escrow skipped the lock. The escrow settles every valid receipt of a batch and skips the others
+ * (`SettlementSkipped`); a skipped receipt is retried alone with `settle`, so its job gets the escrow's reason (and
+ * the sweeper fails it, returning its escrow, when the reason is final). A batch that could not be sent or did
+ * revert (mined, e.g. paused) is retried job by job.
  */
 export class SettlementBatcher {
   private queue: Pending[] = [];
@@ -83,10 +85,6 @@ export class SettlementBatcher {
 
   private async settleGroup(batch: Pending[]): Promise<void> {
     this.options.metrics.settlementBatchSize.observe(batch.length);
-    if (batch.length === 1) {
-      await this.settleOne(batch[0]!);
-      return;
-    }
     let hash: Hex;
     try {
       hash = await this.port.settleBatch(

@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { jobIdToBytes32, newJobId } from "@credit-metered/client";
+import { MAX_LOCK_DELAY_SECONDS, jobIdToBytes32, newJobId } from "@credit-metered/client";
 import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
 import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
@@ -28,6 +28,11 @@ export interface OpenedJob {
   lockMined: Promise<void>;
   /** Aborted, with the client's ApiError as reason, when the chain refused the lock: the job must stop. */
   lockRefused: AbortSignal;
+  /**
+   * Set by the relay when the job ends with nothing to charge (the client is answered with an error): a lock
+   * mined after that is failed at once (issue 25), since the lifecycle's failJob could not reach an unmined lock.
+   */
+  endedWithoutCharge: boolean;
 }
 
 /**
@@ -66,11 +71,14 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     throw error;
   }
 
+  // The job's clock starts now, not when its lock is mined: its deadline and its receipt's times run from here.
+  const acceptedAt = deps.chain.acceptedAtNow(startedAt);
   const request: LockRequest = {
     jobKey,
     keyHash: prepared.keyHash,
     modelKey: prepared.model.modelKey,
     maxTokens: prepared.maxTokens,
+    acceptedAt,
   };
   const queued = deps.locks.enqueue(request);
   let escrowTx: Hex;
@@ -81,6 +89,11 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
       // until the index shows the lock (or it expires), so recovery can return that escrow.
       void queued.sent.then(
         (hash) => deps.jobs.update(jobId, { escrow_tx: hash }),
+        () => undefined,
+      );
+      // The client gets a 503 now: a lock that opens later goes back at once.
+      void queued.mined.then(
+        (outcome) => (outcome.kind === "opened" ? returnLateLock(deps, jobId, jobKey) : undefined),
         () => undefined,
       );
       throw new DeadlineExceededError("the chain node stopped answering while the lock was being sent");
@@ -104,10 +117,11 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     escrowTx,
     creditsLocked: credits,
     balanceAfterLock: Number(availableAfter),
-    deadline: BigInt(Math.floor(startedAt / 1000) + deps.deployment.params.jobTimeout),
+    deadline: acceptedAt + BigInt(deps.deployment.params.jobTimeout),
     startedAt,
     lockMined: Promise.resolve(),
     lockRefused: refused.signal,
+    endedWithoutCharge: false,
   };
 
   const routedUnmined = deps.config.LOCK_MODE === "submitted" && deps.unconfirmedLocks.tryAdmit(credits);
@@ -127,8 +141,12 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
           opened.balanceAfterLock = Number(outcome.balanceAfter);
           opened.creditsLocked = Number(outcome.creditsLocked);
           await deps.jobs.update(jobId, { deadline: opened.deadline });
+          // The client was already answered with an error (the lock was not confirmed in time): the late lock
+          // goes back at once instead of holding the credits until the deadline.
+          if (refused.signal.aborted || opened.endedWithoutCharge) await returnLateLock(deps, jobId, jobKey);
           return;
         }
+        if (outcome.reason === "accepted_at_invalid") deps.chain.resampleClock();
         // Skipped: nothing was locked, so nothing can be charged; the job stops, the reservation goes back.
         const apiError = await refusalOf(deps, prepared, request, outcome);
         await closeUnlocked(apiError.code);
@@ -138,9 +156,11 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
       async (error: unknown): Promise<never> => {
         deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "lock batch reverted or not mined");
         const apiError = serviceUnavailable("The escrow lock did not go through. Retry shortly.");
-        // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may exist, so the
-        // reservation stays until the index shows it (or it expires) and recovery refunds the job.
+        // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may still land (the
+        // transaction manager keeps it until final), within the escrow's MAX_LOCK_DELAY of its acceptance; if it
+        // does, it goes back at once. The reservation stays until the index shows the lock (or it expires).
         if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
+        else void watchLateLock(deps, jobId, jobKey, escrowTx);
         refuse(apiError, "lock_reverted");
         throw apiError;
       },
@@ -181,6 +201,38 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
   ]);
   opened.lockMined.catch(() => undefined);
   return opened;
+}
+
+/** How long a lock batch not mined in time is still followed: as long as the escrow may still take it, and a
+ *  minute more for the receipt to arrive. */
+const LATE_LOCK_WATCH_MS = (MAX_LOCK_DELAY_SECONDS + 60) * 1000;
+
+/**
+ * A lock mined after its client was answered with an error (issue 25): its credits go back at once with failJob
+ * (the job's row is already closed, so this is no lifecycle move). The same signer sent the lock, so failJob
+ * queues behind it in nonce order.
+ */
+async function returnLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex): Promise<void> {
+  try {
+    deps.logger.warn({ job_id: jobId }, "lock mined after the client was answered with an error; failing it");
+    const hash = await deps.chain.failJob(jobKey);
+    await deps.jobs.update(jobId, { fail_tx: hash });
+  } catch (error) {
+    // Closed meanwhile (the sweeper, recovery): nothing left to return.
+    deps.logger.warn({ err: error, job_id: jobId }, "late lock not failed; left to the sweeper");
+  }
+}
+
+/** Follows a lock batch not mined in time: if it lands and opened this job, the job is failed at once. */
+async function watchLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex, escrowTx: Hex): Promise<void> {
+  try {
+    const receipt = await deps.chain.sender.manager.waitMined(escrowTx, LATE_LOCK_WATCH_MS);
+    if (receipt.status !== "success") return;
+    const outcome = deps.chain.lockOutcomesOf(receipt).get(jobKey.toLowerCase());
+    if (outcome?.kind === "opened") await returnLateLock(deps, jobId, jobKey);
+  } catch {
+    // Never mined, or replaced: the sweeper follows what the chain decided.
+  }
 }
 
 /** The batch's hash once the node accepted it, or "node_silent" as soon as the node is known to have stopped. */

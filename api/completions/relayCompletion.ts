@@ -63,6 +63,18 @@ export async function relayCompletion(
   opened: OpenedJob,
   sink: RelaySink,
 ): Promise<RelayOutcome> {
+  const outcome = await relay(deps, prepared, opened, sink);
+  // Nothing to charge: a lock still unmined now is failed as soon as it lands (openEscrow.ts, returnLateLock).
+  if (outcome.close.kind !== "receipt") opened.endedWithoutCharge = true;
+  return outcome;
+}
+
+async function relay(
+  deps: GatewayDeps,
+  prepared: PreparedCompletion,
+  opened: OpenedJob,
+  sink: RelaySink,
+): Promise<RelayOutcome> {
   const { config, logger } = deps;
   const log = logger.child({ job_id: opened.jobId });
   const deadlineSignal = AbortSignal.timeout(Math.max(0, opened.startedAt + config.JOB_TIMEOUT_MS - Date.now()));
@@ -231,7 +243,10 @@ async function finish(
   done: Extract<WorkerEvent, { type: "done" }>,
   sink: Pick<RelaySink, "clientGone" | "deliversIncrementally">,
 ): Promise<RelayOutcome> {
-  await opened.lockMined;
+  // Never waits for the lock to be mined (issue 26): the same signer sends the settlement after the lock, so nonce
+  // order mines the lock first, and a settlement whose lock the escrow skipped is skipped in its batch. A lock
+  // already refused answers the refusal (nothing was locked, nothing is charged).
+  if (opened.lockRefused.aborted) return lockRefused(opened, prepared, worker.address);
   const check = await verifyReceipt(done.receipt, done.signature as Hex, {
     jobKey: opened.jobKey,
     text: relayed.text,

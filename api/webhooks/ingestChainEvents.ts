@@ -47,6 +47,9 @@ export async function ingestChainEvents(
         if (!(error instanceof ChainEventShapeError)) throw error;
         options.onMalformed?.(row.id, error);
       }
+      if (row.name === "JobOpened" && (await answeredBeforeLock(client, derived))) {
+        derived = derived.filter((event) => event.event !== "job.submitted");
+      }
       for (const event of derived) deliveries += await recordEvent(client, event);
       const low = creditLow.track(row);
       if (low) deliveries += await recordEvent(client, low);
@@ -61,4 +64,21 @@ export async function ingestChainEvents(
     }
     return { chainEvents: rows.length, deliveries };
   });
+}
+
+/**
+ * Whether a job's lock was mined only after the gateway had answered its request with an error (issue 25: a lock
+ * held up by a fee spike or a dropped transaction). The gateway fails such a lock at once (openEscrow.ts,
+ * returnLateLock), and its client never saw a submission, so `job.submitted` is not announced (`job.failed` is: it
+ * carries the returned credits). Told by the gateway's own row: closed without a charge before the lock's block.
+ */
+async function answeredBeforeLock(client: pg.PoolClient, derived: readonly NewEvent[]): Promise<boolean> {
+  const submitted = derived.find((event) => event.event === "job.submitted");
+  if (!submitted) return false;
+  const { rows } = await client.query(
+    `SELECT 1 FROM gateway_job
+      WHERE job_id = $1 AND status IN ('failed', 'refunded') AND completed_at < $2`,
+    [submitted.data.job_id, submitted.createdAt],
+  );
+  return rows.length > 0;
 }

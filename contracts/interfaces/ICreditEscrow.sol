@@ -30,15 +30,21 @@ interface ICreditEscrow {
         uint256 bonds;
     }
 
-    /// @notice One lock of `openJobBatch`, with the arguments of `openJob`.
+    /// @notice One lock of `openJobBatch`: the arguments of `openJob`, and when the gateway accepted the request.
+    /// @param acceptedAt Unix time at which the gateway accepted the request. The job's deadline and the times its
+    /// receipt is judged against run from it, not from the block that took the lock; it must lie within
+    /// `MAX_LOCK_DELAY` before the block and at most `MAX_CLOCK_SKEW` after it.
     struct OpenRequest {
         bytes32 jobId;
         bytes32 keyHash;
         bytes32 modelKey;
         uint32 maxTokens;
+        uint64 acceptedAt;
     }
 
-    /// @notice Why `openJobBatch` skipped a lock (`None` is never emitted).
+    /// @notice Why `openJobBatch` skipped a lock (`None` is never emitted). `AcceptedAtInvalid`: the request was
+    /// accepted more than `MAX_LOCK_DELAY` before the block (its lock came too late) or more than `MAX_CLOCK_SKEW`
+    /// after it (post-dated).
     enum OpenSkipReason {
         None,
         JobExists,
@@ -47,7 +53,8 @@ interface ICreditEscrow {
         MaxTokensInvalid,
         InsufficientCredits,
         SpendingCapExceeded,
-        RequestMalformed
+        RequestMalformed,
+        AcceptedAtInvalid
     }
 
     /// @notice Why `settleBatch` skipped a receipt (`None` is never emitted).
@@ -90,8 +97,8 @@ interface ICreditEscrow {
     error SettlementWindowClosed(bytes32 jobId, uint64 settleBy);
     /// @notice The receipt's signer is not a registered worker hosting the job's model.
     error WorkerNotEligible(bytes32 jobId, address signer, bytes32 modelKey);
-    /// @notice The receipt says the final token came after the job deadline, in the future, or before the job
-    /// was opened (beyond the clock skew).
+    /// @notice The receipt says the final token came after the job deadline, in the future, or before the request
+    /// was accepted (beyond the clock skew). Never because the lock landed late: both bounds run from `acceptedAt`.
     error ReceiptTimeInvalid(bytes32 jobId, uint64 finalTokenAt, uint64 deadline);
     /// @notice The settlement facts passed in do not match the commitment stored at settlement.
     error SettlementMismatch(bytes32 jobId);
@@ -154,7 +161,8 @@ interface ICreditEscrow {
     /// @param modelKey keccak256 of the model id.
     /// @param creditsLocked Worst-case price for the request's `maxTokens`.
     /// @param balanceAfter Available credits after the lock (the balance debit).
-    /// @param deadline The gateway may refund the job after this time; anyone once the settle grace after it
+    /// @param deadline The request's acceptance time (`OpenRequest.acceptedAt`; the block time for `openJob`) plus
+    /// the job timeout. The gateway may refund the job after this time; anyone once the settle grace after it
     /// (`SETTLE_GRACE`, 300 s, restarted by the end of a pause) is over. A receipt's final token may not be later.
     event JobOpened(
         bytes32 indexed jobId,
@@ -238,7 +246,8 @@ interface ICreditEscrow {
     event TreasuryScheduled(address treasury, uint64 effectiveAt);
     /// @notice The treasury in effect changed.
     event TreasuryUpdated(address treasury);
-    /// @notice A protocol-fee change was scheduled: jobs opened at or after `effectiveAt` pay `feeBps`.
+    /// @notice A protocol-fee change was scheduled: jobs accepted (`OpenRequest.acceptedAt`) at or after
+    /// `effectiveAt` pay `feeBps`.
     event ProtocolFeeScheduled(uint16 feeBps, uint64 effectiveAt);
     /// @notice Stablecoin was added to a worker's bond.
     /// @param amount Stablecoin units received (balance delta).
@@ -274,7 +283,8 @@ interface ICreditEscrow {
     /// @param creditsPerHour The cap, credits.
     function setSpendingCap(uint256 creditsPerHour) external;
 
-    /// @notice Locks the worst-case price of a request. Gateway only.
+    /// @notice Locks the worst-case price of a request accepted now (the block's time stands for `acceptedAt`: a
+    /// caller whose lock may land late uses `openJobBatch`, which carries the acceptance time). Gateway only.
     /// @param jobId Time-ordered job id (the API's ULID as 16 bytes, right-aligned).
     /// @param keyHash Hash of the API key used; it must be active.
     /// @param modelKey keccak256 of the model id; the model must be listed.
@@ -282,8 +292,10 @@ interface ICreditEscrow {
     function openJob(bytes32 jobId, bytes32 keyHash, bytes32 modelKey, uint32 maxTokens) external;
 
     /// @notice Opens many jobs in one transaction, each with its own `JobOpened`; a lock that cannot be taken is
-    /// skipped with `JobOpenSkipped`, never reverting the batch. Gateway only.
-    /// @param requests The locks, each with the arguments of `openJob`.
+    /// skipped with `JobOpenSkipped`, never reverting the batch (one accepted longer than `MAX_LOCK_DELAY` ago with
+    /// `AcceptedAtInvalid`). Each job's deadline runs from its `acceptedAt`, so however late its lock lands within
+    /// the bound, the receipt of a job answered in time settles. Gateway only.
+    /// @param requests The locks, each with the arguments of `openJob` and its acceptance time.
     /// @return opened How many jobs were opened.
     function openJobBatch(OpenRequest[] calldata requests) external returns (uint256 opened);
 

@@ -43,6 +43,11 @@ library JobRecord {
             uint256(status);
     }
 
+    /// @notice The same open record with another deadline (packed with a zero one).
+    function withDeadline(uint256 record, uint64 deadline) internal pure returns (uint256) {
+        return record | (uint256(uint32(deadline)) << DEADLINE_SHIFT);
+    }
+
     /// @notice Unpacks an open (or failed/refunded) job's word.
     function unpack(
         uint256 record

@@ -8,6 +8,13 @@ pragma solidity 0.8.30;
 library ProtocolTime {
     /// @notice How far a receipt's final-token time may lie after the settlement block or before the job opened.
     uint64 internal constant MAX_CLOCK_SKEW = 30;
+    /// @notice How long after the gateway accepted a request (`OpenRequest.acceptedAt`) its lock may still be taken.
+    /// A lock stuck behind a fee spike or a dropped transaction still opens within this bound, and its job is judged
+    /// from its acceptance, not from the block that took it; an older lock is refused (skipped in a batch), so no
+    /// job is opened for a request its client has long given up on. It stays below `SETTLE_GRACE` by a minute, so
+    /// the settlement queued behind a lock that landed at the bound still has at least that minute (plus the job
+    /// timeout) to land.
+    uint64 internal constant MAX_LOCK_DELAY = 240;
     /// @notice The spec's dispute window: a job can always be disputed at least this long after its final token.
     uint64 internal constant MIN_DISPUTE_WINDOW = 60;
     /// @notice After a job's deadline (or the end of a pause) its in-time receipt may still be settled this long;

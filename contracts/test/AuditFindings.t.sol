@@ -552,13 +552,49 @@ contract AuditFindingsTest is EscrowFixture {
         _openJob(JOB, maxModel, 100); // so the next batch repeats its id
 
         ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](7);
-        requests[0] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 1), walletKeyHash, maxModel, 1_000);
-        requests[1] = ICreditEscrow.OpenRequest(JOB, walletKeyHash, maxModel, 1_000);
-        requests[2] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 2), keccak256("sk-nobody"), maxModel, 1_000);
-        requests[3] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 3), walletKeyHash, keccak256("nope"), 1_000);
-        requests[4] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 4), walletKeyHash, maxModel, 0);
-        requests[5] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 5), poorKey, maxModel, 100_000);
-        requests[6] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 6), cappedKey, maxModel, 1_000);
+        requests[0] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 1),
+            walletKeyHash,
+            maxModel,
+            1_000,
+            uint64(block.timestamp)
+        );
+        requests[1] = ICreditEscrow.OpenRequest(JOB, walletKeyHash, maxModel, 1_000, uint64(block.timestamp));
+        requests[2] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 2),
+            keccak256("sk-nobody"),
+            maxModel,
+            1_000,
+            uint64(block.timestamp)
+        );
+        requests[3] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 3),
+            walletKeyHash,
+            keccak256("nope"),
+            1_000,
+            uint64(block.timestamp)
+        );
+        requests[4] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 4),
+            walletKeyHash,
+            maxModel,
+            0,
+            uint64(block.timestamp)
+        );
+        requests[5] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 5),
+            poorKey,
+            maxModel,
+            100_000,
+            uint64(block.timestamp)
+        );
+        requests[6] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 6),
+            cappedKey,
+            maxModel,
+            1_000,
+            uint64(block.timestamp)
+        );
         ICreditEscrow.OpenSkipReason[7] memory reasons = [
             ICreditEscrow.OpenSkipReason.None,
             ICreditEscrow.OpenSkipReason.JobExists,

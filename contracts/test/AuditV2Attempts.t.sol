@@ -65,7 +65,13 @@ contract AuditV2AttemptsTest is EscrowFixture {
             uint256 first = nonce + 1;
             ICreditEscrow.OpenRequest[] memory batch = new ICreditEscrow.OpenRequest[](12);
             for (uint256 i; i < 12; ++i) {
-                batch[i] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + ++nonce), walletKeyHash, model, 1_000);
+                batch[i] = ICreditEscrow.OpenRequest(
+                    bytes32(uint256(JOB) + ++nonce),
+                    walletKeyHash,
+                    model,
+                    1_000,
+                    uint64(block.timestamp)
+                );
             }
             vm.prank(gateway);
             escrow.openJobBatch(batch);
@@ -106,7 +112,13 @@ contract AuditV2AttemptsTest is EscrowFixture {
             ICreditEscrow.OpenRequest[] memory batch = new ICreditEscrow.OpenRequest[](size);
             for (uint256 i; i < size; ++i) {
                 uint32 maxTokens = uint32(1 + (uint256(keccak256(abi.encode(r, i))) % SMALL_CONTEXT));
-                batch[i] = ICreditEscrow.OpenRequest(_id(step, i), walletKeyHash, model, maxTokens);
+                batch[i] = ICreditEscrow.OpenRequest(
+                    _id(step, i),
+                    walletKeyHash,
+                    model,
+                    maxTokens,
+                    uint64(block.timestamp)
+                );
             }
             vm.prank(gateway);
             escrow.openJobBatch(batch);

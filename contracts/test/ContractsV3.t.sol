@@ -212,11 +212,17 @@ contract ContractsV3Test is EscrowFixture {
 
     function test_batch_openJobBatchSkipsANonCanonicalMaxTokensWordWithRequestMalformed() public {
         ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](2);
-        requests[0] = ICreditEscrow.OpenRequest(JOB, walletKeyHash, maxModel, 1_000);
-        requests[1] = ICreditEscrow.OpenRequest(bytes32(uint256(JOB) + 1), walletKeyHash, maxModel, 1_000);
+        requests[0] = ICreditEscrow.OpenRequest(JOB, walletKeyHash, maxModel, 1_000, uint64(block.timestamp));
+        requests[1] = ICreditEscrow.OpenRequest(
+            bytes32(uint256(JOB) + 1),
+            walletKeyHash,
+            maxModel,
+            1_000,
+            uint64(block.timestamp)
+        );
         bytes memory data = abi.encodeCall(CreditEscrow.openJobBatch, (requests));
-        // Selector, offset, length, then 4 words per request: dirty the high bytes of the second maxTokens word.
-        uint256 at = 4 + 32 * 2 + 128 + 96;
+        // Selector, offset, length, then 5 words per request: dirty the high bytes of the second maxTokens word.
+        uint256 at = 4 + 32 * 2 + 160 + 96;
         data[at] = 0x01;
         vm.expectEmit(address(escrow));
         emit ICreditEscrow.JobOpenSkipped(

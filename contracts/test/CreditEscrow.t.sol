@@ -156,7 +156,7 @@ contract CreditEscrowTest is EscrowFixture {
     function test_openJobBatch_skipsARequestOfZeroKeyModelAndSizeAsItsFirst() public {
         // Nothing has passed the check yet: an all-zero request must not pass for a repeat of an earlier one.
         ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
-        requests[0] = ICreditEscrow.OpenRequest(JOB, bytes32(0), bytes32(0), 0);
+        requests[0] = ICreditEscrow.OpenRequest(JOB, bytes32(0), bytes32(0), 0, uint64(block.timestamp));
         vm.expectEmit(address(escrow));
         emit ICreditEscrow.JobOpenSkipped(JOB, bytes32(0), ICreditEscrow.OpenSkipReason.KeyNotActive);
         vm.prank(gateway);

@@ -26,7 +26,7 @@ import { waitFor } from "../../scripts/stack/waitFor.js";
 const LITE = "llama-3.2-3b-instruct";
 /** 40 per request + 20 per 1k tokens: max_tokens 1000 locks 60 credits, so 1 USDG (100 credits) covers one. */
 const MAX = "llama-3.3-70b-instruct";
-const OPEN_JOB_BATCH = toFunctionSelector("openJobBatch((bytes32,bytes32,bytes32,uint32)[])");
+const OPEN_JOB_BATCH = toFunctionSelector("openJobBatch((bytes32,bytes32,bytes32,uint32,uint64)[])");
 
 type Completion = { usage: { service: { job_id: string; escrow_tx: string } } };
 

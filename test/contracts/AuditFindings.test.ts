@@ -51,17 +51,37 @@ describe("audit findings (client view)", function () {
 
   it("L2: openJobBatch opens each valid lock with its own JobOpened and skips the others with a reason", async function () {
     const { escrow, gateway, wallet } = await loadFixture(deployWithOpenJob);
+    const acceptedAt = BigInt((await ethers.provider.getBlock("latest"))!.timestamp);
     const requests = [
-      { jobId: jobId(10), keyHash: keyHash(WALLET_KEY), modelKey: modelKey(MODEL_MAX.id), maxTokens: 1_000 },
-      { jobId: OPEN_JOB_ID, keyHash: keyHash(WALLET_KEY), modelKey: modelKey(MODEL_MAX.id), maxTokens: 1_000 },
-      { jobId: jobId(11), keyHash: keyHash("sk-nobody"), modelKey: modelKey(MODEL_MAX.id), maxTokens: 1_000 },
+      {
+        jobId: jobId(10),
+        keyHash: keyHash(WALLET_KEY),
+        modelKey: modelKey(MODEL_MAX.id),
+        maxTokens: 1_000,
+        acceptedAt,
+      },
+      {
+        jobId: OPEN_JOB_ID,
+        keyHash: keyHash(WALLET_KEY),
+        modelKey: modelKey(MODEL_MAX.id),
+        maxTokens: 1_000,
+        acceptedAt,
+      },
+      {
+        jobId: jobId(11),
+        keyHash: keyHash("sk-nobody"),
+        modelKey: modelKey(MODEL_MAX.id),
+        maxTokens: 1_000,
+        acceptedAt,
+      },
       {
         jobId: jobId(12),
         keyHash: keyHash(WALLET_KEY),
         modelKey: modelKey(MODEL_MAX.id),
         maxTokens: MODEL_MAX.contextWindow + 1,
+        acceptedAt,
       },
-      { jobId: jobId(13), keyHash: keyHash(WALLET_KEY), modelKey: modelKey(MODEL_MAX.id), maxTokens: 500 },
+      { jobId: jobId(13), keyHash: keyHash(WALLET_KEY), modelKey: modelKey(MODEL_MAX.id), maxTokens: 500, acceptedAt },
     ];
     const tx = escrow.connect(gateway).openJobBatch(requests);
     await expect(tx)
@@ -89,11 +109,15 @@ describe("audit findings (client view)", function () {
     await expect(escrow.connect(gateway).openJobBatch([])).to.be.revertedWithCustomError(escrow, "BatchInvalid");
     await escrow.connect(admin).pause();
     await expect(
-      escrow
-        .connect(gateway)
-        .openJobBatch([
-          { jobId: jobId(1), keyHash: keyHash(WALLET_KEY), modelKey: modelKey(MODEL_MAX.id), maxTokens: 1 },
-        ]),
+      escrow.connect(gateway).openJobBatch([
+        {
+          jobId: jobId(1),
+          keyHash: keyHash(WALLET_KEY),
+          modelKey: modelKey(MODEL_MAX.id),
+          maxTokens: 1,
+          acceptedAt: 0n,
+        },
+      ]),
     ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
   });
 

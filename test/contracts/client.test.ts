@@ -6,6 +6,7 @@ import hre, { network } from "hardhat";
 import { anyValue } from "@nomicfoundation/hardhat-ethers-chai-matchers/withArgs";
 import {
   LAUNCH_CATALOG,
+  MAX_LOCK_DELAY_SECONDS,
   TIERS,
   TIER_PRICES,
   apiKeyRegistryAbi,
@@ -148,6 +149,11 @@ describe("client library parity with the contracts", function () {
   });
 
   describe("receipt.ts", function () {
+    it("MAX_LOCK_DELAY_SECONDS equals CreditEscrow.MAX_LOCK_DELAY", async function () {
+      const d = await loadFixture(deployWithOpenJob);
+      expect(BigInt(MAX_LOCK_DELAY_SECONDS)).to.equal(await d.escrow.MAX_LOCK_DELAY());
+    });
+
     it("receiptDigest equals CreditEscrow.receiptDigest", async function () {
       const d = await loadFixture(deployWithOpenJob);
       const receipt = await clientReceipt(d, 321);

@@ -2610,6 +2610,13 @@ export const creditEscrowAbi = [
   },
   {
     inputs: [],
+    name: "MAX_LOCK_DELAY",
+    outputs: [{ internalType: "uint64", name: "", type: "uint64" }],
+    stateMutability: "view",
+    type: "function",
+  },
+  {
+    inputs: [],
     name: "MIN_DEPOSIT",
     outputs: [{ internalType: "uint256", name: "", type: "uint256" }],
     stateMutability: "view",
@@ -2944,6 +2951,7 @@ export const creditEscrowAbi = [
           { internalType: "bytes32", name: "keyHash", type: "bytes32" },
           { internalType: "bytes32", name: "modelKey", type: "bytes32" },
           { internalType: "uint32", name: "maxTokens", type: "uint32" },
+          { internalType: "uint64", name: "acceptedAt", type: "uint64" },
         ],
         internalType: "struct ICreditEscrow.OpenRequest[]",
         name: "requests",

@@ -41,6 +41,7 @@ export {
   type Settlement,
   RECEIPT_DOMAIN_NAME,
   RECEIPT_DOMAIN_VERSION,
+  MAX_LOCK_DELAY_SECONDS,
   fromProofHash,
   isProofHash,
   outputHashOf,

@@ -26,6 +26,12 @@ export interface ReceiptDomainParams {
 
 export const RECEIPT_DOMAIN_NAME = "CreditEscrow";
 export const RECEIPT_DOMAIN_VERSION = "1";
+/**
+ * How long after its acceptance (`OpenRequest.acceptedAt`) a request's lock may still be taken, seconds: the
+ * escrow's `MAX_LOCK_DELAY` (contracts/libraries/ProtocolTime.sol). A job's deadline and its receipt's times run
+ * from the acceptance; a lock mined later than this is skipped (`AcceptedAtInvalid`).
+ */
+export const MAX_LOCK_DELAY_SECONDS = 240;
 
 export const receiptTypes = {
   Receipt: [
