@@ -25,9 +25,17 @@ import { ponderCounters, processGroupCpuMs, replaceIndexer } from "./support/own
 const MODEL = modelKeyOf("llama-3.1-8b-instruct");
 const BATCH = 10;
 const ROUNDS = 3;
-/** Budgets per job (open + close), from the handlers in indexer/src (see indexer/README.md "Cost per job"). */
+/**
+ * Budgets per job (open + close), from the handlers in indexer/src (indexer/README.md "Cost per job"); before
+ * issue 26: 8 store operations and 3.1-4.2 database reads per job.
+ * - Store operations: JobOpened inserts the job and its chain_event row and upserts the account; the closing
+ *   event updates the job (reading it in the same call), upserts the account and inserts its chain_event row.
+ * - Database reads: the closing event's read of the job it closes, by primary key. Ponder 0.16 learns which rows
+ *   to prefetch only while backfilling (live events do not update its profile), so that read is never predicted;
+ *   plus at most one read of the wallet's account per block of closing events (0.1 per job in batches of 10).
+ */
 const STORE_OPS_PER_JOB = 6;
-const CACHE_MISSES_PER_JOB = 0;
+const DB_READS_PER_JOB = 1 + 1 / BATCH;
 
 const workerAccount = localAccount(4);
 const customer = localAccount(12);
@@ -152,14 +160,14 @@ function report(label: string, cost: Cost) {
 }
 
 describe("the indexer's cost per job", () => {
-  it("a settled job (JobOpened + JobSettled) stays within its store-operation budget, with no database read", async () => {
+  it("a settled job (JobOpened + JobSettled) costs at most 6 store operations and one database read", async () => {
     const cost = await measure(settleAll);
     report("settled", cost);
     expect(cost.storeOps).toBeLessThanOrEqual(STORE_OPS_PER_JOB);
-    expect(cost.cacheMisses).toBeLessThanOrEqual(CACHE_MISSES_PER_JOB);
+    expect(cost.cacheMisses).toBeLessThan(DB_READS_PER_JOB + 0.01);
   });
 
-  it("a failed job (JobOpened + JobFailed) stays within the same budget", async () => {
+  it("a failed job (JobOpened + JobFailed) costs at most 6 store operations and one database read", async () => {
     const cost = await measure(async (jobKeys) => {
       let last = 0n;
       for (const jobKey of jobKeys) {
@@ -176,10 +184,10 @@ describe("the indexer's cost per job", () => {
     });
     report("failed", cost);
     expect(cost.storeOps).toBeLessThanOrEqual(STORE_OPS_PER_JOB);
-    expect(cost.cacheMisses).toBeLessThanOrEqual(CACHE_MISSES_PER_JOB);
+    expect(cost.cacheMisses).toBeLessThan(DB_READS_PER_JOB + 0.01);
   });
 
-  it("a refunded job (JobOpened + JobRefunded) stays within the same budget", async () => {
+  it("a refunded job (JobOpened + JobRefunded) costs at most 6 store operations and one database read", async () => {
     const cost = await measure(async (jobKeys) => {
       // Anyone may refund once the job timeout and the settle grace after it are over.
       await chain.travel(stack.deployment.params.jobTimeout + 301);
@@ -194,6 +202,6 @@ describe("the indexer's cost per job", () => {
     });
     report("refunded", cost);
     expect(cost.storeOps).toBeLessThanOrEqual(STORE_OPS_PER_JOB);
-    expect(cost.cacheMisses).toBeLessThanOrEqual(CACHE_MISSES_PER_JOB);
+    expect(cost.cacheMisses).toBeLessThan(DB_READS_PER_JOB + 0.01);
   });
 });
