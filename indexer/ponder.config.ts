@@ -28,6 +28,7 @@ export default createConfig({
       rpc: chainTransport({
         urls: [env.PONDER_RPC_URL, ...env.PONDER_RPC_FALLBACK_URLS],
         attemptTimeoutMs: env.PONDER_RPC_ATTEMPT_TIMEOUT_MS,
+        hedgeAfterMs: env.PONDER_RPC_HEDGE_AFTER_MS,
         headTimeoutMs: env.PONDER_RPC_HEAD_TIMEOUT_MS,
         stallBudgetMs: env.PONDER_RPC_STALL_BUDGET_MS,
         onStateChange: ({ state, method, stalledMs }) =>

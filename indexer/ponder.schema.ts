@@ -1,4 +1,4 @@
-import { index, onchainTable, primaryKey } from "ponder";
+import { index, onchainTable, primaryKey, relations } from "ponder";
 
 // Read models of the chain. Written only by the handlers in src/; read by the API through @ponder/client.
 // Amounts are bigint (credits, or token base units where the name says so); times are unix seconds (bigint).
@@ -95,6 +95,62 @@ export const worker = onchainTable("worker", (t) => ({
   registeredAt: t.bigint().notNull(),
   slashCount: t.integer().notNull(),
   totalSlashed: t.bigint().notNull(),
+}));
+
+/**
+ * Each worker's stablecoin bond in the escrow (issue 22: what a worker may be paid inside open dispute and
+ * arbitration windows is bounded by it). A bond can be posted before the worker registers, so the row is keyed by
+ * the worker's address alone. `bond` is copied from each event's `bondAfter` (zero after a seizure); the totals
+ * count every movement. The charges at risk (`bondOf(worker).atRisk`) depend on the clock, so read them on chain.
+ */
+export const workerBond = onchainTable("worker_bond", (t) => ({
+  worker: t.hex().primaryKey(),
+  /** Stablecoin base units (6 decimals) held now. */
+  bond: t.bigint().notNull(),
+  totalPosted: t.bigint().notNull(),
+  totalWithdrawn: t.bigint().notNull(),
+  /** Seized into the reserve by upheld disputes (`BondSlashed`). */
+  totalSeized: t.bigint().notNull(),
+  /** Deferred pay moved into the reserve by upheld disputes (`PayoutForfeited`); not part of `bond`. */
+  totalPayoutForfeited: t.bigint().notNull(),
+  seizureCount: t.integer().notNull(),
+  updatedAt: t.bigint().notNull(),
+}));
+
+/** Every movement of a worker's bond, in chain order (`id` and `cursor` as in `chain_event`). */
+export const workerBondChange = onchainTable(
+  "worker_bond_change",
+  (t) => ({
+    id: t.text().primaryKey(),
+    cursor: t.text().notNull(),
+    worker: t.hex().notNull(),
+    /** posted | withdrawn | seized | payout_forfeited */
+    kind: t.text().notNull(),
+    /** Stablecoin base units moved. */
+    amount: t.bigint().notNull(),
+    /** The bond afterwards (`payout_forfeited` leaves it as it was). */
+    bondAfter: t.bigint().notNull(),
+    /** Who paid a posting (the worker or a sponsor); null otherwise. */
+    payer: t.hex(),
+    /** The job of the upheld dispute behind a seizure or forfeiture; null otherwise. */
+    jobKey: t.hex(),
+    /** The reserve after a seizure or forfeiture; null otherwise. */
+    reserveAfter: t.bigint(),
+    txHash: t.hex().notNull(),
+    blockNumber: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+  }),
+  (table) => ({ workerIdx: index().on(table.worker, table.cursor) }),
+);
+
+// GraphQL serves a worker with its bond and the bond's history (`worker { bond { … } bondChanges { items } }`).
+export const workerRelations = relations(worker, ({ one, many }) => ({
+  bond: one(workerBond, { fields: [worker.address], references: [workerBond.worker] }),
+  bondChanges: many(workerBondChange),
+}));
+
+export const workerBondChangeRelations = relations(workerBondChange, ({ one }) => ({
+  workerRow: one(worker, { fields: [workerBondChange.worker], references: [worker.address] }),
 }));
 
 /** Which worker hosts which model (kept in step with worker.modelKeys, for counting and routing). */

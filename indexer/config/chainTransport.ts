@@ -5,6 +5,8 @@ export type ChainTransportOptions = {
   urls: readonly string[];
   /** One HTTP attempt gives up after this long (the node is then treated as stalled, not as rate limiting). */
   attemptTimeoutMs: number;
+  /** With several URLs: an endpoint that has not answered within this long gets the next one asked alongside. */
+  hedgeAfterMs: number;
   /** A head poll (`eth_getBlockByNumber("latest")`) waits at most this long before answering the last head. */
   headTimeoutMs: number;
   /** A request is retried inside the transport for this long while the node does not answer at all. */
@@ -55,29 +57,50 @@ export function chainTransport(options: ChainTransportOptions): Transport {
     options.onStateChange?.({ state: "recovered", method, stalledMs });
   };
 
-  // The endpoint that answered last is asked first; a silent one hands each request on to the next at once.
+  // The endpoint that answered last is asked first. One that fails without an HTTP answer hands the request to the
+  // next at once; one that is merely slow gets company after `hedgeAfterMs` (the next endpoint is asked alongside
+  // and the first HTTP answer wins), so a hung endpoint costs a request `hedgeAfterMs`, not `attemptTimeoutMs`.
   let preferred = 0;
 
-  /** One HTTP round trip per endpoint until one answers; NodeSilentError when none gave an HTTP answer. */
-  const attempt = async (body: JsonRpcBody): Promise<unknown> => {
-    let silence: unknown;
-    for (let tried = 0; tried < options.urls.length; tried++) {
-      const index = (preferred + tried) % options.urls.length;
-      try {
-        const result = await attemptAt(options.urls[index]!, body);
-        preferred = index;
-        return result;
-      } catch (error) {
-        if (!(error instanceof NodeSilentError)) {
-          preferred = index;
-          throw error;
-        }
-        silence = error;
-      }
-    }
-    noteSilent(body.method);
-    throw silence;
-  };
+  /** Endpoints asked in turn (hedged) until one answers over HTTP; NodeSilentError when none did. */
+  const attempt = (body: JsonRpcBody): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const count = options.urls.length;
+      const first = preferred;
+      let launched = 0;
+      let pending = 0;
+      let settled = false;
+      let silence: unknown;
+      const timers: NodeJS.Timeout[] = [];
+      const settle = (index: number, outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        for (const timer of timers) clearTimeout(timer);
+        if (index >= 0) preferred = index;
+        outcome();
+      };
+      const launch = () => {
+        if (settled || launched >= count) return;
+        const index = (first + launched++) % count;
+        pending++;
+        if (launched < count) timers.push(setTimeout(launch, options.hedgeAfterMs));
+        attemptAt(options.urls[index]!, body).then(
+          (result) => settle(index, () => resolve(result)),
+          (error: unknown) => {
+            pending--;
+            if (!(error instanceof NodeSilentError)) return settle(index, () => reject(error));
+            silence = error;
+            if (launched < count) return launch();
+            if (pending === 0)
+              settle(-1, () => {
+                noteSilent(body.method);
+                reject(silence);
+              });
+          },
+        );
+      };
+      launch();
+    });
 
   const attemptAt = async (url: string, body: JsonRpcBody): Promise<unknown> => {
     let response: Response;

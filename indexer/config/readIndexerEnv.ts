@@ -22,6 +22,8 @@ const envSchema = z.object({
   PONDER_POLLING_INTERVAL_MS: z.coerce.number().int().min(100).default(100),
   /** One JSON-RPC attempt gives up after this long; the request is then retried (config/chainTransport.ts). */
   PONDER_RPC_ATTEMPT_TIMEOUT_MS: z.coerce.number().int().min(100).default(2_000),
+  /** With fallback URLs: an endpoint silent for this long gets the next one asked alongside (first answer wins). */
+  PONDER_RPC_HEDGE_AFTER_MS: z.coerce.number().int().min(50).default(500),
   /** A head poll the node does not answer within this long gets the last known head instead. */
   PONDER_RPC_HEAD_TIMEOUT_MS: z.coerce.number().int().min(50).default(1_000),
   /** How long one request is retried while the node does not answer at all, before Ponder sees an error. */

@@ -3,9 +3,9 @@ import { changeAccount } from "./write/account.js";
 import { projectEscrowReturn } from "./write/escrowReturned.js";
 import { recordChainEvent } from "./write/chainEvent.js";
 import { jobIdFromKey } from "./write/ids.js";
-import { changeJob, getJob, insertJob } from "./write/job.js";
+import { changeJob, insertJob } from "./write/job.js";
 import { tierLabel } from "./write/labels.js";
-import { findModel } from "./write/model.js";
+import { modelIdOf } from "./write/model.js";
 
 // Credits and jobs. Every balance the events carry (`balanceAfter`) is copied, never recomputed.
 
@@ -39,7 +39,7 @@ ponder.on("CreditEscrow:Withdrawn", async ({ event, context }) => {
 ponder.on("CreditEscrow:JobOpened", async ({ event, context }) => {
   const { jobId: jobKey, wallet, keyHash, modelKey, tier, creditsLocked, balanceAfter, deadline } = event.args;
   const id = jobIdFromKey(jobKey);
-  const modelId = (await findModel(context.db, modelKey))?.modelId ?? modelKey;
+  const modelId = await modelIdOf(context.db, modelKey);
   await insertJob(context.db, {
     jobKey,
     id,
@@ -83,8 +83,7 @@ ponder.on("CreditEscrow:JobOpened", async ({ event, context }) => {
 
 ponder.on("CreditEscrow:JobSettled", async ({ event, context }) => {
   const a = event.args;
-  const opened = await getJob(context.db, a.jobId);
-  await changeJob(context.db, a.jobId, {
+  const opened = await changeJob(context.db, a.jobId, {
     status: "settled",
     worker: a.worker,
     outputHash: a.outputHash,
@@ -162,8 +161,7 @@ ponder.on("CreditEscrow:JobRefunded", async ({ event, context }) => {
 
 ponder.on("CreditEscrow:JobDisputed", async ({ event, context }) => {
   const { jobId: jobKey, wallet, worker } = event.args;
-  const opened = await getJob(context.db, jobKey);
-  await changeJob(context.db, jobKey, { status: "disputed", disputeTx: event.transaction.hash });
+  const opened = await changeJob(context.db, jobKey, { status: "disputed", disputeTx: event.transaction.hash });
   await recordChainEvent(context.db, context.chain.id, event, {
     name: "JobDisputed",
     wallet,
@@ -183,10 +181,9 @@ ponder.on("CreditEscrow:JobDisputed", async ({ event, context }) => {
 
 ponder.on("CreditEscrow:JobDisputeClosed", async ({ event, context }) => {
   const { jobId: jobKey, wallet, upheld, creditsRestored, balanceAfter } = event.args;
-  const opened = await getJob(context.db, jobKey);
   // Upheld: the charge comes back (now, or from the owed queue when the reserve is topped up), which the API
   // shows as `refunded`; otherwise the settlement stands. `creditsRestored` is counted by RestitutionPaid.
-  await changeJob(context.db, jobKey, { status: upheld ? "refunded" : "settled", balanceAfter });
+  const opened = await changeJob(context.db, jobKey, { status: upheld ? "refunded" : "settled", balanceAfter });
   await changeAccount(context.db, wallet, () => ({ creditsAvailable: balanceAfter }));
   await recordChainEvent(context.db, context.chain.id, event, {
     name: "JobDisputeClosed",

@@ -32,6 +32,10 @@ const KEY_70B = modelKeyOf(MODEL_70B);
 const SVC = 10n ** 18n;
 const ESCROW_1000_TOKENS = 10n; // 8 + ceil((1000 - 500) * 4 / 1000)
 const CHARGE_100_TOKENS = 8n;
+/** The bond chainDriver.registerWorker posts for each worker (from the admin), stablecoin units. */
+const WORKER_BOND = 1_000_000n * 10n ** 6n;
+const SPONSORED_BOND = 3n * 10n ** 6n;
+const WITHDRAWN_BOND = 2n * 10n ** 6n;
 
 const workerA = localAccount(4);
 const workerB = localAccount(5);
@@ -96,6 +100,22 @@ async function workerCountOf(modelKey: Hex) {
     .from(schema.model)
     .where(and(eq(schema.model.modelKey, modelKey), fresh()));
   return row?.workerCount;
+}
+
+async function bondOf(worker: Hex) {
+  const [row] = await stack.client.db
+    .select()
+    .from(schema.workerBond)
+    .where(and(eq(schema.workerBond.worker, lower(worker)), fresh()));
+  return row;
+}
+
+async function bondChangesOf(worker: Hex) {
+  return stack.client.db
+    .select()
+    .from(schema.workerBondChange)
+    .where(and(eq(schema.workerBondChange.worker, lower(worker)), fresh()))
+    .orderBy(asc(schema.workerBondChange.cursor));
 }
 
 /** Opens a job for the customer's current key on the 8B model with max_tokens 1000. */
@@ -306,6 +326,93 @@ describe("workers", () => {
       args: [workerB.address],
     });
     expect(row).toMatchObject({ status: "unbonding", unlockAt: onChain.unlockAt });
+  });
+});
+
+describe("worker bonds", () => {
+  const escrow = () => stack.deployment.contracts.creditEscrow;
+
+  it("the bond a payer posts for a worker is its bond, with the posting in its history", async () => {
+    // chainDriver.registerWorker posted workerA's bond from the admin before the registration.
+    expect(await bondOf(workerA.address)).toMatchObject({
+      bond: WORKER_BOND,
+      totalPosted: WORKER_BOND,
+      totalWithdrawn: 0n,
+      totalSeized: 0n,
+      seizureCount: 0,
+    });
+    const [posted] = await bondChangesOf(workerA.address);
+    expect(posted).toMatchObject({
+      kind: "posted",
+      amount: WORKER_BOND,
+      bondAfter: WORKER_BOND,
+      payer: lower(chain.roles.admin.address),
+      jobKey: null,
+    });
+  });
+
+  it("postBond from a sponsor raises the bond and records the sponsor as payer", async () => {
+    await step(
+      chain.send(sponsor, stack.deployment.contracts.stablecoin, stablecoinAbi, "approve", [escrow(), SPONSORED_BOND]),
+    );
+    const receipt = await step(
+      chain.send(sponsor, escrow(), creditEscrowAbi, "postBond", [workerA.address, SPONSORED_BOND]),
+    );
+    expect(await bondOf(workerA.address)).toMatchObject({
+      bond: WORKER_BOND + SPONSORED_BOND,
+      totalPosted: WORKER_BOND + SPONSORED_BOND,
+    });
+    const changes = await bondChangesOf(workerA.address);
+    expect(changes.at(-1)).toMatchObject({
+      kind: "posted",
+      amount: SPONSORED_BOND,
+      bondAfter: WORKER_BOND + SPONSORED_BOND,
+      payer: lower(sponsor.address),
+      txHash: receipt.transactionHash,
+      blockNumber: receipt.blockNumber,
+    });
+  });
+
+  it("withdrawBond lowers the bond and records the withdrawal", async () => {
+    const receipt = await step(chain.send(workerA, escrow(), creditEscrowAbi, "withdrawBond", [WITHDRAWN_BOND]));
+    const after = WORKER_BOND + SPONSORED_BOND - WITHDRAWN_BOND;
+    expect(await bondOf(workerA.address)).toMatchObject({ bond: after, totalWithdrawn: WITHDRAWN_BOND });
+    expect((await bondChangesOf(workerA.address)).at(-1)).toMatchObject({
+      kind: "withdrawn",
+      amount: WITHDRAWN_BOND,
+      bondAfter: after,
+      payer: null,
+      txHash: receipt.transactionHash,
+    });
+  });
+
+  it("GraphQL serves a worker with its bond and the bond's history", async () => {
+    const query = `{ worker(address: "${lower(workerA.address)}") {
+      address status bond { bond totalPosted totalWithdrawn } bondChanges(orderBy: "cursor") { items { kind amount payer } }
+    } }`;
+    const response = await fetch(`${stack.indexerUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const body = (await response.json()) as { data?: { worker?: Record<string, unknown> }; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.worker).toMatchObject({
+      address: lower(workerA.address),
+      bond: {
+        bond: String(WORKER_BOND + SPONSORED_BOND - WITHDRAWN_BOND),
+        totalPosted: String(WORKER_BOND + SPONSORED_BOND),
+        totalWithdrawn: String(WITHDRAWN_BOND),
+      },
+      bondChanges: {
+        items: [
+          { kind: "posted", amount: String(WORKER_BOND), payer: lower(chain.roles.admin.address) },
+          { kind: "posted", amount: String(SPONSORED_BOND), payer: lower(sponsor.address) },
+          { kind: "withdrawn", amount: String(WITHDRAWN_BOND), payer: null },
+        ],
+      },
+    });
   });
 });
 
@@ -581,8 +688,13 @@ describe("disputes", () => {
     expect(event?.data).toMatchObject({ outcome: "expired", jobId: job.id, worker: lower(workerA.address) });
   });
 
+  let fraudJobKey: Hex | undefined;
+  let bondBeforeFraud: bigint | undefined;
+
   it("an upheld dispute slashes the worker's whole stake, removes it, restores the charge and shows the job refunded", async () => {
     const job = await settledJob(customerKeys[2], "fraud case");
+    fraudJobKey = job.jobKey;
+    bondBeforeFraud = (await bondOf(workerA.address))?.bond;
     await step(chain.openDispute(job.jobKey, job.settlement, outputHashOf("what the client got")));
     const before = await accountOf(customer.address);
     const resolved = await step(
@@ -617,6 +729,15 @@ describe("disputes", () => {
       relatedJobId: job.id,
       slashTx: resolved.transactionHash,
     });
+  });
+  it("an upheld dispute seizes the worker's whole bond into the reserve and records the seizure", async () => {
+    expect(fraudJobKey).toBeDefined();
+    expect(bondBeforeFraud).toBeGreaterThan(0n);
+    expect(await bondOf(workerA.address)).toMatchObject({ bond: 0n, totalSeized: bondBeforeFraud, seizureCount: 1 });
+    const seized = (await bondChangesOf(workerA.address)).filter((c) => c.kind === "seized");
+    expect(seized).toHaveLength(1);
+    expect(seized[0]).toMatchObject({ amount: bondBeforeFraud, bondAfter: 0n, jobKey: fraudJobKey });
+    expect(seized[0]?.reserveAfter).toBeGreaterThanOrEqual(bondBeforeFraud!);
   });
 });
 
@@ -690,6 +811,22 @@ describe("accounts", () => {
         available: onChain.available,
         locked: onChain.locked,
       });
+    }
+  });
+});
+
+describe("worker bonds against the chain", () => {
+  it("match the escrow's own bondOf for every worker that ever had a bond", async () => {
+    const rows = await stack.client.db.select().from(schema.workerBond).where(fresh());
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const row of rows) {
+      const [bond] = await chain.publicClient.readContract({
+        address: stack.deployment.contracts.creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "bondOf",
+        args: [row.worker],
+      });
+      expect({ worker: row.worker, bond: row.bond }).toEqual({ worker: row.worker, bond });
     }
   });
 });

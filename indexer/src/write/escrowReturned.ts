@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import { changeAccount } from "./account.js";
 import { recordChainEvent } from "./chainEvent.js";
-import { changeJob, getJob } from "./job.js";
+import { changeJob } from "./job.js";
 import type { Db, LogPosition } from "./types.js";
 
 export type EscrowReturn = {
@@ -19,8 +19,7 @@ export type EscrowReturn = {
 
 /** A job closed before settlement (failed or refunded after its deadline): its whole escrow is back in the balance. */
 export async function projectEscrowReturn(db: Db, chainId: number, event: LogPosition, r: EscrowReturn) {
-  const opened = await getJob(db, r.jobKey);
-  await changeJob(db, r.jobKey, {
+  const opened = await changeJob(db, r.jobKey, {
     status: r.status,
     creditsRefunded: r.credits,
     balanceAfter: r.balanceAfter,

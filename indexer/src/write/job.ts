@@ -6,18 +6,19 @@ export type JobRow = typeof job.$inferSelect;
 export type NewJob = typeof job.$inferInsert;
 export type JobChange = Partial<Omit<JobRow, "jobKey" | "id">>;
 
-/** Inserts a job at `JobOpened`; a replayed log leaves the row as it is. */
+/**
+ * Inserts a job at `JobOpened`. A plain insert (no lookup first): a job id opens once on chain, and Ponder never
+ * projects one log twice (a replay starts from reverted rows).
+ */
 export async function insertJob(db: Db, values: NewJob): Promise<void> {
-  await db.insert(job).values(values).onConflictDoNothing();
+  await db.insert(job).values(values);
 }
 
-/** The job's row; throws if the chain mentions a job that was never opened (an indexer bug, not a chain state). */
-export async function getJob(db: Db, jobKey: Hex): Promise<JobRow> {
-  const row = await db.find(job, { jobKey });
-  if (!row) throw new Error(`job ${jobKey} has no JobOpened row`);
-  return row;
-}
-
-export async function changeJob(db: Db, jobKey: Hex, change: JobChange): Promise<void> {
-  await db.update(job, { jobKey }).set(change);
+/**
+ * Applies `change` and returns the row as it is afterwards, so a handler that needs the opened facts (e.g.
+ * `creditsLocked`, which no change touches) reads and writes the job in one store operation, not a find and an
+ * update. Throws (Ponder's RecordNotFoundError) if the job was never opened: an indexer bug, not a chain state.
+ */
+export async function changeJob(db: Db, jobKey: Hex, change: JobChange): Promise<JobRow> {
+  return db.update(job, { jobKey }).set(change);
 }
