@@ -16,7 +16,7 @@ const balanceRow = z.object({
 });
 const reservedRow = z.object({ available: z.coerce.bigint() });
 const countRow = z.object({ released: z.coerce.number() });
-const boundRow = z.object({ bound: z.coerce.bigint() });
+const probeRow = z.object({ bound: z.coerce.bigint(), settled: z.boolean(), at: z.date() });
 const sweepRow = z.object({ kind: z.enum(["renewed", "indexed", "released", "wanted"]), id: z.string().nullable() });
 
 export interface CreditLedgerOptions {
@@ -221,17 +221,19 @@ export class CreditLedger {
       const second = await this.take(slice, need, credits);
       if (second !== "refused") return second;
     }
+    let askedAt: Date | null = null;
     for (;;) {
-      // What could come back: the ledger's room plus what live peers' slices hold; below the need, waiting is
-      // pointless. Otherwise peers are asked (ledger_wallet.wanted_at) and the request polls.
       await this.sweep().catch(() => 0);
       const lacking = credits - slice.free;
       if (lacking <= 0n) return "retry";
       const again = await this.take(slice, lacking, credits);
       if (again !== "refused") return again;
       if (Date.now() >= deadline) return "refused";
-      const bound = await this.gated(() => this.probeAndAsk(slice.wallet, lacking));
-      if (bound < lacking) return "refused";
+      const probe = await this.gated(() => this.probeAndAsk(slice.wallet, lacking, askedAt));
+      askedAt ??= probe.at;
+      // Refused only once every live peer holding credits of the wallet swept since the first probe (its locks
+      // the index shows no longer count twice) and even their unused parts would not cover the request.
+      if (probe.bound < lacking && probe.settled) return "refused";
       await new Promise((resolve) => setTimeout(resolve, RECALL_POLL_MS));
     }
   }
@@ -277,23 +279,33 @@ export class CreditLedger {
   }
 
   /**
-   * The most the wallet could give this request if live peers gave their slices back; when that covers `need`,
-   * marks the wallet wanted so they do on their next sweep.
+   * What the wallet could give this request if live peers gave the unused part of their slices back (`bound`), and
+   * whether every live peer slice of the wallet was renewed (swept) since `since`. When the bound covers `need`,
+   * marks the wallet wanted so the peers give back on their next sweep.
    */
-  private async probeAndAsk(wallet: string, need: bigint): Promise<bigint> {
+  private async probeAndAsk(
+    wallet: string,
+    need: bigint,
+    since: Date | null,
+  ): Promise<{ bound: bigint; settled: boolean; at: Date }> {
     const { rows } = await this.pool.query(
-      `WITH probe AS (
+      `WITH peers AS (
+         SELECT free, credits, renewed_at FROM ledger_slice
+         WHERE wallet = $1 AND owner <> $2 AND renewed_at > now() - $3::interval AND expires_at > now()
+       ), probe AS (
          SELECT COALESCE((SELECT credits_available FROM ${this.account} WHERE wallet = $1), 0)
               - COALESCE((SELECT reserved FROM ledger_wallet WHERE wallet = $1), 0)
-              + COALESCE((SELECT SUM(credits) FROM ledger_slice WHERE wallet = $1 AND owner <> $2
-                            AND renewed_at > now() - $3::interval AND expires_at > now()), 0) AS bound
+              + COALESCE((SELECT SUM(free) FROM peers), 0) AS bound,
+                NOT EXISTS (SELECT 1 FROM peers WHERE credits > 0 AND renewed_at <= COALESCE($5::timestamptz, now()))
+                  AS settled,
+                now() AS at
        ), asked AS (
          UPDATE ledger_wallet SET wanted_at = now() WHERE wallet = $1 AND (SELECT bound FROM probe) >= $4::bigint
        )
-       SELECT bound FROM probe`,
-      [wallet, this.owner, interval(this.peerFreshMs), need.toString()],
+       SELECT bound, settled, at FROM probe`,
+      [wallet, this.owner, interval(this.peerFreshMs), need.toString(), since],
     );
-    return boundRow.parse(rows[0]).bound;
+    return probeRow.parse(rows[0]);
   }
 
   /** Runs a take's statement unless a sweep statement of this ledger is running (then after it). */
