@@ -207,11 +207,7 @@ export class CreditLedger {
    * Takes enough into `slice` for `credits`: what the sizing rule wants, else exactly what is lacking, else asks
    * live peers for their unused part and tries again until `deadline`.
    */
-  private async takeFor(
-    slice: CreditSlice,
-    credits: bigint,
-    deadline: number,
-  ): Promise<"taken" | "retry" | "refused"> {
+  private async takeFor(slice: CreditSlice, credits: bigint, deadline: number): Promise<"taken" | "retry" | "refused"> {
     const need = credits - slice.free;
     if (need <= 0n) return "retry";
     const want = slice.want(need, Date.now());

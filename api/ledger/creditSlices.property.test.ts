@@ -63,7 +63,9 @@ describe("credit slices across two gateways (property)", () => {
         fc.integer({ min: 0, max: 300 }),
         fc.array(stepArb, { minLength: 5, maxLength: 25 }),
         async (initial, steps) => {
-          await db.query(`TRUNCATE ${API_SCHEMA}.ledger_wallet, ${API_SCHEMA}.ledger_reservation, ${API_SCHEMA}.ledger_slice`);
+          await db.query(
+            `TRUNCATE ${API_SCHEMA}.ledger_wallet, ${API_SCHEMA}.ledger_reservation, ${API_SCHEMA}.ledger_slice`,
+          );
           await db.query("TRUNCATE index_under_test.job, index_under_test.account");
           await db.indexBalance(WALLET, BigInt(initial));
           let balance = BigInt(initial);
@@ -96,7 +98,8 @@ describe("credit slices across two gateways (property)", () => {
                 // at no moment.
                 const room = balance - pendingSum();
                 attempts.forEach((attempt, i) => {
-                  if (!results[i]!.ok) expect(BigInt(attempt.credits), "refused though the chain allows it").toBeGreaterThan(room);
+                  if (!results[i]!.ok)
+                    expect(BigInt(attempt.credits), "refused though the chain allows it").toBeGreaterThan(room);
                 });
               } else if (step.kind === "skip" && pending.size > 0) {
                 const key = pick(step.pick);
