@@ -347,6 +347,9 @@ export class CreditLedger {
         dropped.push(slice.id);
         continue;
       }
+      for (const key of slice.expire(startedAt - this.options.reservationTtlMs)) {
+        if (this.sliceOfKey.get(key) === slice) this.sliceOfKey.delete(key);
+      }
       // Nothing to renew yet (its first take has not committed): left out, not mistaken for an expired row.
       if (slice.held === 0n) continue;
       const giveBack = idle || this.closed || startedAt < slice.contendedUntil ? slice.free : 0n;

@@ -9,6 +9,8 @@ export class CreditSlice {
   held = 0n;
   /** Reservations served from this slice whose lock the index does not show yet, by job key. */
   readonly inflight = new Map<string, bigint>();
+  /** When each reservation in flight was served (Map order: oldest first). */
+  private readonly servedAt = new Map<string, number>();
   private inflightSum = 0n;
   /** Unused credits a sweep in progress is giving back (not servable meanwhile). */
   returning = 0n;
@@ -52,6 +54,7 @@ export class CreditSlice {
   serve(jobKey: string, credits: bigint, now: number): boolean {
     if (!this.usable(now) || this.free < credits) return false;
     this.inflight.set(jobKey, credits);
+    this.servedAt.set(jobKey, now);
     this.inflightSum += credits;
     this.lastUsedAt = now;
     this.demand = this.rate(now) + Number(credits);
@@ -64,8 +67,23 @@ export class CreditSlice {
     const credits = this.inflight.get(jobKey);
     if (credits === undefined) return undefined;
     this.inflight.delete(jobKey);
+    this.servedAt.delete(jobKey);
     this.inflightSum -= credits;
     return credits;
+  }
+
+  /**
+   * Reservations served before `before` that neither the index showed nor the gateway released (their lock was
+   * lost): released, as a reservation row expires after LEDGER_RESERVATION_TTL_MS. Returns their job keys.
+   */
+  expire(before: number): string[] {
+    const expired: string[] = [];
+    for (const [jobKey, at] of this.servedAt) {
+      if (at >= before) break;
+      expired.push(jobKey);
+    }
+    for (const jobKey of expired) this.release(jobKey);
+    return expired;
   }
 
   /** The reservation's lock is in the index (so its credits left `credits_available`): the row shrinks by it. */

@@ -97,6 +97,16 @@ describe("credit slices", () => {
     expect(await db.reserved(WALLET)).toBe(0n);
   });
 
+  it("a reservation in a slice that nobody confirmed or released expires after its TTL, so credits are never stuck", async () => {
+    const ledger = db.gateway({ idleMs: 30 }, 50);
+    await db.indexBalance(WALLET, 10n);
+    await ledger.reserve(WALLET, jobKey(1), 10n);
+    await sleep(100);
+    await ledger.releaseIndexed();
+    expect(await db.reserved(WALLET)).toBe(0n);
+    expect(await ledger.available(WALLET)).toBe(10n);
+  });
+
   it("a dead gateway's slice returns after its TTL", async () => {
     const dead = db.gateway({ ttlMs: 100 });
     const live = db.gateway({});
