@@ -64,6 +64,8 @@ async function main(): Promise<void> {
     });
     const sweep = setInterval(() => void ledger.releaseIndexed().catch(() => undefined), 100);
     await pool.query("SELECT 1");
+    // Counters of the set-up flushed first (each backend flushes about once a second).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     await admin.query("SELECT pg_stat_statements_reset()");
     const before = await admin.query(
       "SELECT xact_commit::bigint AS commits, (tup_inserted + tup_updated + tup_deleted)::bigint AS rows FROM pg_stat_database WHERE datname = current_database()",
