@@ -93,8 +93,16 @@ export const configSchema = z.object({
   /** A reservation neither confirmed by the index nor released is dropped after this long (a gateway killed
    *  between reserving and sending its lock). */
   LEDGER_RESERVATION_TTL_MS: z.coerce.number().int().positive().default(300_000),
-  /** How often the ledger releases reservations whose lock the index now shows. */
+  /** How often the ledger releases reservations whose lock the index now shows (and renews this gateway's slices). */
   LEDGER_SWEEP_MS: z.coerce.number().int().positive().default(100),
+  /** Credits leased per gateway (docs/DESIGN.md "Credit slices"); false: one statement on the wallet's row per job. */
+  LEDGER_SLICES: boolean.default(true),
+  /** A slice its gateway stopped renewing (killed) is deleted by any gateway after this long; its credits return. */
+  LEDGER_SLICE_TTL_MS: z.coerce.number().int().min(1_000).default(15_000),
+  /** A slice unused for this long gives its unused credits back to the wallet. */
+  LEDGER_SLICE_IDLE_MS: z.coerce.number().int().positive().default(1_000),
+  /** A request the ledger cannot cover while peers' slices hold the wallet's credits waits at most this long for them. */
+  LEDGER_SLICE_RECALL_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
   SETTLEMENT_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(50),
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(25),
   /** Per-IP burst limit: requests per window. */

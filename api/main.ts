@@ -186,6 +186,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const ledger = new CreditLedger(pool, {
     indexSchema: config.INDEX_DB_SCHEMA,
     reservationTtlMs: config.LEDGER_RESERVATION_TTL_MS,
+    slices: config.LEDGER_SLICES
+      ? {
+          owner: gatewayId,
+          ttlMs: config.LEDGER_SLICE_TTL_MS,
+          idleMs: config.LEDGER_SLICE_IDLE_MS,
+          recallWaitMs: config.LEDGER_SLICE_RECALL_WAIT_MS,
+          // A peer renews its slices every sweep; one silent for several is presumed dead.
+          peerFreshMs: Math.max(1_000, 10 * config.LEDGER_SWEEP_MS),
+        }
+      : undefined,
   });
   const freshness = new IndexFreshness(indexLag, config.LEDGER_FRESHNESS_WAIT_MS);
   const jobs = new JobStore(pool, { logger });
@@ -350,6 +360,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       while (deps.activeJobs.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
       if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
       await locks.drain();
+      // The unused part of this gateway's slices goes back to the wallets now, not after the slice TTL.
+      await ledger.close();
       await batcher.drain();
       await sweeping;
       await transactions.stop();
