@@ -95,7 +95,8 @@ function costPerJob(
 
 async function openBatch(): Promise<Hex[]> {
   const jobKeys = Array.from({ length: BATCH }, () => jobIdToBytes32(newJobId()));
-  const requests = jobKeys.map((jobId) => ({ jobId, keyHash, modelKey: MODEL, maxTokens: 1000 }));
+  const acceptedAt = (await chain.publicClient.getBlock()).timestamp;
+  const requests = jobKeys.map((jobId) => ({ jobId, keyHash, modelKey: MODEL, maxTokens: 1000, acceptedAt }));
   const receipt = await chain.send(
     chain.roles.gateway,
     stack.deployment.contracts.creditEscrow,
