@@ -76,6 +76,24 @@ describe("SettlementBatcher", () => {
     expect(new Set(hashes).size).toBe(1);
   });
 
+  it("sends a receipt that follows a quiet window at once, without waiting out the window", async () => {
+    const port = new RecordingSettlementPort();
+    const batcher = new SettlementBatcher(port, { windowMs: 60_000, max: 10, logger, metrics });
+    await batcher.enqueue(receipt(1), "0x").submitted;
+    expect(port.sent).toEqual(["batch:0x1"]);
+  });
+
+  it("gathers the receipts that follow a batch within the window into the next batch", async () => {
+    const port = new RecordingSettlementPort();
+    const batcher = new SettlementBatcher(port, { windowMs: 50, max: 10, logger, metrics });
+    await batcher.enqueue(receipt(1), "0x").submitted;
+    const tickets = [2, 3].map((n) => batcher.enqueue(receipt(n), "0x"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(port.sent).toEqual(["batch:0x1"]);
+    await Promise.all(tickets.map((t) => t.submitted));
+    expect(port.sent).toEqual(["batch:0x1", "batch:0x2,0x3"]);
+  });
+
   it("sends at once when the batch is full", async () => {
     const port = new RecordingSettlementPort();
     const batcher = new SettlementBatcher(port, { windowMs: 60_000, max: 2, logger, metrics });

@@ -27,7 +27,8 @@ interface Pending {
 }
 
 /**
- * Collects receipts for `windowMs` (or until `max`) and settles them in one `settleBatch`, a batch of one
+ * Collects receipts for `windowMs` (or until `max`; after a quiet window, only for the current turn of the event
+ * loop) and settles them in one `settleBatch`, a batch of one
  * included: the batch is sent without waiting for its jobs' locks to be mined (issue 26; the same signer sent them
  * first, so nonce order mines them first) and never reverts for one receipt, whereas `settle` would revert if the
  * escrow skipped the lock. The escrow settles every valid receipt of a batch and skips the others
@@ -38,6 +39,8 @@ interface Pending {
 export class SettlementBatcher {
   private queue: Pending[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** When the last batch left; a receipt arriving a whole window later leaves at once. */
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -62,7 +65,14 @@ export class SettlementBatcher {
     );
     this.queue.push(item);
     if (this.queue.length >= this.options.max) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
+    else if (!this.timer) {
+      // After a quiet window the receipt leaves at the end of this turn of the event loop instead of waiting out a
+      // window nobody shares: a whole completion's answer names its settlement transaction, so the window was
+      // added to every answer at low load (issue 26, "nothing waits"). Receipts that follow a batch within the
+      // window still gather, so batches stay large under load (gas per job, issue 22).
+      const quiet = Date.now() - this.lastSentAt >= this.options.windowMs;
+      this.timer = setTimeout(() => this.flush(), quiet ? 0 : this.options.windowMs);
+    }
     return { submitted: item.submitted.promise, mined: item.mined.promise };
   }
 
@@ -70,6 +80,7 @@ export class SettlementBatcher {
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.queue.length > 0) this.lastSentAt = Date.now();
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.options.max);
       const run = this.settleGroup(batch).finally(() => this.inFlight.delete(run));

@@ -33,7 +33,7 @@ describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", (
   });
   afterAll(() => gateway?.close());
 
-  it("serves concurrent completions whose settlements go out in one settleBatch transaction", async () => {
+  it("serves concurrent completions whose settlements share settleBatch transactions", async () => {
     const openai = new OpenAI({ apiKey: stackInfo().demo.apiKey, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
     const answers = await Promise.all(
       [1, 2, 3].map((n) =>
@@ -47,7 +47,8 @@ describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", (
     // Locks are group-committed (openJobBatch): concurrent jobs may share one escrow transaction.
     expect(escrowTxs.every((tx) => /^0x[0-9a-f]{64}$/.test(tx ?? ""))).toBe(true);
     expect(settlementTxs.every((tx) => /^0x[0-9a-f]{64}$/.test(tx ?? ""))).toBe(true);
-    expect(new Set(settlementTxs).size).toBe(1);
+    // The first receipt after a quiet window leaves at once; those that follow within the window share a batch.
+    expect(new Set(settlementTxs).size).toBeLessThan(settlementTxs.length);
     for (const { data } of answers) expect(data.choices[0]?.message.content).not.toBe("");
   });
 });
