@@ -25,7 +25,7 @@ export type BenchWallet = { wallet: Address; apiKey: string };
  * `count` new client wallets, each with `usdg` stablecoin of credits and its own registered API key, returned once
  * every gateway of `apiUrls` accepts every key. The bench's traffic "spread over many wallets" uses them (real API
  * traffic comes from many wallets; one wallet's jobs queue on that wallet's ledger row). Seeding is sent all at
- * once: the admin mints with consecutive nonces, each wallet then approves, deposits and registers its key on its
+ * once: the admin sends its mints with consecutive nonces, each wallet then approves, deposits and registers its key on its
  * own nonce sequence. An interval-mining chain is put on automine meanwhile (as the stack's own set-up is) and back.
  */
 export async function seedWallets(
@@ -58,17 +58,20 @@ export async function seedWallets(
     const admin = createWalletClient({ chain, transport, account: localAccount(LOCAL_ACCOUNT_INDEX.admin) });
     const firstNonce = await publicClient.getTransactionCount({ address: admin.account.address, blockTag: "pending" });
     const amount = usdg * USDG_UNIT;
-    const mints = await Promise.all(
-      accounts.map((account, i) =>
-        admin.writeContract({
+    // Sent one after another (not mined one after another): an automining node refuses a nonce that arrives ahead
+    // of its predecessor ("nonce too high"), and concurrent sends may arrive out of order.
+    const mints: Hex[] = [];
+    for (const [i, account] of accounts.entries()) {
+      mints.push(
+        await admin.writeContract({
           address: deployment.contracts.stablecoin,
           abi: stablecoinAbi,
           functionName: "mint",
           args: [account.address, amount],
           nonce: firstNonce + i,
         }),
-      ),
-    );
+      );
+    }
     await Promise.all(mints.map(mined));
     return await Promise.all(
       accounts.map(async (account) => {
