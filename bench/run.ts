@@ -840,8 +840,11 @@ async function heapOf(apiUrl: string): Promise<Record<string, number>> {
   };
 }
 
-/** Blocks per `eth_getLogs` call: a whole run's logs in one answer exceed viem's response size limit. */
-const LOG_PAGE_BLOCKS = 1_000n;
+/**
+ * Blocks per `eth_getLogs` call: a whole run's logs in one answer exceed viem's 10 MB response limit, and so did
+ * 1,000 blocks once lock batches grew to dozens of jobs each (each job logs its lock, settlement and transfers).
+ */
+const LOG_PAGE_BLOCKS = 100n;
 
 async function escrowLogs(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
   const pages = [];
