@@ -52,7 +52,16 @@ export function rawRequest(
       });
       response.on("error", reject);
     });
-    request.on("error", reject);
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      // Node's keep-alive race (its http docs, "reusedSocket"): a request written on a pooled socket just as the
+      // gateway closed it for idleness (5 s keep-alive) is reset unanswered, never processed; send it once more on
+      // a fresh connection, as HTTP clients do for a request that never reached the server.
+      if (request.reusedSocket && error.code === "ECONNRESET") {
+        rawRequest(method, path, { apiKey, body, headers, baseUrl }).then(resolve, reject);
+        return;
+      }
+      reject(error);
+    });
     if (payload !== undefined) request.write(payload);
     request.end();
   });
