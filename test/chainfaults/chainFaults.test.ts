@@ -1,12 +1,12 @@
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { serializeTransaction, type Hex, type TransactionSerializableEIP1559 } from "viem";
-import { CHAIN_JOB_STATUSES, jobIdToBytes32 } from "@credit-metered/client";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 import { expectConserved, report } from "../chaos/support/faults.js";
-import { contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
+import { publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
+import { chainStatusOf, rpc } from "./chainRpc.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { RPC_PROXY_URL } from "./chainfaultsStack.js";
 import { setProxyMode } from "./rpcProxy.js";
@@ -62,18 +62,6 @@ function startLoad(): { stop: () => Promise<Answer[]> } {
       return Promise.all(running);
     },
   };
-}
-
-async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
-  const response = await fetch(stackInfo().rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = (await response.json()) as { result?: unknown; error?: { message?: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
 }
 
 const signer = () => stackInfo().gateways[0]!.signer;
@@ -140,16 +128,6 @@ async function recovered(since: number): Promise<number> {
     { timeoutMs: RECOVERY_BOUND_MS, intervalMs: 200 },
   );
   return Date.now() - since;
-}
-
-async function chainStatusOf(jobId: string): Promise<string> {
-  const [status] = await publicClient().readContract({
-    address: contracts().creditEscrow,
-    abi: creditEscrowAbi,
-    functionName: "jobOf",
-    args: [jobIdToBytes32(jobId)],
-  });
-  return CHAIN_JOB_STATUSES[status] ?? "none";
 }
 
 /** Webhook events (recorded, whether or not anyone subscribed) that name a transaction and its block. */

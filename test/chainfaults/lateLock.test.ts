@@ -1,11 +1,10 @@
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CHAIN_JOB_STATUSES, jobIdToBytes32 } from "@credit-metered/client";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 import { expectConserved, report } from "../chaos/support/faults.js";
-import { contracts, creditEscrowAbi, publicClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
+import { chainStatusOf, rpc } from "./chainRpc.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
 import { FINALITY_DEPTH } from "./chainfaultsStack.js";
@@ -24,34 +23,12 @@ const RETURNED_WITHIN_MS = 15_000;
 let client: ClientWallet;
 let model: string;
 
-async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
-  const response = await fetch(stackInfo().rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = (await response.json()) as { result?: unknown; error?: { message?: string } };
-  if (body.error) throw new Error(`${method}: ${body.error.message}`);
-  return body.result;
-}
-
 async function jobsOfClient(): Promise<{ id: string; status: string; credits_charged: number | null }[]> {
   const response = await fetch(`${stackInfo().apiUrl}/v1/jobs?limit=100`, {
     headers: { authorization: `Bearer ${client.apiKey}` },
     signal: AbortSignal.timeout(5_000),
   });
   return ((await response.json()) as { data: { id: string; status: string; credits_charged: number | null }[] }).data;
-}
-
-async function chainStatusOf(jobId: string): Promise<string> {
-  const [status] = await publicClient().readContract({
-    address: contracts().creditEscrow,
-    abi: creditEscrowAbi,
-    functionName: "jobOf",
-    args: [jobIdToBytes32(jobId)],
-  });
-  return CHAIN_JOB_STATUSES[status] ?? "none";
 }
 
 /** The webhook events the gateway recorded for a job (whether or not anyone subscribed). */
