@@ -281,7 +281,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const v1 = Router();
   // Completions authenticate from the index (no RPC on the hot path; a revocation not yet indexed is refused by
   // the escrow's lock); the other routes keep the chain's per-block key check.
-  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness)));
+  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness, deps.keys)));
   v1.use("/v1", authenticate(deps.keys));
   v1.use(routerOf(endpointsFor("apiKey"), deps));
   const logging = Router();

@@ -1,5 +1,7 @@
 import type { Account, Address } from "viem";
-import { generateApiKey } from "@credit-metered/client";
+import { generateApiKey, keyHashOf } from "@credit-metered/client";
+import { IndexClient } from "../../api/readModel/indexClient.js";
+import { IndexReader } from "../../api/readModel/indexReader.js";
 import { fundCredits, registerApiKey } from "../../scripts/stack/seedDemo.js";
 import { freshAccount } from "./chain.js";
 import { stackInfo } from "./stackInfo.js";
@@ -30,12 +32,24 @@ export async function depositCredits(account: Account, usdg: bigint): Promise<vo
   await fundCredits(localChain(), account, usdg);
 }
 
-/** Waits until `GET /v1/account` answers 200 for the key. */
+let indexReader: IndexReader | undefined;
+
+/**
+ * Waits until `GET /v1/account` answers 200 for the key (the chain's word) and the index holds it active (what the
+ * completion path and the credit ledger read): under load the index may trail the chain by more than the gateway's
+ * freshness bound, and a test's first request must not measure that lag.
+ */
 export async function waitUntilKeyAccepted(apiKey: string): Promise<void> {
   await waitFor(`key ${apiKey.slice(0, 14)}… accepted`, async () => {
     const response = await fetch(`${stackInfo().apiUrl}/v1/account`, {
       headers: { authorization: `Bearer ${apiKey}` },
     });
     return response.status === 200;
+  });
+  indexReader ??= new IndexReader(new IndexClient(stackInfo().indexerUrl));
+  const index = indexReader;
+  await waitFor(`key ${apiKey.slice(0, 14)}… indexed`, async () => {
+    const row = await index.apiKey(keyHashOf(apiKey)).catch(() => undefined);
+    return row?.status === "active";
   });
 }
