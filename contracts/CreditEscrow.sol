@@ -150,7 +150,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         uint256[5] openedData;
     }
 
-    /// @dev `Account` packs into one slot, from the low bits: available (96), locked (96), lastTopUpAt (64).
+    /// @dev `Account` packs into one slot, from the low bits: available (96), locked (96), lastTopUpAt (64, its top
+    /// bit `SPEND_CAPPED`).
     uint256 private constant ACCOUNT_LOCKED_SHIFT = 96;
     uint256 private constant ACCOUNT_TOP_UP_SHIFT = 192;
 
@@ -463,7 +464,9 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
 
     /// @inheritdoc ICreditEscrow
     function accountOf(address wallet) external view returns (Account memory) {
-        return _accounts[wallet];
+        Account memory account = _accounts[wallet];
+        account.lastTopUpAt &= ~SPEND_CAPPED;
+        return account;
     }
 
     /// @inheritdoc ICreditEscrow
@@ -713,7 +716,8 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         address wallet = lookups.wallet;
         if (held.wallet != wallet) {
             _hold(held, wallet);
-            held.spendWord = _spend[wallet];
+            // Only a capped wallet's spend word is read (SPEND_CAPPED): an uncapped one's is never changed here.
+            held.spendWord = (held.lastTopUpAt & SPEND_CAPPED) != 0 ? _spend[wallet] : 0;
         }
         uint256 credits = lookups.credits;
         uint256 available = held.available;
@@ -951,42 +955,52 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         return true;
     }
 
-    /// @dev The job's worker's place in `totals` (added, with its bond word, on its first job in the batch), with
-    /// the job's charge counted at risk against the bond; `type(uint256).max` when the bond cannot cover it.
+    /// @dev The job's worker's place in `totals` (added, with its bond word rolled to the current slot and the room
+    /// left in it, on its first job in the batch), with the job's charge counted at risk in that word;
+    /// `type(uint256).max` when the bond cannot cover it.
     function _workerSlot(BatchTotals memory totals, SettledJob memory job) private view returns (uint256 slot) {
         uint256 workerCount = totals.workerCount;
-        while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;
+        address worker = job.worker;
+        slot = _indexOf(totals.workers, workerCount, worker);
         if (slot == workerCount) {
-            uint256 word = _bonds[job.worker];
-            totals.workers[slot] = job.worker;
+            (uint256 word, uint256 bondRoom) = _bonds[worker].rolled(block.timestamp, _exposure);
+            totals.workers[slot] = worker;
             totals.bondWords[slot] = word;
-            totals.rooms[slot] = _roomOf(word);
-            totals.workerCount = workerCount + 1;
+            totals.rooms[slot] = bondRoom;
+            // At most `count` distinct workers: the arrays hold them.
+            unchecked {
+                totals.workerCount = workerCount + 1;
+            }
         }
         uint256 charge = job.charged * UNIT_PER_CREDIT;
         uint256 room = totals.rooms[slot];
         if (charge > room) return type(uint256).max;
-        // Checked just above.
+        // Checked just above; the current bucket stays within the bond (WorkerBond.rolled), so the word's add
+        // cannot carry out of it.
         unchecked {
             totals.rooms[slot] = room - charge;
+            totals.bondWords[slot] += charge;
         }
     }
 
-    /// @dev Stores each batch worker's bond word with what the batch put at risk: the room it found less the room
-    /// left (within the bond by construction).
+    /// @dev The first of `list`'s `count` entries equal to `item`, or `count` if none is (a batch's workers are
+    /// few and mostly repeat, so a scan beats a storage-backed map).
+    function _indexOf(address[] memory list, uint256 count, address item) private pure returns (uint256 i) {
+        assembly ("memory-safe") {
+            for {
+                let at := add(list, 0x20)
+            } and(lt(i, count), iszero(eq(mload(add(at, shl(5, i))), item))) {} {
+                i := add(i, 1)
+            }
+        }
+    }
+
+    /// @dev Stores the bond word of each batch worker that was paid, with what the batch put at risk in it (a
+    /// worker paid nothing was charged nothing: its word stays as it was).
     function _storeBonds(BatchTotals memory totals) private {
         for (uint256 i; i < totals.workerCount; ++i) {
-            uint256 word = totals.bondWords[i];
-            uint256 risked = _roomOf(word) - totals.rooms[i];
-            if (risked != 0) _bonds[totals.workers[i]] = word.added(risked, block.timestamp, _exposure);
+            if (totals.amounts[i] != 0) _bonds[totals.workers[i]] = totals.bondWords[i];
         }
-    }
-
-    /// @dev What a worker's bond can still take at risk now.
-    function _roomOf(uint256 word) private view returns (uint256) {
-        uint256 bond = word.bondOf();
-        uint256 risk = word.atRisk(block.timestamp, _exposure);
-        return bond > risk ? bond - risk : 0;
     }
 
     /// @dev Counts the job's charge at risk against its worker's bond word, if it fits (reverting when `strict` and

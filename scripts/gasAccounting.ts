@@ -98,3 +98,59 @@ export function formatAccount(name: string, account: GasAccount): string {
   lines.push(`  ${String(account.execution - listed).padStart(7)}  (refunds and rounding)`);
   return lines.join("\n");
 }
+
+/** Names a storage slot of the traced transaction's target (e.g. "job word"); undefined when unknown. */
+export type SlotLabeler = (slot: bigint) => string | undefined;
+
+/**
+ * Where one transaction's gas goes, by component rather than by opcode (docs/DESIGN.md, "Where the gas goes"):
+ * intrinsic and calldata; each of the target's storage reads and writes named by `labelSlot` (cold and warm
+ * together); the events it logs; KECCAK256 (EIP-712 and slot hashing); each precompile; and every external call
+ * as one item, its callee's whole execution and the call's own cost (cold account access included). Everything
+ * else the target runs (ABI decoding, memory, arithmetic, jumps) is "escrow code"; SSTORE refunds come last.
+ */
+export async function componentsOf(
+  provider: TraceProvider,
+  hash: string,
+  names: Map<string, string>,
+  labelSlot: SlotLabeler,
+): Promise<{ gasUsed: number; items: Map<string, number> }> {
+  const [trace, receipt, tx] = await Promise.all([
+    provider.send("debug_traceTransaction", [hash, { disableStorage: true, disableMemory: true }]) as Promise<Trace>,
+    provider.getTransactionReceipt(hash),
+    provider.getTransaction(hash),
+  ]);
+  if (!receipt || !tx) throw new Error(`no receipt for ${hash}`);
+  const logs = trace.structLogs;
+  const gasUsed = Number(receipt.gasUsed);
+  const items = new Map<string, number>();
+  const add = (key: string, gas: number) => items.set(key, (items.get(key) ?? 0) + gas);
+  add("intrinsic + calldata", Number(tx.gasLimit) - (logs[0]?.gas ?? Number(tx.gasLimit)));
+  for (let i = 0; i < logs.length; i++) {
+    const step = logs[i]!;
+    if (step.depth !== 1) continue;
+    const stack = step.stack ?? [];
+    const top = (k: number) => BigInt(stack[stack.length - 1 - k] ?? "0");
+    if (CALLS.has(step.op)) {
+      // The call's whole cost: gas before it − gas after it returns.
+      let j = i + 1;
+      while (j < logs.length && logs[j]!.depth > 1) j++;
+      const after = logs[j]?.gas ?? step.gas - step.gasCost;
+      const target = top(1);
+      const callee =
+        target < 0x100n
+          ? `precompile ${target}${target === 1n ? " (ecrecover)" : ""}`
+          : `call → ${names.get(`0x${target.toString(16).padStart(40, "0")}`) ?? "?"}`;
+      add(callee, step.gas - after);
+      i = j - 1;
+      continue;
+    }
+    if (step.op === "SLOAD" || step.op === "SSTORE") add(`storage: ${labelSlot(top(0)) ?? "other"}`, step.gasCost);
+    else if (step.op.startsWith("LOG")) add("events (LOG)", step.gasCost);
+    else if (step.op === "KECCAK256" || step.op === "SHA3") add("KECCAK256 (EIP-712, slots)", step.gasCost);
+    else add("escrow code", step.gasCost);
+  }
+  const listed = [...items.values()].reduce((sum, gas) => sum + gas, 0);
+  add("SSTORE refunds", gasUsed - listed);
+  return { gasUsed, items };
+}

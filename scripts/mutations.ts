@@ -37,8 +37,8 @@ const MUTANTS: Mutant[] = [
   {
     id: "pay the wrong worker in a batch",
     file: "contracts/CreditEscrow.sol",
-    find: "while (slot < workerCount && totals.workers[slot] != job.worker) ++slot;",
-    replace: "while (slot + 1 < workerCount) ++slot;",
+    find: "and(lt(i, count), iszero(eq(mload(add(at, shl(5, i))), item)))",
+    replace: "lt(add(i, 1), count)",
   },
   {
     id: "send the fee to the worker",
@@ -211,6 +211,24 @@ const MUTANTS: Mutant[] = [
     file: "contracts/WorkerRegistry.sol",
     find: "if (amount != 0 && !stakeToken.trySafeTransfer(treasury, amount)) {",
     replace: "if (amount != 0) {\n            stakeToken.safeTransfer(treasury, amount);",
+  },
+  {
+    id: "drop the spending-cap flag on a deposit",
+    file: "contracts/escrow/EscrowModule.sol",
+    find: "account.lastTopUpAt = uint64(block.timestamp) | (account.lastTopUpAt & SPEND_CAPPED);",
+    replace: "account.lastTopUpAt = uint64(block.timestamp);",
+  },
+  {
+    id: "report the spending-cap flag as part of the top-up time",
+    file: "contracts/CreditEscrow.sol",
+    find: "        account.lastTopUpAt &= ~SPEND_CAPPED;\n",
+    replace: "\n",
+  },
+  {
+    id: "leave a batch's charges out of the bond word it stores",
+    file: "contracts/CreditEscrow.sol",
+    find: "            totals.bondWords[slot] += charge;\n",
+    replace: "\n",
   },
   {
     id: "decode a malformed receipt in a batch",

@@ -145,6 +145,9 @@ contract EscrowModule is EscrowStorage {
         if (creditsPerHour > SpendWindow.MAX_CAP)
             revert ICreditEscrow.SpendingCapTooLarge(creditsPerHour, SpendWindow.MAX_CAP);
         _spend[msg.sender] = _spend[msg.sender].withCap(creditsPerHour);
+        ICreditEscrow.Account storage account = _accounts[msg.sender];
+        uint64 topUp = account.lastTopUpAt;
+        account.lastTopUpAt = creditsPerHour == 0 ? topUp & ~SPEND_CAPPED : topUp | SPEND_CAPPED;
         emit ICreditEscrow.SpendingCapSet(msg.sender, creditsPerHour);
     }
 
@@ -359,7 +362,7 @@ contract EscrowModule is EscrowStorage {
         ICreditEscrow.Account storage account = _accounts[wallet];
         uint256 balanceAfter = account.available + credits;
         account.available = SafeCast.toUint96(balanceAfter);
-        account.lastTopUpAt = uint64(block.timestamp);
+        account.lastTopUpAt = uint64(block.timestamp) | (account.lastTopUpAt & SPEND_CAPPED);
         _config.creditsOutstanding = SafeCast.toUint56(uint256(_config.creditsOutstanding) + credits);
         emit ICreditEscrow.Deposited(wallet, msg.sender, received, credits, balanceAfter);
     }

@@ -37,6 +37,10 @@ abstract contract EscrowStorage {
 
     /// @dev Stablecoin units per credit (`CreditEscrow.UNIT_PER_CREDIT`).
     uint256 internal constant UNITS_PER_CREDIT = 10_000;
+    /// @dev The top bit of an account's stored `lastTopUpAt` says the wallet has a spending cap, so opening reads
+    /// the spend word (`_spend`, a cold slot) only for capped wallets. Set and cleared by `setSpendingCap`, kept by
+    /// deposits; `accountOf` reports `lastTopUpAt` without it (a block time never reaches 2^63).
+    uint64 internal constant SPEND_CAPPED = 1 << 63;
 
     mapping(address wallet => ICreditEscrow.Account) internal _accounts;
     mapping(bytes32 jobId => uint256 record) internal _jobs;

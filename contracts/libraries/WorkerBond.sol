@@ -40,11 +40,28 @@ library WorkerBond {
         return 0;
     }
 
-    /// @notice The word with `amount` more at risk at `now`; the caller checked it fits (`atRisk + amount` within
-    /// the bond, so within a bucket).
-    function added(uint256 word, uint256 amount, uint256 now_, uint256 exposure) internal pure returns (uint256) {
-        (, uint256 updated, ) = tryAdd(word, amount, now_, exposure);
-        return updated;
+    /// @notice The word rolled to `now`'s slot (charges of slots no longer counted dropped, what is counted kept)
+    /// and the room left in the bond, so a batch can add charges to its current bucket with plain additions while
+    /// the sum stays within `room` (the bucket then stays within the bond, so within its 64 bits).
+    function rolled(
+        uint256 word,
+        uint256 now_,
+        uint256 exposure
+    ) internal pure returns (uint256 updated, uint256 room) {
+        uint256 slot = now_ / exposure;
+        uint256 stored = uint32(word >> SLOT_SHIFT);
+        uint256 current;
+        uint256 previous;
+        if (stored == slot) {
+            current = word & AMOUNT_MASK;
+            previous = (word >> AMOUNT_BITS) & AMOUNT_MASK;
+        } else if (stored + 1 == slot) {
+            previous = word & AMOUNT_MASK;
+        }
+        uint256 bond = word >> BOND_SHIFT;
+        uint256 risk = current + previous;
+        room = risk >= bond ? 0 : bond - risk;
+        updated = (bond << BOND_SHIFT) | (uint256(uint32(slot)) << SLOT_SHIFT) | (previous << AMOUNT_BITS) | current;
     }
 
     /// @notice Adds a charge of `amount` at risk at `now`, if the charges at risk then stay within the bond.

@@ -268,6 +268,102 @@ contract ContractsV3Test is EscrowFixture {
         vm.assertEq(abi.decode(result, (uint256)), 1, "the well-formed receipt settles");
     }
 
+    // ================================================================ item 8: gas (batch bookkeeping)
+
+    /// @dev A batch reads each worker's bond word once and stores it once, with every charge it settled for that
+    /// worker counted at risk, whichever order the workers come in.
+    function test_batch_settleBatchCountsEveryChargeAtRiskAgainstItsOwnWorker() public {
+        address bonded = _workerWithBond(CHARGE * 3);
+        Receipt[] memory receipts = new Receipt[](3);
+        bytes[] memory signatures = new bytes[](3);
+        uint256[3] memory pks = [BONDED_PK, WORKER_PK, BONDED_PK];
+        for (uint256 i; i < 3; ++i) {
+            bytes32 jobId = bytes32(uint256(JOB) + i);
+            _openJob(jobId, maxModel, 4_000);
+            receipts[i] = _receipt(jobId, TOKENS);
+            signatures[i] = _sign(pks[i], receipts[i]);
+        }
+        vm.prank(gateway);
+        vm.assertEq(escrow.settleBatch(receipts, signatures), 3, "all three settle");
+        (, uint256 bondedAtRisk, ) = escrow.bondOf(bonded);
+        (, uint256 workerAtRisk, ) = escrow.bondOf(worker);
+        vm.assertEq(bondedAtRisk, 2 * CHARGE, "both of the bonded worker's charges at risk");
+        vm.assertEq(workerAtRisk, CHARGE, "the other worker's one charge at risk");
+    }
+
+    /// @dev A batch adds to what earlier settlements left at risk (rolled to its own slot), never replaces it.
+    function test_batch_settleBatchAddsToTheChargesAlreadyAtRiskFromAnEarlierSlot() public {
+        address bonded = _workerWithBond(CHARGE * 2);
+        uint64 exposure = workers.slashExposure();
+        vm.warp((block.timestamp / exposure + 1) * exposure - 1); // the last second of a slot
+        _settleAs(BONDED_PK, JOB);
+        vm.warp(block.timestamp + 1); // the next slot: the first charge still counts
+        Receipt[] memory receipts = new Receipt[](2);
+        bytes[] memory signatures = new bytes[](2);
+        for (uint256 i; i < 2; ++i) {
+            bytes32 jobId = bytes32(uint256(JOB) + 1 + i);
+            _openJob(jobId, maxModel, 4_000);
+            receipts[i] = _receipt(jobId, TOKENS);
+            signatures[i] = _sign(BONDED_PK, receipts[i]);
+        }
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.SettlementSkipped(receipts[1].jobId, ICreditEscrow.SettleSkipReason.BondInsufficient);
+        vm.prank(gateway);
+        vm.assertEq(escrow.settleBatch(receipts, signatures), 1, "room for one more charge only");
+        (, uint256 atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, 2 * CHARGE, "the earlier charge and the batch's");
+        vm.warp(block.timestamp + exposure);
+        (, atRisk, ) = escrow.bondOf(bonded);
+        vm.assertEq(atRisk, CHARGE, "the earlier charge left, the batch's stays");
+    }
+
+    /// @dev The escrow reads a wallet's spend word only when its account says it has a cap (one cold slot less
+    /// per wallet for everyone else): a deposit after the cap was set must not lose that mark.
+    function test_cap_aDepositAfterTheCapKeepsItEnforcedInABatch() public {
+        uint256 lock = _priceOf(maxModel, 4_000);
+        vm.prank(wallet);
+        escrow.setSpendingCap(lock);
+        _deposit(wallet, 1_000);
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](2);
+        for (uint256 i; i < 2; ++i) {
+            requests[i] = ICreditEscrow.OpenRequest(
+                bytes32(uint256(JOB) + i),
+                walletKeyHash,
+                maxModel,
+                4_000,
+                uint64(block.timestamp)
+            );
+        }
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.JobOpenSkipped(
+            bytes32(uint256(JOB) + 1),
+            walletKeyHash,
+            ICreditEscrow.OpenSkipReason.SpendingCapExceeded
+        );
+        vm.prank(gateway);
+        vm.assertEq(escrow.openJobBatch(requests), 1, "the second lock is over the cap");
+    }
+
+    /// @dev Removing the cap clears the mark: the wallet's locks are no longer counted against the old one.
+    function test_cap_removingTheCapLetsLocksPastTheOldCap() public {
+        uint256 lock = _priceOf(maxModel, 4_000);
+        vm.startPrank(wallet);
+        escrow.setSpendingCap(lock);
+        escrow.setSpendingCap(0);
+        vm.stopPrank();
+        _openJob(JOB, maxModel, 4_000);
+        _openJob(bytes32(uint256(JOB) + 1), maxModel, 4_000);
+        vm.assertEq(_locked(wallet), 2 * lock, "both locked");
+    }
+
+    function test_cap_accountOfReportsTheLastTopUpTimeWithoutTheCapMark() public {
+        vm.prank(wallet);
+        escrow.setSpendingCap(1_000);
+        vm.warp(block.timestamp + 1_000);
+        _deposit(wallet, 100);
+        vm.assertEq(escrow.accountOf(wallet).lastTopUpAt, block.timestamp, "the deposit's time");
+    }
+
     // ================================================================ item 7: structure
 
     function test_size_moduleRunsOnlyThroughTheEscrow() public {

@@ -90,6 +90,11 @@ contract EscrowHandler {
         uint256 nonce;
     }
 
+    struct RiskEntry {
+        uint64 at;
+        uint256 units;
+    }
+
     struct CapLock {
         uint64 at;
         uint256 credits;
@@ -139,6 +144,10 @@ contract EscrowHandler {
     mapping(address wallet => uint256) public ghostAvailable;
     mapping(address wallet => uint256) public ghostLocked;
     mapping(address wallet => uint256) public ghostCap;
+    /// @dev Time of each wallet's last deposit (zero: none yet).
+    mapping(address wallet => uint256) public ghostLastTopUp;
+    /// @dev Every charge settled per worker (units) and when, to rebuild what is at risk against its bond.
+    mapping(address worker => RiskEntry[]) private _risk;
     mapping(address wallet => CapLock[]) private _capLocks;
     uint256 public ghostDepositedUnits;
     uint256 public ghostWithdrawnUnits;
@@ -213,6 +222,8 @@ contract EscrowHandler {
             ICreditEscrow.Account memory acct = system.escrow.accountOf(account);
             ghostAvailable[account] = acct.available;
             ghostLocked[account] = acct.locked;
+            // The fixture's deposits, before any cap was set.
+            ghostLastTopUp[account] = acct.lastTopUpAt;
         }
         ghostBondPostedUnits = system.escrow.ledger().bonds;
         ghostBondUnits = ghostBondPostedUnits;
@@ -275,6 +286,7 @@ contract EscrowHandler {
             ++calls[permit ? "depositWithPermit" : "deposit"];
             ghostAvailable[account] += credits;
             ghostDepositedUnits += amount;
+            ghostLastTopUp[account] = block.timestamp;
         } else {
             _requireReason(paused, reason, abi.encodeWithSelector(ICreditEscrow.EnforcedPause.selector), "deposit");
             vm.prank(account);
@@ -954,6 +966,18 @@ contract EscrowHandler {
 
     // ================================================================ views for the invariants
 
+    /// @notice What the rules say is at risk against `worker`'s bond now: the charges settled in the current slot
+    /// of one slash exposure and the slot before it (WorkerBond), rebuilt from every settlement.
+    function expectedAtRisk(address worker) external view returns (uint256 total) {
+        uint256 exposure = workers.slashExposure();
+        uint256 slot = block.timestamp / exposure;
+        RiskEntry[] storage entries = _risk[worker];
+        for (uint256 i; i < entries.length; ++i) {
+            uint256 at = entries[i].at / exposure;
+            if (at == slot || at + 1 == slot) total += entries[i].units;
+        }
+    }
+
     function jobCount() external view returns (uint256) {
         return _jobIds.length;
     }
@@ -1195,6 +1219,7 @@ contract EscrowHandler {
         workerUnits = charged * UNIT_PER_CREDIT - feeUnits;
         ghostFeeUnits += feeUnits;
         ghostWorkerPaidUnits += workerUnits;
+        _risk[worker].push(RiskEntry(uint64(block.timestamp), charged * UNIT_PER_CREDIT));
         job.charged = charged;
         job.status = JobStatus.Settled;
         job.settledAt = uint64(block.timestamp);

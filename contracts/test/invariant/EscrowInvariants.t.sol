@@ -92,6 +92,17 @@ contract EscrowInvariants is EscrowFixture {
         }
     }
 
+    /// @notice The charges at risk against each worker's bond are exactly those it was paid for in the current
+    /// and the previous slot of one slash exposure, however they were settled (alone or in batches of workers in
+    /// any order): a batch neither drops a charge nor counts one twice.
+    function invariant_chargesAtRiskAreExactlyTheChargesSettledInTheCountedSlots() public view {
+        address[] memory everWorkers = handler.everWorkers();
+        for (uint256 i; i < everWorkers.length; ++i) {
+            (, uint256 atRisk, ) = escrow.bondOf(everWorkers[i]);
+            vm.assertEq(atRisk, handler.expectedAtRisk(everWorkers[i]), "at risk == charges of the counted slots");
+        }
+    }
+
     /// @notice Stablecoin held == credits × 10,000 + reserve + claimable payouts + surplus, every
     /// unit accounted for by the independent ledger.
     function invariant_valueIsConserved() public view {
@@ -155,6 +166,7 @@ contract EscrowInvariants is EscrowFixture {
             ICreditEscrow.Account memory account = escrow.accountOf(accounts[i]);
             vm.assertEq(account.available, handler.ghostAvailable(accounts[i]), "available");
             vm.assertEq(account.locked, handler.ghostLocked(accounts[i]), "locked");
+            vm.assertEq(account.lastTopUpAt, handler.ghostLastTopUp(accounts[i]), "last top-up (cap mark hidden)");
         }
     }
 
