@@ -14,6 +14,7 @@ import {Receipt, Settlement} from "../types/Receipt.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
 import {BlocklistStablecoin} from "./utils/QuirkyStablecoins.sol";
 import {vm, bound} from "./utils/Vm.sol";
+import {SpendWindow} from "../libraries/SpendWindow.sol";
 
 /// @notice Issue 22 ("Contracts v3"): fraud never pays (items 1, 3, 4) and batches never revert for one malformed
 /// element (item 6). One behaviour per test, named after it; the fuzz test states the property of item 1.
@@ -354,6 +355,15 @@ contract ContractsV3Test is EscrowFixture {
         _openJob(JOB, maxModel, 4_000);
         _openJob(bytes32(uint256(JOB) + 1), maxModel, 4_000);
         vm.assertEq(_locked(wallet), 2 * lock, "both locked");
+    }
+
+    /// @dev The escrow no longer asks the window of an uncapped wallet; the library still answers "fits, unchanged".
+    function test_cap_aWindowWithoutACapFitsEveryLockAndStaysUnchanged() public view {
+        (bool ok, uint256 updated, uint256 locked) = SpendWindow.tryLock(7 << 160, 1_000, block.timestamp);
+        vm.assertTrue(ok, "fits");
+        vm.assertEq(updated, 7 << 160, "unchanged");
+        vm.assertEq(locked, 0, "nothing counted");
+        vm.assertEq(SpendWindow.roomAt(7 << 160, 1_000, block.timestamp), block.timestamp, "room now");
     }
 
     function test_cap_accountOfReportsTheLastTopUpTimeWithoutTheCapMark() public {
