@@ -7,6 +7,7 @@ import { LlamaLoadError } from "./backends/llama.js";
 import type { Backend } from "./backends/types.js";
 import { createWorkerApp } from "./server.js";
 import { warmUpCounting } from "../shared/tokens/countChatTokens.js";
+import { secp256k1Backend } from "@credit-metered/client/node";
 
 /** How long running jobs may take to finish after SIGTERM before they are aborted. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -45,10 +46,12 @@ const server = app.listen(config.port, config.host);
 await once(server, "listening");
 logger.info(
   {
-    address: context.account.address,
+    address: context.signer.address,
     url: `http://${config.host}:${config.port}`,
     models: Object.fromEntries(Object.entries(config.models).map(([id, model]) => [id, model.backend])),
     fault: config.fault,
+    // Receipts are signed by libsecp256k1 ("native") where its binding loads, else by @noble/curves ("js").
+    secp256k1: secp256k1Backend,
   },
   "worker listening",
 );

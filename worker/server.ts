@@ -1,10 +1,10 @@
 import express from "express";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "pino";
-import { privateKeyToAccount } from "viem/accounts";
 import type { Backend } from "./backends/types.js";
 import type { WorkerConfig } from "./config.js";
 import { gatewayAuth } from "./gatewayAuth.js";
+import { receiptSignerOf } from "./issueReceipt.js";
 import { JobRegistry } from "./jobRegistry.js";
 import { workerMetrics } from "./metrics.js";
 import { cancelJob } from "./routes/cancelJob.js";
@@ -52,7 +52,7 @@ export function createWorkerApp(
 ): WorkerApp {
   const context: WorkerContext = {
     config,
-    account: privateKeyToAccount(config.privateKey),
+    signer: receiptSignerOf(config.privateKey),
     backends,
     registry: new JobRegistry(),
     logger,

@@ -28,7 +28,7 @@ export async function streamJob(
   request: GenerationRequest,
   res: Response,
 ): Promise<void> {
-  const { config, account, logger } = context;
+  const { config, signer, logger } = context;
   const log = logger.child({ job_id: record.jobId, model: record.model });
   const signal = record.controller.signal;
   const writer = createNdjsonWriter(res);
@@ -45,7 +45,7 @@ export async function streamJob(
   const generation = backend.generate(request, signal);
   let finished = false;
   try {
-    await writer.write({ type: "ack", worker: account.address, backend: backend.kind });
+    await writer.write({ type: "ack", worker: signer.address, backend: backend.kind });
     if (config.fault === "fail_before_first_token") {
       throw new BackendError("backend_error", "injected fault: fail_before_first_token");
     }
@@ -71,7 +71,7 @@ export async function streamJob(
 
     if (outcome.usage) record.promptTokens = outcome.usage.promptTokens;
     const completionTokens = outcome.usage?.completionTokens ?? record.tokens.length;
-    const { receipt, signature } = await issueReceipt(account, config.fault, {
+    const { receipt, signature } = issueReceipt(signer, config.fault, {
       jobIdBytes32: record.jobIdBytes32,
       escrow: record.escrow,
       text: record.tokens.join(""),

@@ -24,7 +24,10 @@ export interface TransactionRequest {
 export interface TransactionManagerOptions {
   chainId: number;
   account: LocalAccount;
-  client: Pick<PublicClient, "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction">;
+  client: Pick<
+    PublicClient,
+    "getBlock" | "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction"
+  >;
   pipe: Pick<RawTransactionPipe, "send">;
   fees: FeeOracle;
   /** The durable record of this signer's unfinished transactions (api/chain/transactionStore.ts). */
@@ -93,8 +96,10 @@ interface Tracked {
   /** A no-op filling the nonce of a transaction that could not be sent. */
   filler: boolean;
   mined?: { hash: Hex; blockNumber: bigint; blockHash: Hex };
-  /** A waiter polls its receipt now. */
-  polling?: boolean;
+  /** Someone waits for its receipt until then (ms): the shared receipt poll looks for it. */
+  waitedUntil?: number;
+  /** The head block at which its receipt was last looked for and not found. */
+  lookedAtHead?: bigint;
   /** Ticks in which the nonce was used on chain by none of our versions (a lookup race needs two). */
   lostTicks: number;
   receipt: PromiseWithResolvers<TransactionReceipt>;
@@ -132,6 +137,11 @@ export class TransactionManager {
   private unknownThisTick = 0;
   private gapSince: number | undefined;
   private counters = { replacements: 0, rebroadcasts: 0, gapFills: 0 };
+  /** Transactions someone waits for, not mined yet: one shared poll looks for their receipts. */
+  private readonly waited = new Set<Tracked>();
+  private polling: Promise<void> | undefined;
+  /** The newest head block number the receipt poll has seen. */
+  private polledHead: bigint | undefined;
 
   constructor(private readonly options: TransactionManagerOptions) {}
 
@@ -273,8 +283,9 @@ export class TransactionManager {
     }
     const now = Date.now();
     this.unknownThisTick = 0;
+    const canonical = await this.canonicalHashes(head);
     for (const entry of [...this.tracked.values()].sort((a, b) => a.nonce - b.nonce)) {
-      await this.watchOne(entry, head, minedNonce, now);
+      await this.watchOne(entry, head, minedNonce, now, canonical);
     }
     await this.fillGaps(minedNonce, pendingNonce, now);
     // The pass's finalised and forgotten transactions leave the log in one commit.
@@ -289,8 +300,39 @@ export class TransactionManager {
     return next;
   }
 
-  private async watchOne(entry: Tracked, head: bigint, minedNonce: number, now: number): Promise<void> {
+  /**
+   * The hash of each block that holds a mined transaction of ours, as the chain has it now: one block read per
+   * block rather than one receipt per transaction (a block of the 1 s chain holds many of our batches, each kept
+   * TX_MIN_KEEP_BLOCKS blocks). A block whose hash differs (or that could not be read) sends its transactions
+   * through the receipt check below.
+   */
+  private async canonicalHashes(head: bigint): Promise<Map<bigint, Hex | undefined>> {
+    const heights = new Set<bigint>();
+    for (const entry of this.tracked.values())
+      if (entry.mined && entry.mined.blockNumber <= head) heights.add(entry.mined.blockNumber);
+    const hashes = new Map<bigint, Hex | undefined>();
+    await Promise.all(
+      [...heights].map(async (blockNumber) => {
+        const block = await this.options.client.getBlock({ blockNumber }).catch(() => undefined);
+        hashes.set(blockNumber, block?.hash ?? undefined);
+      }),
+    );
+    return hashes;
+  }
+
+  private async watchOne(
+    entry: Tracked,
+    head: bigint,
+    minedNonce: number,
+    now: number,
+    canonical: ReadonlyMap<bigint, Hex | undefined>,
+  ): Promise<void> {
     const { client, logger } = this.options;
+    if (entry.mined && canonical.get(entry.mined.blockNumber) === entry.mined.blockHash) {
+      // Its block is still the chain's at that height, so the transaction is still mined there.
+      if (head - entry.mined.blockNumber + 1n >= BigInt(this.options.finalityDepth)) this.forget(entry);
+      return;
+    }
     if (entry.mined) {
       const receipt = await client.getTransactionReceipt({ hash: entry.mined.hash }).catch(() => undefined);
       if (!receipt || receipt.blockHash !== entry.mined.blockHash) {
@@ -552,26 +594,50 @@ export class TransactionManager {
     return attempt.hash;
   }
 
-  /** Looks for the receipt of any version of `entry` until one is mined (the watch also finds it, less often). */
-  private async pollReceipt(entry: Tracked, deadline: number): Promise<void> {
-    if (entry.polling) return;
-    entry.polling = true;
-    try {
-      while (!entry.mined && this.tracked.get(entry.nonce) === entry && Date.now() < deadline) {
-        for (const attempt of [...entry.attempts].reverse()) {
-          const receipt = await this.options.client
-            .getTransactionReceipt({ hash: attempt.hash })
-            .catch(() => undefined);
-          if (receipt && !entry.mined) {
-            this.markMined(entry, receipt);
-            return;
-          }
-        }
-        await new Promise((resolve) => setTimeout(resolve, this.options.receiptPollMs ?? 250));
-      }
-    } finally {
-      entry.polling = false;
+  /**
+   * Looks for the receipt of any version of `entry` at once, then, until one is mined or `deadline`, again at each
+   * new block: one receipt poll shared by every waiter reads the head every `receiptPollMs` and looks up only the
+   * waited transactions not yet looked for at that head (the watch also finds them, less often). A poll per waiter
+   * looked up every pending transaction four times a second, most of the chain's RPC calls on a 1 s chain.
+   */
+  private pollReceipt(entry: Tracked, deadline: number): void {
+    entry.waitedUntil = Math.max(entry.waitedUntil ?? 0, deadline);
+    if (this.waited.has(entry) || entry.mined) return;
+    this.waited.add(entry);
+    void this.lookUp(entry, this.polledHead).then(() => {
+      this.polling ??= this.pollWaited().finally(() => (this.polling = undefined));
+    });
+  }
+
+  private async pollWaited(): Promise<void> {
+    while (this.waited.size > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.receiptPollMs ?? 250));
+      const head = await this.options.client.getBlockNumber({ cacheTime: 0 }).catch(() => undefined);
+      if (head !== undefined) this.polledHead = head;
+      // Looked for at this head already and not found: nothing new can hold it until the next block.
+      await Promise.all(
+        [...this.waited].map((entry) =>
+          head !== undefined && entry.lookedAtHead === head ? undefined : this.lookUp(entry, head),
+        ),
+      );
     }
+  }
+
+  /** One look for `entry`'s receipt (any version, newest first); `head` is a block at or below the chain's now. */
+  private async lookUp(entry: Tracked, head: bigint | undefined): Promise<void> {
+    if (entry.mined || this.tracked.get(entry.nonce) !== entry || Date.now() >= (entry.waitedUntil ?? 0)) {
+      this.waited.delete(entry);
+      return;
+    }
+    for (const attempt of [...entry.attempts].reverse()) {
+      const receipt = await this.options.client.getTransactionReceipt({ hash: attempt.hash }).catch(() => undefined);
+      if (receipt) {
+        if (!entry.mined) this.markMined(entry, receipt);
+        this.waited.delete(entry);
+        return;
+      }
+    }
+    entry.lookedAtHead = head;
   }
 
   /** A transaction this manager does not (or no longer) track: poll its receipt. */

@@ -71,6 +71,19 @@ describe("simulated backend", () => {
     expect(step.value).toEqual({ finishReason: "length" });
   });
 
+  it("streams a repeated request's planned tokens again, and another request's own (plans are remembered per request)", async () => {
+    const backend = createSimulatedBackend(config);
+    const run = async (overrides: Partial<GenerationRequest>) => {
+      const tokens: string[] = [];
+      for await (const token of backend.generate(request(overrides), new AbortController().signal)) tokens.push(token);
+      return tokens;
+    };
+    expect(await run({})).toEqual(planSimulatedCompletion(config, request()).tokens);
+    expect(await run({})).toEqual(planSimulatedCompletion(config, request()).tokens);
+    expect(await run({ seed: 4 })).toEqual(planSimulatedCompletion(config, request({ seed: 4 })).tokens);
+    expect(await run({ maxTokens: 5 })).toHaveLength(5);
+  });
+
   it("waits the time to first token before the first token", async () => {
     const backend = createSimulatedBackend({ ...config, ttftMs: 120 });
     const started = performance.now();

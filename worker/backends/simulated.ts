@@ -32,25 +32,57 @@ export function planSimulatedCompletion(
   return { tokens: ids.slice(0, request.maxTokens).map(decodeToken), finishReason };
 }
 
+/** Plans kept per backend: the bench and the tests repeat a handful of requests, so this many cover them. */
+const PLAN_CACHE_SIZE = 64;
+
+/**
+ * `planSimulatedCompletion` remembered for the last few distinct requests. A plan is a pure function of the request
+ * (and the backend's config), and computing it tokenizes the text three times: in the bench, which sends one prompt
+ * again and again, it was the largest part of a simulated worker's CPU per job, none of which a real backend spends.
+ */
+function cachedPlanner(config: SimulatedModelConfig) {
+  const plans = new Map<string, ReturnType<typeof planSimulatedCompletion>>();
+  return (request: GenerationRequest) => {
+    const key = JSON.stringify([
+      request.model,
+      request.messages,
+      request.seed ?? null,
+      request.stop,
+      request.maxTokens,
+    ]);
+    let plan = plans.get(key);
+    if (plan) {
+      // Most recently used last, so that the oldest entry is the one evicted.
+      plans.delete(key);
+    } else {
+      plan = planSimulatedCompletion(config, request);
+      if (plans.size >= PLAN_CACHE_SIZE) plans.delete(plans.keys().next().value!);
+    }
+    plans.set(key, plan);
+    return plan;
+  };
+}
+
 /** Deterministic offline backend with a configurable time to first token and token rate. */
 export function createSimulatedBackend(config: SimulatedModelConfig): Backend {
+  const plan = cachedPlanner(config);
   return {
     kind: "simulated",
     countPromptTokens(messages: readonly ChatMessage[]) {
       return countPromptTokens(messages);
     },
     async *generate(request: GenerationRequest, signal: AbortSignal): Generation {
-      const plan = planSimulatedCompletion(config, request);
+      const { tokens, finishReason } = plan(request);
       const interval = 1000 / config.tokensPerSecond;
       const start = performance.now();
       // Scheduled against the start time so the rate does not drift with timer lateness.
-      for (const [index, token] of plan.tokens.entries()) {
+      for (const [index, token] of tokens.entries()) {
         const dueAt = start + config.ttftMs + index * interval;
         await abortableSleep(Math.max(0, dueAt - performance.now()), signal);
         yield token;
       }
       // No engine usage: the job runner's counts (the prompt counted at acceptance, one token per line) are exact.
-      return { finishReason: plan.finishReason };
+      return { finishReason };
     },
   };
 }

@@ -31,7 +31,7 @@ export function cancelJob(context: WorkerContext) {
       );
     }
     const text = record.tokens.slice(0, delivered).join("");
-    const { receipt, signature } = await issueReceipt(context.account, context.config.fault, {
+    const { receipt, signature } = issueReceipt(context.signer, context.config.fault, {
       jobIdBytes32: record.jobIdBytes32,
       escrow: record.escrow,
       text,

@@ -13,7 +13,7 @@ export function getHealth(context: WorkerContext) {
   return (_req: Request, res: Response): void => {
     res.json({
       status: "ok",
-      address: context.account.address,
+      address: context.signer.address,
       models: [...context.backends.keys()],
       backend: backendLabel(context),
       model_backends: Object.fromEntries([...context.backends].map(([id, backend]) => [id, backend.kind])),
