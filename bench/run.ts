@@ -294,7 +294,18 @@ async function measureMode(stack: BenchStack) {
 
     // Commits the stack makes with no load (heartbeats, pollers, the indexer's blocks on an interval chain), taken
     // off each level's count. Counters flushed first, so the window holds no earlier load.
-    progress(`background commits: waiting for the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`);
+    progress(
+      `background commits: waiting for the index to catch up and the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`,
+    );
+    // An index still working through the load's blocks is not idle: the quiet window starts once it caught up
+    // (within a block on an interval chain) and the counters of that work were published.
+    const quietIndex = new IndexProbe(info.indexerUrl);
+    for (const until = performance.now() + 60_000; performance.now() < until; await sleep(250)) {
+      const head = Number(await chain.getBlockNumber());
+      const indexed = await quietIndex.indexedBlock().catch(() => undefined);
+      if (indexed && indexed.number >= head - (info.chainBlockTime ? 1 : 0)) break;
+    }
+    loadEndedAt = performance.now();
     await settleStats();
     const quietFrom = await commits.read();
     const quietWork = await dbWork.start();
