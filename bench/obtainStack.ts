@@ -10,6 +10,9 @@ export const GATEWAY_NODE_OPTIONS =
   process.env.BENCH_GATEWAY_NODE_OPTIONS ?? "--max-old-space-size=192 --max-semi-space-size=4";
 export const BENCH_PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 8860);
 
+/** The state folder of a stack the bench starts (its embedded Postgres cluster lives in `postgres/data` there). */
+export const BENCH_STATE_DIR = path.join(repoRoot, ".local", "bench");
+
 export type BenchStack = { info: StackInfo; stop: () => Promise<void>; started: boolean };
 
 /**
@@ -32,7 +35,7 @@ export async function obtainStack(
   process.env.WORKER_MAX_INFLIGHT ??= "2000";
   process.env.WORKER_LOG_LEVEL ??= "warn";
   const stack = await startLocalStack({
-    stateDir: path.join(repoRoot, ".local", "bench"),
+    stateDir: BENCH_STATE_DIR,
     ports: stackPorts(BENCH_PORT_BASE),
     workerDefaults: {
       ttftMs: BENCH_WORKER.ttftMs,

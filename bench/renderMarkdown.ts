@@ -1,3 +1,4 @@
+import type { DbBreakdownResult } from "./dbStats.js";
 import type { Quantiles } from "./stats.js";
 
 type Diff = { p50: number | null; p95: number | null; p99: number | null };
@@ -40,6 +41,8 @@ export interface ModeResults {
   /** On this chain, a whole completion at one client: added total time p50 over direct (ms). */
   wholeCompletionAddedMs: number | null;
   backgroundCommitsPerSecond: number;
+  /** The idle stack's database work per second (same shape as a level's `db`, "per job" meaning per second). */
+  idleDbPerSecond?: DbBreakdownResult | null;
   singleWallet: {
     clients: number;
     oneWalletPerSecond: number | null;
@@ -63,6 +66,7 @@ export interface ModeResults {
       number | null
     >;
     dbCommitsPerJob: number | null;
+    db?: DbBreakdownResult | null;
     indexBehind: { blocks: number; seconds: number } | null;
   }[];
   gatewayCpuAt300: { settledPerSecond: number; cores: number } | null;
@@ -258,6 +262,7 @@ function renderMode(results: ModeResults): string[] {
   for (const row of results.throughput)
     lines.push(`| ${row.concurrency} | ${cpuNames.map((name) => row.cpuCores[name]).join(" | ")} |`);
   lines.push("");
+  lines.push(...renderDbWork(results));
   const wallet = results.singleWallet;
   lines.push(
     `**One wallet against many** (${stack.singleWallet.clients} closed-loop clients of whole completions, ` +
@@ -320,5 +325,43 @@ function renderMode(results: ModeResults): string[] {
       `${heap.heapTotal}, external ${heap.external}.`,
   );
   lines.push("");
+  return lines;
+}
+
+/** PostgreSQL's work per settled job at the highest throughput level, and the idle stack's per second. */
+function renderDbWork(results: ModeResults): string[] {
+  const lines: string[] = [];
+  const level = [...results.throughput].reverse().find((row) => row.db);
+  const show = (title: string, db: DbBreakdownResult, unit: string) => {
+    lines.push(
+      `${title}: statements ${db.statementsPerJob}/${unit}, execution ${db.execMsPerJob} ms/${unit} ` +
+        "(pg_stat_statements; planning, protocol and commit are outside it). Backend CPU ms per " +
+        `${unit} by client process (from /proc; the client is the process at the other end of the connection): ` +
+        Object.entries(db.cpuMsPerJobByClient)
+          .map(([name, value]) => `${name} ${value}`)
+          .join(", ") +
+        ".",
+    );
+    lines.push("");
+    if (db.topStatements.length > 0) {
+      lines.push(`| client | statement | calls/${unit} | rows/${unit} | exec ms/${unit} | WAL records/${unit} |`);
+      lines.push("| --- | --- | ---: | ---: | ---: | ---: |");
+      for (const row of db.topStatements)
+        lines.push(
+          `| ${row.client} | \`${row.query.replace(/\|/g, "\\|")}\` | ${row.callsPerJob} | ${row.rowsPerJob} | ` +
+            `${row.execMsPerJob} | ${row.walRecordsPerJob} |`,
+        );
+      lines.push("");
+    }
+    if (db.tables.length > 0) {
+      lines.push(`| table | inserts/${unit} | updates/${unit} | deletes/${unit} |`);
+      lines.push("| --- | ---: | ---: | ---: |");
+      for (const row of db.tables)
+        lines.push(`| ${row.table} | ${row.insertsPerJob} | ${row.updatesPerJob} | ${row.deletesPerJob} |`);
+      lines.push("");
+    }
+  };
+  if (level?.db) show(`**PostgreSQL per settled job** (${level.concurrency} clients)`, level.db, "job");
+  if (results.idleDbPerSecond) show("**PostgreSQL of the idle stack, per second**", results.idleDbPerSecond, "s");
   return lines;
 }

@@ -7,9 +7,23 @@ import { creditEscrowAbi } from "@credit-metered/client";
 import { IndexProbe } from "./indexProbe.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
 import { gatewayComplete, gatewayStream, workerStream, type Timed, type TimedOptions } from "./clients.js";
-import { CommitCounter, STATS_FLUSH_MS } from "./dbStats.js";
+import {
+  CommitCounter,
+  DbBreakdown,
+  preloadStatementStats,
+  STATS_FLUSH_MS,
+  type DbBreakdownResult,
+} from "./dbStats.js";
 import { describeMachine } from "./machine.js";
-import { BENCH_WORKER, GATEWAY_NODE_OPTIONS, obtainStack, type BenchStack } from "./obtainStack.js";
+import {
+  BENCH_PORT_BASE,
+  BENCH_STATE_DIR,
+  BENCH_WORKER,
+  GATEWAY_NODE_OPTIONS,
+  obtainStack,
+  type BenchStack,
+} from "./obtainStack.js";
+import { stackPorts } from "../scripts/stack/startLocalStack.js";
 import { cpuMeter, memoryMb, pidOfPort, processTree, type Watched } from "./procStats.js";
 import { renderMarkdown } from "./renderMarkdown.js";
 import { quantiles, round, type Quantiles } from "./stats.js";
@@ -139,6 +153,8 @@ async function main(): Promise<void> {
     const chainBlockTime = mode === "automine" || useRunning ? undefined : Number(mode);
     if (chainBlockTime !== undefined && !(chainBlockTime > 0)) throw new Error(`BENCH_CHAIN_MODES: bad mode ${mode}`);
     progress(`chain mode ${index + 1}: ${chainBlockTime ? `a block every ${chainBlockTime} s` : "automine"}`);
+    // Per-statement figures need pg_stat_statements loaded when the stack's server starts.
+    if (!useRunning) await preloadStatementStats(BENCH_STATE_DIR, stackPorts(BENCH_PORT_BASE).postgres);
     const stack: BenchStack = await obtainStack(progress, {
       ...(chainBlockTime ? { chainBlockTime } : {}),
       compile: index === 0,
@@ -210,6 +226,12 @@ async function measureMode(stack: BenchStack) {
       `(gateway ${gatewayPids.join("/")}, indexer ${indexerPid})`,
   );
   const commits = await CommitCounter.open(info.databaseUrl);
+  // The database's work by statement, table and client process (the bench process is its own client).
+  const dbWork = await DbBreakdown.open(
+    info.databaseUrl,
+    groups.filter((group) => group.name !== "bench"),
+  );
+  if (!dbWork.statements) progress("pg_stat_statements not loaded: no per-statement figures");
   // When load last stopped: a commit count read before STATS_FLUSH_MS after it may miss some of that load's commits.
   let loadEndedAt = performance.now();
   const settleStats = async () => {
@@ -272,13 +294,32 @@ async function measureMode(stack: BenchStack) {
 
     // Commits the stack makes with no load (heartbeats, pollers, the indexer's blocks on an interval chain), taken
     // off each level's count. Counters flushed first, so the window holds no earlier load.
-    progress(`background commits: waiting for the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`);
+    progress(
+      `background commits: waiting for the index to catch up and the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`,
+    );
+    // An index still working through the load's blocks is not idle: the quiet window starts once it caught up
+    // (within a block on an interval chain) and the counters of that work were published.
+    const quietIndex = new IndexProbe(info.indexerUrl);
+    for (const until = performance.now() + 60_000; performance.now() < until; await sleep(250)) {
+      const head = Number(await chain.getBlockNumber());
+      const indexed = await quietIndex.indexedBlock().catch(() => undefined);
+      if (indexed && indexed.number >= head - (info.chainBlockTime ? 1 : 0)) break;
+    }
+    loadEndedAt = performance.now();
     await settleStats();
     const quietFrom = await commits.read();
+    const quietWork = await dbWork.start();
     const quietStarted = performance.now();
     await sleep(BACKGROUND_SECONDS * 1000);
-    const backgroundCommitsPerSecond =
-      CommitCounter.between(quietFrom, await commits.read()) / ((performance.now() - quietStarted) / 1000);
+    const quietSeconds = (performance.now() - quietStarted) / 1000;
+    const backgroundCommitsPerSecond = CommitCounter.between(quietFrom, await commits.read()) / quietSeconds;
+    // What the idle stack does, per second (the same breakdown as the levels', over the quiet window).
+    const idleWork = await dbWork.finish(quietWork, quietSeconds);
+    // Table counters of idle backends publish up to 10 s late: rows per second over the quiet window and the flush.
+    await sleep(STATS_FLUSH_MS);
+    const idleDb: DbBreakdownResult | null = idleWork
+      ? { ...idleWork, tables: await dbWork.tablesSince(quietWork, (performance.now() - quietStarted) / 1000) }
+      : null;
 
     // 4. Throughput over many wallets and every model (all workers), rising concurrency.
     const models = [...new Set(info.workers.flatMap((worker) => worker.models))].sort();
@@ -296,6 +337,7 @@ async function measureMode(stack: BenchStack) {
       );
       await settleStats();
       const commitsFrom = await commits.read();
+      const levelWork = await dbWork.start();
       const windowStarted = performance.now();
       const run = await settledRun(chain, escrow.address, groups, `throughput ${concurrency}`, {
         concurrency,
@@ -322,6 +364,8 @@ async function measureMode(stack: BenchStack) {
         serving: [groups[0]!.name],
       });
       loadEndedAt = performance.now();
+      // Statements and backend CPU over the load and its settling (as cpuMsPerJob); tables once flushed, below.
+      const levelDb = await dbWork.finish(levelWork, run.settled);
       const directTally: Tally = { done: 0, errors: 0 };
       const directTick = ticker(`direct ${concurrency}`, THROUGHPUT_SECONDS, directTally);
       const directStarted = performance.now();
@@ -347,6 +391,9 @@ async function measureMode(stack: BenchStack) {
       const windowSeconds = (performance.now() - windowStarted) / 1000;
       const levelCommits =
         CommitCounter.between(commitsFrom, commitsTo) - 1 - backgroundCommitsPerSecond * windowSeconds;
+      const db: DbBreakdownResult | null = levelDb
+        ? { ...levelDb, tables: await dbWork.tablesSince(levelWork, run.settled) }
+        : null;
       const row: ThroughputRow = {
         concurrency,
         seconds: round(run.seconds, 1),
@@ -360,6 +407,7 @@ async function measureMode(stack: BenchStack) {
         cpuCores: run.cpuCores,
         cpuMsPerJob: run.cpuMsPerJob,
         dbCommitsPerJob: run.settled > 0 ? round(levelCommits / run.settled, 1) : null,
+        db,
         indexBehind: run.atLevelEnd,
       };
       throughput.push(row);
@@ -462,6 +510,7 @@ async function measureMode(stack: BenchStack) {
       wholeCompletionAddedMs: wholeCompletion.added.p50,
       throughput,
       backgroundCommitsPerSecond: round(backgroundCommitsPerSecond, 1),
+      idleDbPerSecond: idleDb,
       singleWallet,
       gatewayCpuAt300: reached
         ? {
@@ -481,6 +530,7 @@ async function measureMode(stack: BenchStack) {
     };
   } finally {
     await commits.close();
+    await dbWork.close();
   }
 }
 
@@ -508,6 +558,11 @@ type ThroughputRow = {
   cpuMsPerJob: CpuMsPerJob;
   /** PostgreSQL commits (every process of the stack) per settled job, background and the bench's reads taken off. */
   dbCommitsPerJob: number | null;
+  /**
+   * PostgreSQL's work per settled job by statement (from the level's start until its jobs settled), by table (rows
+   * written until the statistics flushed after the direct run: idle work of ~20 s included) and by client process.
+   */
+  db: DbBreakdownResult | null;
   /** At the level's end: how far the index is behind the chain head (null: the index did not answer). */
   indexBehind: { blocks: number; seconds: number } | null;
 };

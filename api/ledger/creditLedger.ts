@@ -17,7 +17,7 @@ const balanceRow = z.object({
 const reservedRow = z.object({ available: z.coerce.bigint() });
 const countRow = z.object({ released: z.coerce.number() });
 const probeRow = z.object({ bound: z.coerce.bigint(), settled: z.boolean(), at: z.date() });
-const sweepRow = z.object({ kind: z.enum(["renewed", "indexed", "released", "wanted"]), id: z.string().nullable() });
+const sweepRow = z.object({ kind: z.enum(["renewed", "indexed", "released", "wanted"]), id: z.string() });
 
 export interface CreditLedgerOptions {
   /** Postgres schema Ponder writes its tables into (the indexer's DATABASE_SCHEMA). */
@@ -29,6 +29,11 @@ export interface CreditLedgerOptions {
   reservationTtlMs: number;
   /** Credits leased per gateway; without it every reservation is one statement on the wallet's row. */
   slices?: CreditSliceOptions;
+  /**
+   * A timer's sweep with nothing of this gateway's to renew or release runs at most this often (default
+   * IDLE_SWEEP_MS): only for other gateways' leftovers (a dead gateway's expired slices and reservation rows).
+   */
+  idleSweepMs?: number;
 }
 
 export interface CreditSliceOptions {
@@ -48,6 +53,13 @@ export type ReserveResult = { ok: true; availableAfter: bigint } | { ok: false; 
 
 /** While a peer asks for a wallet's credits (and for this long after), a slice of it stays as small as requests. */
 const CONTENDED_MS = 1_000;
+/**
+ * An idle gateway's sweep (no slice, no reservation row of its own) runs this often instead of every
+ * LEDGER_SWEEP_MS: what it can still find is another gateway's leftovers, which wait for their TTL anyway (15 s for
+ * a slice, minutes for a reservation), so a second more costs nothing, and the idle stack stops committing a sweep
+ * statement ten times a second per gateway.
+ */
+export const IDLE_SWEEP_MS = 1_000;
 /** Between two attempts of a request waiting for peers' slices. */
 const RECALL_POLL_MS = 25;
 
@@ -80,6 +92,10 @@ export class CreditLedger {
   private readonly slices = new Map<string, CreditSlice>();
   private readonly sliceOfKey = new Map<string, CreditSlice>();
   private sliceSeq = 0;
+  /** Job keys of reservation rows this ledger wrote (direct path) and has not seen go: a sweep must look at them. */
+  private readonly directKeys = new Set<string>();
+  /** When an idle sweep (nothing of this gateway's to do) is due next. */
+  private idleSweepAt = 0;
   private closed = false;
   private sweeping: Promise<number> | undefined;
   private sweepQueued: Promise<number> | undefined;
@@ -169,7 +185,9 @@ export class CreditLedger {
       } else stored.push(key);
     }
     if (stored.length === 0) return released;
-    return released + (await this.releaseWhere("r.job_key = ANY($1::text[])", stored));
+    const gone = await this.releaseWhere("r.job_key = ANY($1::text[])", stored);
+    for (const key of stored) this.directKeys.delete(key);
+    return released + gone;
   }
 
   /**
@@ -178,9 +196,18 @@ export class CreditLedger {
    * them by their reservations the index shows, gives back the unused part of idle or wanted ones, and deletes
    * any gateway's expired slices. `wallet` limits the release of reservation rows to one wallet (the request path,
    * on an answer of "insufficient", so a lock indexed a moment ago is not counted twice).
+   *
+   * Without `wallet` (the timer's call) and with nothing of this gateway's to renew or release (no slice, no
+   * reservation row it wrote), it runs no statement at all unless `idleSweepMs` passed since the last sweep.
    */
   async releaseIndexed(wallet?: Address): Promise<number> {
+    if (wallet === undefined && !this.sweepDue(Date.now())) return 0;
     return this.sweep(wallet?.toLowerCase());
+  }
+
+  /** Whether a timer's sweep has anything to do: this gateway's own slices or rows, or the idle interval passed. */
+  private sweepDue(now: number): boolean {
+    return this.slices.size > 0 || this.directKeys.size > 0 || now >= this.idleSweepAt;
   }
 
   /** Gives back the unused part of every slice and serves later reservations by the direct path (shutdown). */
@@ -336,6 +363,7 @@ export class CreditLedger {
   private async runSweep(wallet: string | undefined): Promise<number> {
     const sliceOptions = this.options.slices;
     const startedAt = Date.now();
+    this.idleSweepAt = startedAt + (this.options.idleSweepMs ?? IDLE_SWEEP_MS);
     const plan: { slice: CreditSlice; giveBack: bigint }[] = [];
     const inflight: { slice: CreditSlice; key: string; credits: bigint }[] = [];
     const dropped: string[] = [];
@@ -389,7 +417,7 @@ export class CreditLedger {
            DELETE FROM ledger_reservation r
            WHERE (EXISTS (SELECT 1 FROM ${this.job} j WHERE j.job_key = r.job_key) OR r.created_at < now() - $3::interval)
              AND ($4::text IS NULL OR r.wallet = $4::text)
-           RETURNING r.wallet, r.credits
+           RETURNING r.wallet, r.credits, r.job_key
          ), totals AS (
            SELECT wallet, SUM(credits) AS credits FROM (
              SELECT wallet, credits FROM renewed UNION ALL SELECT wallet, credits FROM expired
@@ -401,7 +429,7 @@ export class CreditLedger {
          )
          SELECT 'renewed' AS kind, slice_id AS id FROM renewed
          UNION ALL SELECT 'indexed', job_key FROM indexed WHERE slice_id IN (SELECT slice_id FROM renewed)
-         UNION ALL SELECT 'released', NULL FROM released
+         UNION ALL SELECT 'released', job_key FROM released
          UNION ALL SELECT 'wanted', l.wallet FROM ledger_wallet l
            WHERE l.wanted_at > now() - $12::interval AND l.wallet IN (SELECT wallet FROM renewed)`,
         [
@@ -433,10 +461,13 @@ export class CreditLedger {
     const wanted = new Set<string>();
     let released = 0;
     for (const row of rows) {
-      if (row.kind === "renewed") renewed.add(row.id!);
-      else if (row.kind === "indexed") indexed.add(row.id!);
-      else if (row.kind === "wanted") wanted.add(row.id!);
-      else released += 1;
+      if (row.kind === "renewed") renewed.add(row.id);
+      else if (row.kind === "indexed") indexed.add(row.id);
+      else if (row.kind === "wanted") wanted.add(row.id);
+      else {
+        released += 1;
+        this.directKeys.delete(row.id);
+      }
     }
     for (const { slice, giveBack } of plan) {
       slice.returning -= giveBack;
@@ -486,7 +517,10 @@ export class CreditLedger {
        SELECT (SELECT available FROM indexed) - reserved AS available FROM taken`,
       [address, credits.toString(), key],
     );
-    if (rows.length === 1) return { ok: true, availableAfter: reservedRow.parse(rows[0]).available };
+    if (rows.length === 1) {
+      this.directKeys.add(key);
+      return { ok: true, availableAfter: reservedRow.parse(rows[0]).available };
+    }
     return { ok: false, available: await this.available(address as Address) };
   }
 

@@ -1,5 +1,6 @@
 import type { Address } from "viem";
-import { describe, expect, it } from "vitest";
+import pg from "pg";
+import { describe, expect, it, vi } from "vitest";
 import type { CreditLedger } from "./creditLedger.js";
 import { API_SCHEMA, jobKey, useLedgerDatabase } from "./ledgerTestDatabase.js";
 
@@ -148,6 +149,24 @@ describe("credit slices", () => {
       expect(Date.now() - startedAt).toBeLessThan(500);
     } finally {
       stop();
+    }
+  });
+
+  it("an idle gateway's timer sweep runs no statement: nothing of its own to renew or release", async () => {
+    const ledger = db.gateway({ idleMs: 0 });
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 10n);
+    await ledger.release([jobKey(1)]);
+    // The idle slice gives its credits back, then its empty row goes.
+    await ledger.releaseIndexed();
+    await ledger.releaseIndexed();
+    expect(await sliceCredits()).toEqual([]);
+    const queries = vi.spyOn(pg.Pool.prototype, "query");
+    try {
+      for (let i = 0; i < 20; i += 1) expect(await ledger.releaseIndexed()).toBe(0);
+      expect(queries).not.toHaveBeenCalled();
+    } finally {
+      queries.mockRestore();
     }
   });
 

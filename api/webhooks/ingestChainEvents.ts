@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { IndexReader } from "./chainEventFeed.js";
 import { ChainEventShapeError, deriveEvents } from "./deriveEvents.js";
 import type { NewEvent } from "./recordEvent.js";
-import { inTransaction, recordEvent } from "./recordEvent.js";
+import { inTransaction, recordEvent, takeCursor } from "./recordEvent.js";
 import { CreditLowTracker } from "./trackCreditLow.js";
 
 export const CURSOR_NAME = "chain_event";
@@ -24,15 +24,8 @@ export async function ingestChainEvents(
   index: IndexReader,
   options: { batchSize?: number; onMalformed?: (rowId: string, error: Error) => void } = {},
 ): Promise<IngestResult> {
-  await pool.query(`INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING`, [
-    CURSOR_NAME,
-  ]);
   return inTransaction(pool, async (client) => {
-    const cursor = await client.query<{ position: string }>(
-      "SELECT position FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED",
-      [CURSOR_NAME],
-    );
-    const position = cursor.rows[0]?.position;
+    const position = (await takeCursor(client, CURSOR_NAME))?.position;
     if (position === undefined) return { chainEvents: 0, deliveries: 0 };
     const rows = await index.chainEventsAfter(position, options.batchSize ?? 500);
     let deliveries = 0;

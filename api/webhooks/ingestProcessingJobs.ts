@@ -1,30 +1,31 @@
 import type pg from "pg";
 import { eventIdFor } from "./eventId.js";
-import { inTransaction, recordEvent } from "./recordEvent.js";
+import { inTransaction, recordEvent, takeCursor } from "./recordEvent.js";
 
 export const PROCESSING_CURSOR_NAME = "gateway_job_processing";
 
 /** Rows committed late can carry an earlier `processing_at` than rows already seen: look back this far. */
 const LOOK_BACK_MS = 5 * 60_000;
 
+/** The cursor of a round that found nothing moves up to the round's time once it is this far behind (one write). */
+const IDLE_ADVANCE_MS = 30_000;
+
 /**
  * `job.processing` from the gateway's own `gateway_job` table (api/db/migrations/001_gateway_jobs.sql): every job
- * whose `processing_at` is set and whose event is not recorded yet. The cursor is a low-water mark (latest
- * `processing_at` seen, minus a look-back), and the "not recorded yet" test plus the job-derived event id make
- * a re-read harmless. Same single-writer rule as the chain cursor (row lock, SKIP LOCKED).
+ * whose `processing_at` is set, whose wallet has a webhook subscribed to `job.processing` (created no later than
+ * the job's `processing_at`), and whose event is not recorded yet. An event no webhook can receive is not stored:
+ * it would create no delivery (recordEvent.ts), and without the subscriber test every round re-read the whole
+ * look-back window of jobs. The cursor is a low-water mark (latest `processing_at` seen, or the round's time when a
+ * round found fewer than a batch, minus a look-back), and the "not recorded yet" test plus the job-derived event id
+ * make a re-read harmless. Same single-writer rule as the chain cursor (row lock, SKIP LOCKED).
  */
 export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Promise<number> {
-  await pool.query(`INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING`, [
-    PROCESSING_CURSOR_NAME,
-  ]);
   return inTransaction(pool, async (client) => {
-    const cursor = await client.query<{ position: string }>(
-      "SELECT position FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED",
-      [PROCESSING_CURSOR_NAME],
-    );
-    const position = cursor.rows[0]?.position;
-    if (position === undefined) return 0;
+    const cursor = await takeCursor(client, PROCESSING_CURSOR_NAME);
+    if (cursor === undefined) return 0;
+    const { position } = cursor;
     const since = position === "" ? new Date(0) : new Date(new Date(position).getTime() - LOOK_BACK_MS);
+    // The first EXISTS is evaluated once (no subscriber of job.processing at all: no job is read).
     const { rows } = await client.query<{
       job_id: string;
       wallet: string;
@@ -34,7 +35,10 @@ export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Prom
       processing_at: Date;
     }>(
       `SELECT j.job_id, j.wallet, j.model, j.tier, j.worker, j.processing_at FROM gateway_job j
-       WHERE j.processing_at IS NOT NULL AND j.processing_at >= $1
+       WHERE EXISTS (SELECT 1 FROM webhook w WHERE w.deleted_at IS NULL AND 'job.processing' = ANY (w.events))
+         AND j.processing_at IS NOT NULL AND j.processing_at >= $1
+         AND EXISTS (SELECT 1 FROM webhook w WHERE w.wallet = j.wallet AND w.deleted_at IS NULL
+                       AND 'job.processing' = ANY (w.events) AND w.created_at <= j.processing_at)
          AND NOT EXISTS (SELECT 1 FROM webhook_event e WHERE e.source = j.job_id AND e.event = 'job.processing')
        ORDER BY j.processing_at, j.job_id LIMIT $2`,
       [since, batchSize],
@@ -51,10 +55,19 @@ export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Prom
       });
     }
     const latest = rows.at(-1)?.processing_at;
-    if (latest && (position === "" || latest > new Date(position))) {
+    const current = position === "" ? undefined : new Date(position);
+    // A round that read fewer than a batch saw every job up to its own time: the mark may move there (rarely, so
+    // an idle round writes nothing).
+    const next =
+      latest && (!current || latest > current)
+        ? latest
+        : rows.length < batchSize && (!current || cursor.now.getTime() - current.getTime() > IDLE_ADVANCE_MS)
+          ? cursor.now
+          : undefined;
+    if (next) {
       await client.query("UPDATE webhook_cursor SET position = $2, updated_at = now() WHERE name = $1", [
         PROCESSING_CURSOR_NAME,
-        latest.toISOString(),
+        next.toISOString(),
       ]);
     }
     return deliveries;

@@ -35,23 +35,25 @@ export function envelopeBody(event: NewEvent): string {
  * listed and replayable. Returns the number of deliveries created.
  */
 export async function recordEvent(client: pg.PoolClient, event: NewEvent): Promise<number> {
-  const inserted = await client.query(
-    `INSERT INTO webhook_event (id, event, wallet, created_at, source, body) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (id) DO NOTHING`,
+  // One statement: the event, then its deliveries (none when the id was seen before: `stored` is empty).
+  const { rows } = await client.query<{ deliveries: string }>(
+    `WITH stored AS (
+       INSERT INTO webhook_event (id, event, wallet, created_at, source, body) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO NOTHING RETURNING id
+     ), delivered AS (
+       INSERT INTO webhook_delivery (webhook_id, event_id, status, next_attempt_at)
+       SELECT w.id, stored.id, CASE WHEN w.status = 'active' THEN 'pending' ELSE 'held' END,
+              CASE WHEN w.status = 'active' THEN now() END
+       FROM stored, webhook w
+       WHERE w.deleted_at IS NULL AND $2 = ANY (w.events) AND ($3::text IS NULL OR w.wallet = $3)
+       ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING 1
+     )
+     SELECT count(*)::text AS deliveries FROM delivered`,
     [event.id, event.event, event.wallet?.toLowerCase() ?? null, event.createdAt, event.source, envelopeBody(event)],
   );
-  if (inserted.rowCount !== 1) return 0;
-  const deliveries = await client.query(
-    `INSERT INTO webhook_delivery (webhook_id, event_id, status, next_attempt_at)
-     SELECT w.id, $1, CASE WHEN w.status = 'active' THEN 'pending' ELSE 'held' END,
-            CASE WHEN w.status = 'active' THEN now() END
-     FROM webhook w
-     WHERE w.deleted_at IS NULL AND $2 = ANY (w.events) AND ($3::text IS NULL OR w.wallet = $3)
-     ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-    [event.id, event.event, event.wallet?.toLowerCase() ?? null],
-  );
-  if ((deliveries.rowCount ?? 0) > 0) await client.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
-  return deliveries.rowCount ?? 0;
+  const deliveries = Number(rows[0]?.deliveries ?? 0);
+  if (deliveries > 0) await client.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+  return deliveries;
 }
 
 /** Runs `work` in a transaction on a pooled client. */
@@ -68,4 +70,27 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
   } finally {
     client.release();
   }
+}
+
+/**
+ * Takes the named ingestion cursor for this transaction (`FOR UPDATE SKIP LOCKED`: of several dispatchers one
+ * ingests at a time), creating it on first use; undefined while another dispatcher holds it. Creating it here, only
+ * when the row is missing, spares every round an insert statement of its own. `now` is the transaction's time.
+ */
+export async function takeCursor(
+  client: pg.PoolClient,
+  name: string,
+): Promise<{ position: string; now: Date } | undefined> {
+  const taken = await client.query<{ position: string; now: Date }>(
+    "SELECT position, now() AS now FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED",
+    [name],
+  );
+  if (taken.rows[0]) return taken.rows[0];
+  // Missing, or held by another dispatcher: an insert that conflicts with a held row returns nothing.
+  const created = await client.query<{ position: string; now: Date }>(
+    `INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING
+     RETURNING position, now() AS now`,
+    [name],
+  );
+  return created.rows[0];
 }

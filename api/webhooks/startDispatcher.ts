@@ -27,8 +27,17 @@ export interface DispatcherDeps {
   /** Extra CA (PEM) trusted for receivers (WEBHOOK_CA_FILE's content). */
   extraCa?: string;
   logger?: DispatcherLogger;
-  /** How often the index is polled for new chain events. Default 100 ms. */
+  /**
+   * The channel on which the index NOTIFYs every block it has indexed: Ponder's live-query channel,
+   * `<index schema>_live_query` (`indexNotifyChannel`). When set and LISTENed, ingestion runs on each notification and
+   * polls only every `ingestFallbackMs`; otherwise (or while the LISTEN connection is down) every `ingestIntervalMs`.
+   */
+  indexChannel?: string;
+  /** How often the index is polled for new chain events without notifications. Default 100 ms. */
   ingestIntervalMs?: number;
+  /** How often ingestion runs anyway while notifications arrive (a lost one, another gateway's job.processing).
+   *  Default 1 s. */
+  ingestFallbackMs?: number;
   /** How often due deliveries are looked for when nothing announced one (retries come due this way). Default 500 ms. */
   deliveryIntervalMs?: number;
   /** How long a claimed delivery is reserved; a crashed dispatcher's claims come back after it. Must exceed
@@ -80,6 +89,8 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   // A wake that arrives while a loop is busy is remembered, so the next sleep returns at once (no lost wake-up).
   const ingestSignal = createSignal();
   const deliverySignal = createSignal();
+  // Whether the index's notifications reach this dispatcher (its LISTEN connection is up).
+  let indexWakes = false;
 
   const ingestLoop = async () => {
     while (!stopping) {
@@ -94,7 +105,8 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       } catch (error) {
         logger.warn({ err: error }, "webhook ingestion failed; retrying");
       }
-      if (!stopping) await ingestSignal.wait(deps.ingestIntervalMs ?? 100);
+      if (!stopping)
+        await ingestSignal.wait(indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100));
     }
   };
 
@@ -120,17 +132,27 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   };
 
   // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the
-  // gateway's job.processing) wake this one at once.
+  // gateway's job.processing) wake this one at once, and so does each block the index commits (indexChannel).
   let listener: pg.PoolClient | null = null;
   const listening = (async () => {
     try {
       const client = await deps.pool.connect();
       if (stopping) return client.release();
       listener = client;
-      client.on("notification", () => deliverySignal.wake());
-      client.on("error", (error) => logger.warn({ err: error }, "webhook LISTEN connection failed; polling only"));
+      client.on("notification", (message) =>
+        message.channel === DELIVERY_CHANNEL ? deliverySignal.wake() : ingestSignal.wake(),
+      );
+      client.on("error", (error) => {
+        indexWakes = false;
+        logger.warn({ err: error }, "webhook LISTEN connection failed; polling only");
+      });
       await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      if (deps.indexChannel) {
+        await client.query(`LISTEN ${client.escapeIdentifier(deps.indexChannel)}`);
+        indexWakes = true;
+      }
     } catch (error) {
+      indexWakes = false;
       logger.warn({ err: error }, "webhook LISTEN unavailable; polling only");
     }
   })();
@@ -151,13 +173,18 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       await listening;
       const client = listener as pg.PoolClient | null;
       if (client) {
-        await client.query(`UNLISTEN ${DELIVERY_CHANNEL}`).catch(() => undefined);
+        await client.query("UNLISTEN *").catch(() => undefined);
         client.release();
       }
       sender.close();
       logger.info({ owner }, "webhook dispatcher stopped");
     },
   };
+}
+
+/** The channel Ponder NOTIFYs on each block it indexes into `schema` (its live-query channel, ponder/drizzle/onchain). */
+export function indexNotifyChannel(schema: string): string {
+  return `${schema}_live_query`;
 }
 
 function createSignal() {

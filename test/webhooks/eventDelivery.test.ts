@@ -304,4 +304,35 @@ describe("event delivery", () => {
     expect(created).toBe(0);
     expect(delivered("job.processing")).toHaveLength(1);
   });
+
+  it("stores no job.processing for a wallet no webhook subscribes to it", async () => {
+    const unsubscribed = await chain.wallet(34);
+    const jobs = new JobStore(pool);
+    const processingJob = async (owner: LocalAccount, n: number) => {
+      const jobId = `job_01KPR0CESS1NGT0P1C${String(n).padStart(8, "0")}`;
+      await jobs.insert({
+        jobId,
+        jobKey: `0x${n.toString(16).padStart(64, "0")}`,
+        wallet: owner.address,
+        keyHash: `0x${"ab".repeat(32)}`,
+        model: STANDARD,
+        tier: "standard",
+        stream: false,
+        maxTokens: 100,
+        creditsLocked: 8,
+        promptTokens: 12,
+      });
+      await jobs.transition(jobId, ["pending"], "processing", {
+        worker: worker.address.toLowerCase(),
+        processing_at: new Date(),
+      });
+      return jobId;
+    };
+    const skipped = await processingJob(unsubscribed, 9_001);
+    // A later job of the subscribed wallet: once it is delivered, the poll has passed the first one.
+    await processingJob(wallet, 9_002);
+    await deliveredAtLeast("job.processing", 2);
+    const { rows } = await pool.query("SELECT id FROM webhook_event WHERE source = $1", [skipped]);
+    expect(rows).toEqual([]);
+  });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { indexNotifyChannel } from "../../api/webhooks/startDispatcher.js";
 import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
@@ -45,5 +46,27 @@ describe("latency", () => {
         `min ${sorted[0]} ms, max ${sorted.at(-1)} ms (first sample ${latencies[0]} ms: cold dispatcher)`,
     );
     expect(median).toBeLessThan(2_000);
+  });
+
+  it("a dispatcher that polls the index once a minute still delivers at once: each indexed block wakes it", async () => {
+    const woken = await webhookFixture(stack, { name: "latency_notify", walletIndex: 33, receiverPort: 8784 });
+    try {
+      woken.startDispatcher({
+        indexChannel: indexNotifyChannel(stack.indexSchema),
+        ingestIntervalMs: 60_000,
+        ingestFallbackMs: 60_000,
+      });
+      // Its first round runs at start; let it finish so only a notification can bring the next event in.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const receipt = await woken.chain.deposit(woken.wallet, 100n);
+      const tx = receipt.transactionHash.toLowerCase();
+      await waitFor(
+        `delivery of ${tx} woken by the index`,
+        async () => woken.receiver.requests.some((request) => request.rawBody.includes(tx)),
+        { timeoutMs: 10_000 },
+      );
+    } finally {
+      await woken.close();
+    }
   });
 });

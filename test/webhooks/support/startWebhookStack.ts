@@ -14,6 +14,8 @@ export interface WebhookStackInfo {
   indexerUrl: string;
   deploymentsFile: string;
   stateDir: string;
+  /** The index's Postgres schema (its block notifications come on `indexNotifyChannel(indexSchema)`). */
+  indexSchema: string;
 }
 
 export interface WebhookStack extends WebhookStackInfo {
@@ -58,6 +60,7 @@ export async function startWebhookStack(): Promise<WebhookStack> {
     indexerUrl: stack.indexerUrl,
     deploymentsFile: stack.deploymentsFile,
     stateDir: stack.stateDir,
+    indexSchema: stack.databaseSchema,
     stop: stack.stop,
   };
 }

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { LocalAccount } from "viem";
 import { ponderIndexReader } from "../../../api/webhooks/chainEventFeed.js";
 import type { EventName } from "@credit-metered/client/http";
-import { startDispatcher, type Dispatcher } from "../../../api/webhooks/startDispatcher.js";
+import { startDispatcher, type Dispatcher, type DispatcherDeps } from "../../../api/webhooks/startDispatcher.js";
 import { insertWebhook } from "../../../api/webhooks/webhookStore.js";
 import { chainActions, type ChainActions } from "./chainActions.js";
 import { startHttpsReceiver, type HttpsReceiver, type HttpsReceiverOptions } from "./httpsReceiver.js";
@@ -21,7 +21,12 @@ export interface WebhookFixture {
   wallet: LocalAccount;
   webhookId: string;
   secret: string;
-  startDispatcher(options?: { timeoutMs?: number; owner?: string }): Dispatcher;
+  startDispatcher(
+    options?: { timeoutMs?: number; owner?: string } & Pick<
+      DispatcherDeps,
+      "indexChannel" | "ingestIntervalMs" | "ingestFallbackMs"
+    >,
+  ): Dispatcher;
   close(): Promise<void>;
 }
 
@@ -62,7 +67,9 @@ export async function webhookFixture(
     webhookId: webhook.id,
     secret,
     startDispatcher(dispatcherOptions = {}) {
+      const { timeoutMs: _timeout, owner: _owner, ...ingestion } = dispatcherOptions;
       const dispatcher = startDispatcher({
+        ...ingestion,
         pool,
         index: ponderIndexReader(stack.indexerUrl),
         policy: { allowPrivateTargets: true, allowHttpLoopback: false },
