@@ -27,11 +27,7 @@ import type { LatencyStats } from "./workerPool/latencyStats.js";
 import type { WorkerClient } from "./workerPool/workerClient.js";
 import type { WorkerPool } from "./workerPool/workerPool.js";
 
-/**
- * Waits until the chain will accept `refund` for a job whose deadline is `deadline` (unix seconds). Production
- * waits for wall-clock time to pass it; tests plug in `evm_increaseTime` so they need not wait 120 s.
- */
-export type WaitForChainDeadline = (deadline: bigint) => Promise<void>;
+import type { WaitForChainDeadline } from "./jobs/jobLifecycleOf.js";
 
 /** Everything the endpoints and background tasks use, built once in main.ts (the only place that wires). */
 export interface GatewayDeps {

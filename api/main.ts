@@ -27,7 +27,7 @@ import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
 import { migrate } from "./db/migrate.js";
-import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
+import type { GatewayDeps } from "./deps.js";
 import { createApp } from "./http/createApp.js";
 import { createHttpServer } from "./http/createHttpServer.js";
 import { authenticate } from "./http/middleware/authenticate.js";
@@ -44,7 +44,7 @@ import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
 import { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
-import { createJobLifecycle } from "./jobs/jobLifecycleOf.js";
+import { createJobLifecycle, type WaitForChainDeadline } from "./jobs/jobLifecycleOf.js";
 import { JobStore } from "./jobs/jobStore.js";
 import { ModelTrust } from "./jobs/modelTrust.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
@@ -224,7 +224,15 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     workerClient,
     latency,
     jobs,
-    lifecycle: createJobLifecycle({ jobs, chain, batcher, waitForChainDeadline, logger, config, deployment }),
+    lifecycle: createJobLifecycle({
+      jobs,
+      chain,
+      batcher,
+      waitForChainDeadline,
+      logger,
+      config,
+      chainJobTimeoutSeconds: deployment.params.jobTimeout,
+    }),
     modelTrust: new ModelTrust(pool, index, logger),
     idempotency: new IdempotencyStore(pool),
     waitForChainDeadline,
