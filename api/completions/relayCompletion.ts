@@ -1,13 +1,39 @@
 import { isAddressEqual, type Hex } from "viem";
-import type { GatewayDeps } from "../deps.js";
-import { ApiError } from "../errors/ApiError.js";
-import type { JobOutcome } from "../jobs/jobLifecycle.js";
+import type { Logger } from "pino";
+import type { EscrowChain } from "../chain/escrowChain.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
+import type { GatewayConfig } from "../config.js";
+import { ApiError } from "../errors/ApiError.js";
+import type { JobLifecycle, JobOutcome } from "../jobs/jobLifecycle.js";
+import type { JobStore } from "../jobs/jobStore.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
+import type { LatencyStats } from "../workerPool/latencyStats.js";
+import type { WorkerClient } from "../workerPool/workerClient.js";
+import type { WorkerPool } from "../workerPool/workerPool.js";
 import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
+
+/**
+ * What running a job on a worker uses: the pool (who may serve, in-flight counts), the worker client, the
+ * escrow's identity for the receipt check, the lifecycle for the acknowledgement, and the side facts it records
+ * (time to first token, latency). It never settles, fails or refunds: that is `concludeJob` (concludeJob.ts).
+ */
+export interface RelayDeps {
+  workers: Pick<WorkerPool, "candidatesFresh" | "backendOf" | "jobStarted" | "jobEnded">;
+  workerClient: Pick<WorkerClient, "runJob" | "cancel">;
+  chain: Pick<EscrowChain, "chainId" | "escrowAddress">;
+  lifecycle: Pick<JobLifecycle, "acknowledged">;
+  jobs: Pick<JobStore, "update">;
+  latency: Pick<LatencyStats, "record">;
+  metrics: Pick<GatewayMetrics, "timeToFirstToken">;
+  /** Called after a worker acknowledged a job (wakes the webhook dispatcher so job.processing goes out at once). */
+  onJobProcessing?: () => void;
+  config: Pick<GatewayConfig, "JOB_TIMEOUT_MS">;
+  logger: Logger;
+}
 
 /** Where relayed tokens go: the SSE writer for streams, a buffer for whole completions. */
 export interface RelaySink {
@@ -58,7 +84,7 @@ const CANCEL_TIMEOUT_MS = 5_000;
  * job lifecycle's (jobLifecycle.ts).
  */
 export async function relayCompletion(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   sink: RelaySink,
@@ -70,7 +96,7 @@ export async function relayCompletion(
 }
 
 async function relay(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   sink: RelaySink,
@@ -215,7 +241,7 @@ function handleEvent(event: WorkerEvent): "ack" | "other" {
   return event.type === "ack" ? "ack" : "other";
 }
 
-function workerPayload(deps: GatewayDeps, prepared: PreparedCompletion, opened: OpenedJob): WorkerJobPayload {
+function workerPayload(deps: RelayDeps, prepared: PreparedCompletion, opened: OpenedJob): WorkerJobPayload {
   const { request } = prepared;
   return {
     job_id: opened.jobId,
@@ -234,7 +260,7 @@ function workerPayload(deps: GatewayDeps, prepared: PreparedCompletion, opened: 
 }
 
 async function finish(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   worker: WorkerCandidate,
@@ -295,7 +321,7 @@ async function finish(
 }
 
 async function clientGone(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   worker: WorkerCandidate | undefined,
