@@ -1,3 +1,26 @@
+/**
+ * What happens when the worker dies mid-job (api/README.md "Where to read"). The relay runs the job on one worker
+ * at a time and decides from what it saw; the money follows from its outcome in `concludeJob` (concludeJob.ts).
+ *
+ * - **Before the first token** (the worker refuses the connection, answers an error, sends no acknowledgement within
+ *   10 s, or closes the stream without a result): the next healthy candidate is tried (failover, `pickWorker` over
+ *   the ones not tried yet). The client sees nothing of it. With no candidate left the job ends `worker_failed`
+ *   with `no_workers_available` (503, `retry-after`), and the whole lock goes back (failJob).
+ * - **After the first token** (the stream breaks, an `error` event, no `done`): no failover — the client already has
+ *   part of one worker's answer. The job ends `worker_failed` with `job_failed` ("credits_refunded": the whole lock);
+ *   the lifecycle sends failJob and waits for it to be mined before the client hears of it (a lock not mined yet is
+ *   failed as soon as it lands: openEscrow.ts). The
+ *   worker is paid nothing: only a verified receipt is ever settled. A stream that already started gets an error
+ *   event and its end instead of an HTTP error.
+ * - **A `done` whose receipt does not match** what was relayed (other text, token counts, worker, job, escrow):
+ *   `worker_failed`, `job_failed`, nothing charged, the lock returned.
+ * - **No result within `JOB_TIMEOUT_MS`**: the worker is told to cancel; the job ends `timed_out` and the lifecycle
+ *   refunds it (`job_timeout` with the refund transaction).
+ * - Each failure counts against the worker in the pool (`jobEnded(…, "failed")`): three since its last success
+ *   and it gets no jobs until its next health probe succeeds (workerPool.ts); a worker whose probe fails gets none.
+ *
+ * The gateway itself dying mid-job is recovery's: jobs/gatewayLeases.ts (a peer takes over) and jobs/sweepJobs.ts.
+ */
 import { isAddressEqual, type Hex } from "viem";
 import type { Logger } from "pino";
 import type { EscrowChain } from "../chain/escrowChain.js";
