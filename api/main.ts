@@ -27,7 +27,7 @@ import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
 import { migrate } from "./db/migrate.js";
-import type { GatewayDeps, WaitForChainDeadline } from "./deps.js";
+import type { GatewayDeps } from "./deps.js";
 import { createApp } from "./http/createApp.js";
 import { createHttpServer } from "./http/createHttpServer.js";
 import { authenticate } from "./http/middleware/authenticate.js";
@@ -44,7 +44,8 @@ import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
 import { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
-import { createJobLifecycle } from "./jobs/jobLifecycleOf.js";
+import { createJobLifecycle, type WaitForChainDeadline } from "./jobs/jobLifecycleOf.js";
+import { CompletionPipeline } from "./completions/completionPipeline.js";
 import { JobStore } from "./jobs/jobStore.js";
 import { ModelTrust } from "./jobs/modelTrust.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
@@ -200,6 +201,63 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const freshness = new IndexFreshness(indexLag, config.LEDGER_FRESHNESS_WAIT_MS);
   const jobs = new JobStore(pool, { logger });
   const waitForChainDeadline = options.waitForChainDeadline ?? waitForChainTime(chain);
+  const lifecycle = createJobLifecycle({
+    jobs,
+    chain,
+    batcher,
+    waitForChainDeadline,
+    logger,
+    config,
+    chainJobTimeoutSeconds: deployment.params.jobTimeout,
+  });
+  const keys = new ChainKeyDirectory(
+    new KeyStatusCache(chain, { timeoutMs: config.KEY_STATUS_CHAIN_TIMEOUT_MS, retryMs: config.INDEX_RETRY_MS }),
+    index,
+    logger,
+  );
+  const models = new ModelDirectory(index, 1_000, config.INDEX_STALE_MAX_MS);
+  // Jobs this process is running right now (the sweeper and the take-over leave them alone).
+  const activeJobs = new Set<string>();
+  const leases = new GatewayLeases(pool, {
+    gatewayId,
+    signer,
+    ttlMs: config.GATEWAY_LEASE_TTL_MS,
+    heartbeatMs: config.GATEWAY_HEARTBEAT_MS,
+    logger,
+  });
+  // Set once the webhook dispatcher runs: a job's acknowledgement wakes it so job.processing goes out at once.
+  let wakeDispatcher: (() => void) | undefined;
+  // Each step of a completion gets what it uses, nothing more (api/README.md "Where to read").
+  const completions = new CompletionPipeline({
+    prepare: { models, workers, ledger, freshness, chain, config },
+    escrow: {
+      ledger,
+      freshness,
+      jobs,
+      locks,
+      chain,
+      lifecycle,
+      unconfirmedLocks: new UnconfirmedLocks(config.LOCK_UNCONFIRMED_MAX_CREDITS, metrics),
+      metrics,
+      config,
+      chainJobTimeoutSeconds: deployment.params.jobTimeout,
+      logger,
+    },
+    relay: {
+      workers,
+      workerClient,
+      chain,
+      lifecycle,
+      jobs,
+      latency,
+      metrics,
+      onJobProcessing: () => wakeDispatcher?.(),
+      config,
+      logger,
+    },
+    conclude: { lifecycle },
+    activeJobs,
+  });
   const deps: GatewayDeps = {
     config,
     logger,
@@ -207,35 +265,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     pool,
     deployment,
     chain,
-    batcher,
-    locks,
-    ledger,
-    freshness,
-    unconfirmedLocks: new UnconfirmedLocks(config.LOCK_UNCONFIRMED_MAX_CREDITS, metrics),
-    keys: new ChainKeyDirectory(
-      new KeyStatusCache(chain, { timeoutMs: config.KEY_STATUS_CHAIN_TIMEOUT_MS, retryMs: config.INDEX_RETRY_MS }),
-      index,
-      logger,
-    ),
+    completions,
     index,
     indexLag,
-    models: new ModelDirectory(index, 1_000, config.INDEX_STALE_MAX_MS),
+    models,
     workers,
-    workerClient,
     latency,
     jobs,
-    lifecycle: createJobLifecycle({ jobs, chain, batcher, waitForChainDeadline, logger, config, deployment }),
+    lifecycle,
     modelTrust: new ModelTrust(pool, index, logger),
     idempotency: new IdempotencyStore(pool),
-    waitForChainDeadline,
-    activeJobs: new Set(),
-    leases: new GatewayLeases(pool, {
-      gatewayId,
-      signer,
-      ttlMs: config.GATEWAY_LEASE_TTL_MS,
-      heartbeatMs: config.GATEWAY_HEARTBEAT_MS,
-      logger,
-    }),
     webhookPolicy: targetPolicyFrom(config),
     appPublicClient: appPublicClient(config, deployment),
     walletJobs: new WalletJobs(indexClient),
@@ -243,7 +282,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     resolveWallet: sessionWalletResolver(pool, deployment.chainId),
   };
   metrics.bind({
-    activeJobs: deps.activeJobs,
+    activeJobs,
     query: (sql) => pool.query(sql),
     workers: () => workers.health(),
     indexLag: () => indexLag.snapshot(),
@@ -270,7 +309,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         }),
       )
     : undefined;
-  if (dispatcher) deps.onJobProcessing = () => dispatcher.wake();
+  if (dispatcher) wakeDispatcher = () => dispatcher.wake();
 
   // Reservations whose lock the index now shows are released in the background (every gateway may run it).
   const ledgerTimer = setInterval(() => {
@@ -281,8 +320,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const v1 = Router();
   // Completions authenticate from the index (no RPC on the hot path; a revocation not yet indexed is refused by
   // the escrow's lock); the other routes keep the chain's per-block key check.
-  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness, deps.keys)));
-  v1.use("/v1", authenticate(deps.keys));
+  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness, keys)));
+  v1.use("/v1", authenticate(keys));
   v1.use(routerOf(endpointsFor("apiKey"), deps));
   const logging = Router();
   logging.use(
@@ -314,16 +353,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     ],
   });
 
-  await deps.leases?.start(deps);
+  await leases.start({ lifecycle, chain, activeJobs, logger });
   // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to
   // wait for its deadline); then the same sweep runs periodically.
-  let sweeping: Promise<void> | undefined = sweepJobs(deps)
+  const sweep = { lifecycle, jobs, chain, index, activeJobs, leases, logger };
+  let sweeping: Promise<void> | undefined = sweepJobs(sweep)
     .catch((error: unknown) => logger.error({ err: error }, "recovery sweep failed"))
     .finally(() => {
       sweeping = undefined;
     });
   const sweepTimer = setInterval(() => {
-    sweeping ??= sweepJobs(deps)
+    sweeping ??= sweepJobs(sweep)
       .catch((error: unknown) => logger.error({ err: error }, "sweep failed"))
       .finally(() => {
         sweeping = undefined;
@@ -357,8 +397,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const until = Date.now() + config.SHUTDOWN_GRACE_MS;
-      while (deps.activeJobs.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
-      if (deps.activeJobs.size > 0) logger.warn({ jobs: [...deps.activeJobs] }, "leaving running jobs to recovery");
+      while (activeJobs.size > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+      if (activeJobs.size > 0) logger.warn({ jobs: [...activeJobs] }, "leaving running jobs to recovery");
       await locks.drain();
       // The unused part of this gateway's slices goes back to the wallets now, not after the slice TTL.
       await ledger.close();
@@ -366,7 +406,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await sweeping;
       await transactions.stop();
       // Jobs left to recovery go to a live peer now rather than after the lease would have expired.
-      await deps.leases?.stop({ release: true });
+      await leases.stop({ release: true });
       await dispatcher?.stop();
       server.closeAllConnections();
       await closed;

@@ -1,16 +1,50 @@
 import type { Hex } from "viem";
 import { MAX_LOCK_DELAY_SECONDS, jobIdToBytes32, newJobId } from "@credit-metered/client";
-import type { LockOutcome, LockRequest } from "../chain/lockBatcher.js";
+import type { Logger } from "pino";
+import type { EscrowChain } from "../chain/escrowChain.js";
+import type { LockBatcher, LockOutcome, LockRequest } from "../chain/lockBatcher.js";
 import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
-import type { GatewayDeps } from "../deps.js";
+import type { GatewayConfig } from "../config.js";
 import { type ApiError } from "../errors/ApiError.js";
+import type { JobLifecycle } from "../jobs/jobLifecycle.js";
+import type { JobStore } from "../jobs/jobStore.js";
+import type { CreditLedger } from "../ledger/creditLedger.js";
+import type { UnconfirmedLocks } from "../ledger/unconfirmedLocks.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
-import { freshAvailable, insufficientCredits, type PreparedCompletion } from "./prepareCompletion.js";
+import {
+  freshAvailable,
+  insufficientCredits,
+  type FreshCreditsDeps,
+  type PreparedCompletion,
+} from "./prepareCompletion.js";
 
 /** How often a job routed on an unmined lock checks whether the chain node went silent. */
 const LOCK_WATCH_MS = 250;
+
+/**
+ * What reserving the credits and locking them on chain uses: the ledger, the job's row, the lock batcher, the
+ * escrow (its clock, a refused lock's reason, a late lock's failJob), the lifecycle for a refused lock, and the
+ * `submitted` mode's exposure bound.
+ */
+export interface EscrowDeps extends FreshCreditsDeps {
+  ledger: Pick<CreditLedger, "reserve" | "release" | "available" | "releaseIndexed">;
+  jobs: Pick<JobStore, "insert" | "update">;
+  locks: Pick<LockBatcher, "enqueue">;
+  chain: Pick<
+    EscrowChain,
+    "acceptedAtNow" | "nodeSilent" | "resampleClock" | "openJobRevertAt" | "lockOutcomesOf" | "failJob" | "sender"
+  >;
+  lifecycle: Pick<JobLifecycle, "lockRefused">;
+  unconfirmedLocks: Pick<UnconfirmedLocks, "tryAdmit" | "confirmed">;
+  metrics: Pick<GatewayMetrics, "unconfirmedLockRefused" | "unconfirmedLockRefusedCredits">;
+  config: Pick<GatewayConfig, "LOCK_MODE">;
+  /** The escrow's job timeout, seconds (the deployment's `params.jobTimeout`): the deadline before the lock is mined. */
+  chainJobTimeoutSeconds: number;
+  logger: Logger;
+}
 
 export interface OpenedJob {
   jobId: string;
@@ -42,7 +76,7 @@ export interface OpenedJob {
  * only once the lock is mined. The gateway_job row is written before sending, so a crash between sending and
  * recording leaves a row recovery can find.
  */
-export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
+export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
   const startedAt = Date.now();
   const jobId = newJobId(startedAt);
   const jobKey = jobIdToBytes32(jobId);
@@ -117,7 +151,7 @@ export async function openEscrow(deps: GatewayDeps, prepared: PreparedCompletion
     escrowTx,
     creditsLocked: credits,
     balanceAfterLock: Number(availableAfter),
-    deadline: acceptedAt + BigInt(deps.deployment.params.jobTimeout),
+    deadline: acceptedAt + BigInt(deps.chainJobTimeoutSeconds),
     startedAt,
     lockMined: Promise.resolve(),
     lockRefused: refused.signal,
@@ -212,7 +246,7 @@ const LATE_LOCK_WATCH_MS = (MAX_LOCK_DELAY_SECONDS + 60) * 1000;
  * (the job's row is already closed, so this is no lifecycle move). The same signer sent the lock, so failJob
  * queues behind it in nonce order.
  */
-async function returnLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex): Promise<void> {
+async function returnLateLock(deps: EscrowDeps, jobId: string, jobKey: Hex): Promise<void> {
   try {
     deps.logger.warn({ job_id: jobId }, "lock mined after the client was answered with an error; failing it");
     const hash = await deps.chain.failJob(jobKey);
@@ -224,7 +258,7 @@ async function returnLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex): Pr
 }
 
 /** Follows a lock batch not mined in time: if it lands and opened this job, the job is failed at once. */
-async function watchLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex, escrowTx: Hex): Promise<void> {
+async function watchLateLock(deps: EscrowDeps, jobId: string, jobKey: Hex, escrowTx: Hex): Promise<void> {
   try {
     const receipt = await deps.chain.sender.manager.waitMined(escrowTx, LATE_LOCK_WATCH_MS);
     if (receipt.status !== "success") return;
@@ -236,7 +270,7 @@ async function watchLateLock(deps: GatewayDeps, jobId: string, jobKey: Hex, escr
 }
 
 /** The batch's hash once the node accepted it, or "node_silent" as soon as the node is known to have stopped. */
-async function untilSentOrNodeSilent(deps: GatewayDeps, sent: Promise<Hex>): Promise<Hex | "node_silent"> {
+async function untilSentOrNodeSilent(deps: EscrowDeps, sent: Promise<Hex>): Promise<Hex | "node_silent"> {
   let timer: NodeJS.Timeout | undefined;
   const silent = new Promise<"node_silent">((resolve) => {
     timer = setInterval(() => {
@@ -251,7 +285,7 @@ async function untilSentOrNodeSilent(deps: GatewayDeps, sent: Promise<Hex>): Pro
 }
 
 /** Reserves the job's credits; before refusing, lets the index catch up (bounded) and tries once more. */
-async function reserve(deps: GatewayDeps, prepared: PreparedCompletion, jobKey: Hex, since: number): Promise<bigint> {
+async function reserve(deps: EscrowDeps, prepared: PreparedCompletion, jobKey: Hex, since: number): Promise<bigint> {
   const credits = BigInt(prepared.creditsToLock);
   const first = await deps.ledger.reserve(prepared.wallet, jobKey, credits);
   if (first.ok) return first.availableAfter;
@@ -267,7 +301,7 @@ async function reserve(deps: GatewayDeps, prepared: PreparedCompletion, jobKey: 
 
 /** The client's error for a lock the batch skipped, with the figures `openJob`'s revert gives. */
 async function refusalOf(
-  deps: GatewayDeps,
+  deps: EscrowDeps,
   prepared: PreparedCompletion,
   request: LockRequest,
   skipped: Extract<LockOutcome, { kind: "skipped" }>,

@@ -1,14 +1,32 @@
 import type { Hex } from "viem";
 import { ApiError } from "../errors/ApiError.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
-import type { GatewayDeps } from "../deps.js";
-import type { ModelInfo } from "../readModel/modelDirectory.js";
+import type { EscrowChain } from "../chain/escrowChain.js";
+import type { GatewayConfig } from "../config.js";
+import type { CreditLedger } from "../ledger/creditLedger.js";
+import type { IndexFreshness } from "../ledger/indexFreshness.js";
+import type { ModelDirectory, ModelInfo } from "../readModel/modelDirectory.js";
+import type { WorkerPool } from "../workerPool/workerPool.js";
 import { countChatTokens, ReservedTokenTextError } from "../../shared/tokens/countChatTokens.js";
 import { sizeEscrow } from "./pricing.js";
 import type { ChatCompletionRequest } from "./requestSchema.js";
 
 /** Seconds a client should wait before retrying when no worker hosts the model. */
 export const NO_WORKERS_RETRY_AFTER_SECONDS = 5;
+
+/** The wallet's credits as a refusal must see them: the ledger, once the index caught up (bounded wait). */
+export interface FreshCreditsDeps {
+  ledger: Pick<CreditLedger, "available" | "releaseIndexed">;
+  freshness: Pick<IndexFreshness, "caughtUpSince">;
+}
+
+/** What the checks before any credit moves read: the catalog, the workers, the credits, whether the node answers. */
+export interface PrepareDeps extends FreshCreditsDeps {
+  models: Pick<ModelDirectory, "get">;
+  workers: Pick<WorkerPool, "candidatesFresh">;
+  chain: Pick<EscrowChain, "nodeSilent">;
+  config: Pick<GatewayConfig, "DEFAULT_MAX_TOKENS">;
+}
 
 export interface PreparedCompletion {
   request: ChatCompletionRequest;
@@ -59,7 +77,7 @@ export function insufficientCredits(
  * The wallet's available credits once the index has caught up with the chain as of `since` (bounded wait) and
  * reservations of locks it now shows are released: what a refusal must be based on.
  */
-export async function freshAvailable(deps: GatewayDeps, wallet: Hex, since: number): Promise<bigint> {
+export async function freshAvailable(deps: FreshCreditsDeps, wallet: Hex, since: number): Promise<bigint> {
   await deps.freshness.caughtUpSince(since);
   await deps.ledger.releaseIndexed(wallet);
   return deps.ledger.available(wallet);
@@ -70,7 +88,7 @@ export async function freshAvailable(deps: GatewayDeps, wallet: Hex, since: numb
  * context window, and a balance that covers the escrow estimate.
  */
 export async function prepareCompletion(
-  deps: GatewayDeps,
+  deps: PrepareDeps,
   auth: { wallet: Hex; keyHash: Hex },
   request: ChatCompletionRequest,
 ): Promise<PreparedCompletion> {

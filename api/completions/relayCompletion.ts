@@ -1,13 +1,62 @@
+/**
+ * What happens when the worker dies mid-job (api/README.md "Where to read"). The relay runs the job on one worker
+ * at a time and decides from what it saw; the money follows from its outcome in `concludeJob` (concludeJob.ts).
+ *
+ * - **Before the first token** (the worker refuses the connection, answers an error, sends no acknowledgement within
+ *   10 s, or closes the stream without a result): the next healthy candidate is tried (failover, `pickWorker` over
+ *   the ones not tried yet). The client sees nothing of it. With no candidate left the job ends `worker_failed`
+ *   with `no_workers_available` (503, `retry-after`), and the whole lock goes back (failJob).
+ * - **After the first token** (the stream breaks, an `error` event, no `done`): no failover — the client already has
+ *   part of one worker's answer. The job ends `worker_failed` with `job_failed` ("credits_refunded": the whole lock);
+ *   the lifecycle sends failJob and waits for it to be mined before the client hears of it (a lock not mined yet is
+ *   failed as soon as it lands: openEscrow.ts). The
+ *   worker is paid nothing: only a verified receipt is ever settled. A stream that already started gets an error
+ *   event and its end instead of an HTTP error.
+ * - **A `done` whose receipt does not match** what was relayed (other text, token counts, worker, job, escrow):
+ *   `worker_failed`, `job_failed`, nothing charged, the lock returned.
+ * - **No result within `JOB_TIMEOUT_MS`**: the worker is told to cancel; the job ends `timed_out` and the lifecycle
+ *   refunds it (`job_timeout` with the refund transaction).
+ * - Each failure counts against the worker in the pool (`jobEnded(…, "failed")`): three since its last success
+ *   and it gets no jobs until its next health probe succeeds (workerPool.ts); a worker whose probe fails gets none.
+ *
+ * The gateway itself dying mid-job is recovery's: jobs/gatewayLeases.ts (a peer takes over) and jobs/sweepJobs.ts.
+ */
 import { isAddressEqual, type Hex } from "viem";
-import type { GatewayDeps } from "../deps.js";
-import { ApiError } from "../errors/ApiError.js";
-import type { JobOutcome } from "../jobs/jobLifecycle.js";
+import type { Logger } from "pino";
+import type { EscrowChain } from "../chain/escrowChain.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
+import type { GatewayConfig } from "../config.js";
+import { ApiError } from "../errors/ApiError.js";
+import type { JobLifecycle, JobOutcome } from "../jobs/jobLifecycle.js";
+import type { JobStore } from "../jobs/jobStore.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
+import type { LatencyStats } from "../workerPool/latencyStats.js";
+import type { WorkerClient } from "../workerPool/workerClient.js";
+import type { WorkerPool } from "../workerPool/workerPool.js";
 import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
+
+/**
+ * What running a job on a worker uses: the pool (who may serve, in-flight counts), the worker client, the
+ * escrow's identity for the receipt check, the lifecycle for the acknowledgement, and the side facts it records
+ * (time to first token, latency). It never settles, fails or refunds: that is `concludeJob` (concludeJob.ts).
+ */
+export interface RelayDeps {
+  workers: Pick<WorkerPool, "candidatesFresh" | "backendOf" | "jobStarted" | "jobEnded">;
+  workerClient: Pick<WorkerClient, "runJob" | "cancel">;
+  chain: Pick<EscrowChain, "chainId" | "escrowAddress">;
+  lifecycle: Pick<JobLifecycle, "acknowledged">;
+  jobs: Pick<JobStore, "update">;
+  latency: Pick<LatencyStats, "record">;
+  metrics: Pick<GatewayMetrics, "timeToFirstToken">;
+  /** Called after a worker acknowledged a job (wakes the webhook dispatcher so job.processing goes out at once). */
+  onJobProcessing?: () => void;
+  config: Pick<GatewayConfig, "JOB_TIMEOUT_MS">;
+  logger: Logger;
+}
 
 /** Where relayed tokens go: the SSE writer for streams, a buffer for whole completions. */
 export interface RelaySink {
@@ -58,7 +107,7 @@ const CANCEL_TIMEOUT_MS = 5_000;
  * job lifecycle's (jobLifecycle.ts).
  */
 export async function relayCompletion(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   sink: RelaySink,
@@ -70,7 +119,7 @@ export async function relayCompletion(
 }
 
 async function relay(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   sink: RelaySink,
@@ -215,7 +264,7 @@ function handleEvent(event: WorkerEvent): "ack" | "other" {
   return event.type === "ack" ? "ack" : "other";
 }
 
-function workerPayload(deps: GatewayDeps, prepared: PreparedCompletion, opened: OpenedJob): WorkerJobPayload {
+function workerPayload(deps: RelayDeps, prepared: PreparedCompletion, opened: OpenedJob): WorkerJobPayload {
   const { request } = prepared;
   return {
     job_id: opened.jobId,
@@ -234,7 +283,7 @@ function workerPayload(deps: GatewayDeps, prepared: PreparedCompletion, opened: 
 }
 
 async function finish(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   worker: WorkerCandidate,
@@ -295,7 +344,7 @@ async function finish(
 }
 
 async function clientGone(
-  deps: GatewayDeps,
+  deps: RelayDeps,
   prepared: PreparedCompletion,
   opened: OpenedJob,
   worker: WorkerCandidate | undefined,

@@ -2,9 +2,19 @@ import type { Hex } from "viem";
 import { fromProofHash, toProofHash } from "@credit-metered/client";
 import { revertOf } from "../chain/revertOf.js";
 import type { DisputeResult } from "@credit-metered/client/http";
-import type { GatewayDeps } from "../deps.js";
+import type { Logger } from "pino";
+import type { EscrowChain } from "../chain/escrowChain.js";
 import { ApiError } from "../errors/ApiError.js";
-import { loadJob, type LoadedJob } from "./loadJob.js";
+import type { JobLifecycle } from "./jobLifecycle.js";
+import { loadJob, type JobReadDeps, type LoadedJob } from "./loadJob.js";
+
+/** What a dispute uses: the escrow (open it, wait for it), the lifecycle (→ disputed), the dispute windows. */
+export interface DisputeDeps {
+  chain: Pick<EscrowChain, "openDispute" | "sender">;
+  lifecycle: Pick<JobLifecycle, "disputeOpened">;
+  deployment: { params: { disputeWindow: number; arbitrationWindow: number } };
+  logger: Logger;
+}
 
 /** How long a dispute on a job still settling waits for the settlement to be mined and indexed. */
 const SETTLEMENT_WAIT_MS = 20_000;
@@ -13,7 +23,7 @@ const SETTLEMENT_WAIT_MS = 20_000;
  * The key's job as it stands once any settlement in progress has landed (up to 20 s): a job still settling is
  * waited for rather than refused. Unknown to this key: 404 `job_not_found`.
  */
-export async function jobToDispute(deps: GatewayDeps, keyHash: Hex, jobId: string): Promise<LoadedJob> {
+export async function jobToDispute(deps: JobReadDeps, keyHash: Hex, jobId: string): Promise<LoadedJob> {
   const job = await loadJob(deps, keyHash, jobId);
   if (!job) throw new ApiError("job_not_found");
   const until = Date.now() + SETTLEMENT_WAIT_MS;
@@ -31,7 +41,7 @@ export async function jobToDispute(deps: GatewayDeps, keyHash: Hex, jobId: strin
  * `disputed` (job lifecycle). Not settled → 422 `job_not_disputable`; already disputed → 409
  * `dispute_already_open`; too late → 422 `dispute_window_expired`.
  */
-export async function disputeJob(deps: GatewayDeps, job: LoadedJob, yourHash: string): Promise<DisputeResult> {
+export async function disputeJob(deps: DisputeDeps, job: LoadedJob, yourHash: string): Promise<DisputeResult> {
   const indexed = job.indexed;
   if (job.resource.status === "disputed") throw new ApiError("dispute_already_open");
   if (

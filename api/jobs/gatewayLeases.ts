@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type pg from "pg";
 import type { Hex } from "viem";
-import type { GatewayDeps } from "../deps.js";
+import type { EscrowChain } from "../chain/escrowChain.js";
+import type { JobLifecycle } from "./jobLifecycle.js";
 import type { GatewayJobRow } from "./jobStore.js";
 
 export interface GatewayLeaseOptions {
@@ -17,6 +18,15 @@ export interface GatewayLeaseOptions {
 
 export type OwnedRow = Pick<GatewayJobRow, "job_id"> & { gateway_id?: string | null };
 
+/** What taking over a dead peer's jobs uses: the lifecycle closes them, the chain says how they stand. */
+export interface TakeOverDeps {
+  lifecycle: Pick<JobLifecycle, "finishFromStoredReceipt" | "returnEscrow">;
+  chain: Pick<EscrowChain, "jobOf" | "latestBlockTimestamp">;
+  /** Jobs this process is closing or running (the sweeper leaves them alone). */
+  activeJobs: Set<string>;
+  logger: Logger;
+}
+
 /**
  * Leases of the gateway processes sharing one database (docs/DESIGN.md, "Several gateways"). Each process renews
  * its own lease; on each heartbeat it also looks for peers whose lease expired (SIGKILL, a lost host, a graceful
@@ -30,7 +40,7 @@ export class GatewayLeases {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private takingOver: Promise<unknown> | undefined;
-  private deps: GatewayDeps | undefined;
+  private deps: TakeOverDeps | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -51,7 +61,7 @@ export class GatewayLeases {
   }
 
   /** Takes (or renews) the lease, then renews it and looks for dead peers every heartbeat. */
-  async start(deps: GatewayDeps): Promise<void> {
+  async start(deps: TakeOverDeps): Promise<void> {
     this.deps = deps;
     await this.renew();
     this.timer = setInterval(() => {
@@ -132,7 +142,10 @@ export class GatewayLeases {
  * state (never opened yet, already closed) are now this gateway's and the regular sweep (sweepJobs.ts) records or
  * closes them with its usual graces. Returns the number of jobs taken over.
  */
-export async function takeOverOrphanedJobs(deps: GatewayDeps, leases: GatewayLeases): Promise<number> {
+export async function takeOverOrphanedJobs(
+  deps: TakeOverDeps,
+  leases: Pick<GatewayLeases, "claimOrphans">,
+): Promise<number> {
   let rows: Awaited<ReturnType<GatewayLeases["claimOrphans"]>>;
   try {
     rows = await leases.claimOrphans();
@@ -177,7 +190,7 @@ export function orphanAction(
   return chainNow <= onChain.deadline ? "fail" : "refund";
 }
 
-async function closeOrphan(deps: GatewayDeps, row: GatewayJobRow & { previous_owner: string }): Promise<void> {
+async function closeOrphan(deps: TakeOverDeps, row: GatewayJobRow & { previous_owner: string }): Promise<void> {
   const lifecycle = deps.lifecycle;
   const onChain = await deps.chain.jobOf(row.job_key as Hex);
   const chainNow = await deps.chain.latestBlockTimestamp().catch(() => BigInt(Math.floor(Date.now() / 1000)));

@@ -22,6 +22,11 @@ import {
   type SettlementHandle,
 } from "./jobLifecycle.js";
 import { JobStore, type GatewayJobRow, type GatewayJobStatus } from "./jobStore.js";
+import { concludeJob } from "../completions/concludeJob.js";
+import type { OpenedJob } from "../completions/openEscrow.js";
+import type { PreparedCompletion } from "../completions/prepareCompletion.js";
+import type { RelayOutcome } from "../completions/relayCompletion.js";
+import { ApiError } from "../errors/ApiError.js";
 
 /** A custom-error revert of the in-memory escrow (what `revertOf` decodes from a real one). */
 class EscrowRevert extends Error {
@@ -751,3 +756,96 @@ function countCommits(pool: pg.Pool): { count: number } {
   };
   return counter;
 }
+
+describe("concludeJob: what the client is charged", () => {
+  // 10 credits up to 500 tokens, then 20 per 1,000 (rounded up); 1,000 locked, 4,000 left after the lock.
+  const model = { id: "test-model", tier: "standard", creditsPerRequest: 10, creditsPer1kTokens: 20 };
+  const prepared = { model } as unknown as PreparedCompletion;
+
+  function openedFor(job: { jobId: string; jobKey: Hex; deadline: bigint }): OpenedJob {
+    return {
+      ...job,
+      escrowTx: keccak256(toHex(`open-${job.jobId}`)),
+      creditsLocked: 1_000,
+      balanceAfterLock: 4_000,
+      startedAt: Date.now(),
+      lockMined: Promise.resolve(),
+      lockRefused: new AbortController().signal,
+      endedWithoutCharge: false,
+    };
+  }
+
+  function delivered(jobKey: Hex, completionTokens: number): RelayOutcome {
+    const receipt = receiptFor(jobKey, completionTokens);
+    return {
+      kind: "delivered",
+      text: "hello",
+      finishReason: "stop",
+      promptTokens: receipt.promptTokens,
+      completionTokens,
+      worker: WORKER,
+      backend: "test",
+      close: { kind: "receipt", receipt, signature: SIGNATURE, worker: WORKER },
+    };
+  }
+
+  it("charges a delivered receipt at the model's price and returns the credits remaining after settlement", async () => {
+    const lifecycle = gateway();
+    const job = await jobIn("processing");
+
+    const concluded = await concludeJob({ lifecycle }, prepared, openedFor(job), delivered(job.jobKey, 1_500));
+
+    expect(concluded.kind).toBe("charged");
+    if (concluded.kind !== "charged") return;
+    expect(concluded.charge).toEqual({
+      creditsCharged: 30,
+      creditsRemaining: 4_000 + 1_000 - 30,
+      promptTokens: 5,
+      completionTokens: 1_500,
+      worker: WORKER,
+    });
+    await concluded.settlement.mined;
+    expect((await eventually(job.jobId, "settled")).status).toBe("settled");
+  });
+
+  it("never charges more than the lock", async () => {
+    const lifecycle = gateway();
+    const job = await jobIn("processing");
+
+    const concluded = await concludeJob({ lifecycle }, prepared, openedFor(job), delivered(job.jobKey, 100_000));
+
+    expect(concluded.kind === "charged" && concluded.charge).toMatchObject({
+      creditsCharged: 1_000,
+      creditsRemaining: 4_000,
+    });
+  });
+
+  it("charges nothing and answers job_failed when another process closed the job first", async () => {
+    const lifecycle = gateway();
+    const job = await jobIn("failed");
+
+    const concluded = await concludeJob({ lifecycle }, prepared, openedFor(job), delivered(job.jobKey, 10));
+
+    expect(concluded.kind).toBe("not_charged");
+    expect(concluded.kind === "not_charged" && concluded.error.code).toBe("job_failed");
+    expect(chain.count("settle", job.jobKey)).toBe(0);
+  });
+
+  it("answers a timed-out job with the refund transaction, nothing charged", async () => {
+    const lifecycle = gateway({ gatewayTimeoutMs: 5_000 });
+    const job = await jobIn("processing");
+
+    const concluded = await concludeJob({ lifecycle }, prepared, openedFor(job), {
+      kind: "timed_out",
+      worker: undefined,
+      close: { kind: "timed_out" },
+    });
+
+    expect(concluded.kind).toBe("not_charged");
+    if (concluded.kind !== "not_charged") return;
+    expect(concluded.error).toBeInstanceOf(ApiError);
+    expect(concluded.error.code).toBe("job_timeout");
+    expect(concluded.error.details?.["refund_tx"]).toMatch(/^0x/);
+    expect(chain.statusOf(job.jobKey)).toBe("failed");
+  });
+});

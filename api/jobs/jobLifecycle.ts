@@ -22,7 +22,22 @@
  *   failJob before the chain deadline, refund after it (the deadline is read from the chain when not given).
  * - `reconcile(row, chainNow)`: the sweeper's decision for one open row (uses the two above).
  * - `refundExpired(jobKey, deadline)`: refund an expired escrow the index knows about but no open row holds.
- * `api/main.ts` builds the one instance (`createJobLifecycle`, `deps.lifecycle`); the chain actions are `JobChainActions`.
+ * `api/main.ts` builds the one instance (`createJobLifecycle`); the chain actions are `JobChainActions`.
+ *
+ * How a job is refunded or failed (api/README.md "Where to read"): every ending without a verified receipt gives
+ * the whole lock back, and only this module sends the transaction that does it (`fail`, `timeOut`, `returnEscrow`,
+ * `refundExpired`); the client's answer carries `credits_refunded` (the lock) and the credits remaining.
+ * - `fail` → `failed`, **failJob** (immediate, gateway only): no worker, the worker failed, a rejected receipt, the
+ *   client gone without a receipt for what it received, an internal error (relayCompletion.ts says which).
+ * - `timeOut` → `refunded`: nobody completed within the job timeout. **refund** once the chain deadline passed
+ *   (`waitForDeadline`, retried while the chain finds it early), or failJob when the gateway's timeout is shorter
+ *   than the escrow's (same money at once). A refund someone else sent first is reported as theirs.
+ * - `lockRefused` → `failed`, no transaction: the lock was refused or reverted, nothing is locked (openEscrow.ts
+ *   releases the ledger's reservation; a lock mined after its client was refused is failJob'ed there at once).
+ * - After a crash or a dead gateway (sweepJobs.ts, gatewayLeases.ts): `reconcile`/`returnEscrow` fail an open job
+ *   before its chain deadline and refund it after; a stored receipt is settled instead; a receipt the escrow refuses
+ *   for good (`FINAL_SETTLEMENT_REFUSALS`) is failed back. `refundExpired` refunds an escrow nobody's row holds.
+ * - A failJob or refund that does not go through leaves the escrow open: the sweeper refunds it after the deadline.
  */
 import type { Hex } from "viem";
 import type { Logger } from "pino";

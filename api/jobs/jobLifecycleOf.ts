@@ -1,7 +1,33 @@
+import type { Logger } from "pino";
 import type { Hex } from "viem";
+import type { EscrowChain } from "../chain/escrowChain.js";
 import { revertOf } from "../chain/revertOf.js";
-import type { GatewayDeps } from "../deps.js";
+import type { SettlementBatcher } from "../chain/settlementBatcher.js";
+import type { GatewayConfig } from "../config.js";
 import { JobLifecycle, type JobChainActions } from "./jobLifecycle.js";
+import type { JobStore } from "./jobStore.js";
+
+/**
+ * Waits until the chain will accept `refund` for a job whose deadline is `deadline` (unix seconds). Production
+ * waits for wall-clock time to pass it; tests plug in `evm_increaseTime` so they need not wait 120 s.
+ */
+export type WaitForChainDeadline = (deadline: bigint) => Promise<void>;
+
+/** What the production chain actions are made of: the escrow contract, the settlement batcher, the deadline wait. */
+export interface ChainActionsDeps {
+  chain: Pick<EscrowChain, "failJob" | "refund" | "sender" | "settledJobOf" | "jobOf" | "blockNumber" | "refundTxOf">;
+  batcher: Pick<SettlementBatcher, "enqueue">;
+  waitForChainDeadline: WaitForChainDeadline;
+}
+
+/** What the running gateway's lifecycle is built from. */
+export interface LifecycleDeps extends ChainActionsDeps {
+  jobs: JobStore;
+  logger: Logger;
+  config: Pick<GatewayConfig, "JOB_TIMEOUT_MS" | "ESCROW_UNSENT_GRACE_MS" | "CHAIN_FINALITY_DEPTH">;
+  /** The escrow's job timeout, seconds (the deployment's `params.jobTimeout`). */
+  chainJobTimeoutSeconds: number;
+}
 
 /** A sent escrow transaction that has not been mined after this long is taken as dropped. */
 const UNMINED_GRACE_MS = 5 * 60_000;
@@ -9,7 +35,7 @@ const UNMINED_GRACE_MS = 5 * 60_000;
 const SETTLEMENT_RETRY_AFTER_MS = 30_000;
 
 /** The production chain actions: the escrow contract through the gateway's signer, settlements via the batcher. */
-export function chainActionsOf(deps: Pick<GatewayDeps, "chain" | "batcher" | "waitForChainDeadline">): JobChainActions {
+export function chainActionsOf(deps: ChainActionsDeps): JobChainActions {
   return {
     failJob: (jobKey) => deps.chain.failJob(jobKey),
     refund: (jobKey) => deps.chain.refund(jobKey),
@@ -38,16 +64,14 @@ export function chainActionsOf(deps: Pick<GatewayDeps, "chain" | "batcher" | "wa
   };
 }
 
-/** The lifecycle of a running gateway, built once by `api/main.ts` (`deps.lifecycle`). */
-export function createJobLifecycle(
-  deps: Pick<GatewayDeps, "jobs" | "chain" | "batcher" | "waitForChainDeadline" | "logger" | "config" | "deployment">,
-): JobLifecycle {
+/** The lifecycle of a running gateway, built once by `api/main.ts`. */
+export function createJobLifecycle(deps: LifecycleDeps): JobLifecycle {
   return new JobLifecycle({
     jobs: deps.jobs,
     chain: chainActionsOf(deps),
     logger: deps.logger,
     gatewayTimeoutMs: deps.config.JOB_TIMEOUT_MS,
-    chainTimeoutMs: deps.deployment.params.jobTimeout * 1000,
+    chainTimeoutMs: deps.chainJobTimeoutSeconds * 1000,
     settlementRetryAfterMs: SETTLEMENT_RETRY_AFTER_MS,
     unsentGraceMs: deps.config.ESCROW_UNSENT_GRACE_MS,
     unminedGraceMs: UNMINED_GRACE_MS,

@@ -1,10 +1,9 @@
 import type { JobList } from "@credit-metered/client/http";
 import type { Hex } from "viem";
-import type { GatewayDeps } from "../deps.js";
 import { IndexUnavailableError } from "../readModel/indexClient.js";
 import type { IndexedJob } from "../readModel/indexReader.js";
 import type { GatewayJobRow } from "./jobStore.js";
-import { indexUnavailableSeconds } from "./loadJob.js";
+import { indexUnavailableSeconds, type JobReadDeps } from "./loadJob.js";
 import { toJobResource, type JobResource, type JobState } from "./toJobResource.js";
 
 export interface ListJobsQuery {
@@ -35,7 +34,7 @@ const SCAN_CHUNK = 100;
  * answer, the page comes from the gateway's rows (every job a gateway opened has one) with the last indexed row
  * read for each, and `staleSeconds` says so.
  */
-export async function listJobs(deps: GatewayDeps, keyHash: Hex, query: ListJobsQuery): Promise<ListedJobs> {
+export async function listJobs(deps: JobReadDeps, keyHash: Hex, query: ListJobsQuery): Promise<ListedJobs> {
   let staleSeconds = deps.indexLag.snapshot().lagSeconds ?? 0;
   const order: "asc" | "desc" = query.after ? "asc" : "desc";
   const matches: JobResource[] = [];

@@ -1,11 +1,22 @@
 import { JOB_ID_PATTERN } from "@credit-metered/client";
 import type { Hex } from "viem";
-import type { GatewayDeps } from "../deps.js";
+import type { EscrowChain } from "../chain/escrowChain.js";
+import type { GatewayConfig } from "../config.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { IndexUnavailableError } from "../readModel/indexClient.js";
-import type { IndexedJob } from "../readModel/indexReader.js";
-import type { GatewayJobRow } from "./jobStore.js";
+import type { IndexLagMonitor } from "../readModel/indexLag.js";
+import type { IndexedJob, IndexReader } from "../readModel/indexReader.js";
+import type { GatewayJobRow, JobStore } from "./jobStore.js";
 import { toJobResource, type JobResource } from "./toJobResource.js";
+
+/** What reading jobs uses: the index (or its last known rows), the gateway's own rows, and how stale the index is. */
+export interface JobReadDeps {
+  index: Pick<IndexReader, "jobById" | "jobsForKey" | "lastKnownJob" | "unavailableSince">;
+  indexLag: Pick<IndexLagMonitor, "snapshot">;
+  jobs: Pick<JobStore, "get" | "listForKey">;
+  chain: Pick<EscrowChain, "escrowAddress">;
+  config: Pick<GatewayConfig, "INDEX_STALE_MAX_MS">;
+}
 
 export interface LoadedJob {
   resource: JobResource;
@@ -20,7 +31,7 @@ export interface LoadedJob {
  * does not answer, the job is built from the gateway's own row and the last indexed row read; a job known to
  * neither is 503 `service_unavailable` (it may exist), never a wrong 404.
  */
-export async function loadJob(deps: GatewayDeps, keyHash: Hex, jobId: string): Promise<LoadedJob | undefined> {
+export async function loadJob(deps: JobReadDeps, keyHash: Hex, jobId: string): Promise<LoadedJob | undefined> {
   if (!JOB_ID_PATTERN.test(jobId)) return undefined;
   const [indexedRead, local] = await Promise.all([
     deps.index.jobById(jobId).then(
@@ -49,7 +60,7 @@ export async function loadJob(deps: GatewayDeps, keyHash: Hex, jobId: string): P
 }
 
 /** Seconds the index's facts may be behind when it does not answer: since it stopped, or the row's own age. */
-export function indexUnavailableSeconds(deps: GatewayDeps, rowAgeMs?: number): number {
+export function indexUnavailableSeconds(deps: Pick<JobReadDeps, "index" | "indexLag">, rowAgeMs?: number): number {
   const since = deps.index.unavailableSince;
   const downFor = since === undefined ? 0 : (Date.now() - since) / 1000;
   return Math.max(1, downFor, (rowAgeMs ?? 0) / 1000, deps.indexLag.snapshot().lagSeconds ?? 0);

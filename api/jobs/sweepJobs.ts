@@ -1,4 +1,22 @@
-import type { GatewayDeps } from "../deps.js";
+import type { Logger } from "pino";
+import type { EscrowChain } from "../chain/escrowChain.js";
+import type { IndexReader } from "../readModel/indexReader.js";
+import type { GatewayLeases } from "./gatewayLeases.js";
+import type { JobLifecycle } from "./jobLifecycle.js";
+import type { JobStore } from "./jobStore.js";
+
+/** What the sweep reads and who closes: the lifecycle decides each row, the rest only finds the rows. */
+export interface SweepDeps {
+  lifecycle: Pick<JobLifecycle, "reconcile" | "confirmFinality" | "refundExpired">;
+  jobs: Pick<JobStore, "listOpen" | "listUnfinal">;
+  chain: Pick<EscrowChain, "blockNumber" | "latestBlockTimestamp">;
+  index: Pick<IndexReader, "expiredOpenJobs">;
+  /** Jobs this process is running right now: left alone. */
+  activeJobs: ReadonlySet<string>;
+  /** Several gateways on one database: only this gateway's own rows are closed. */
+  leases?: Pick<GatewayLeases, "mayClose">;
+  logger: Logger;
+}
 
 /**
  * Recovery and the background sweep (ARCHITECTURE "Timeouts and failures": nothing stays locked). Each job left
@@ -7,7 +25,7 @@ import type { GatewayDeps } from "../deps.js";
  * jobs the index knows about are refunded too (a crash between openJob and recording it, a failJob that was never
  * sent, another replica's leftovers).
  */
-export async function sweepJobs(deps: GatewayDeps): Promise<void> {
+export async function sweepJobs(deps: SweepDeps): Promise<void> {
   const lifecycle = deps.lifecycle;
   const chainNow = await chainTime(deps);
   const seen = new Set<string>();
@@ -41,7 +59,7 @@ const FINALITY_CHECKS_PER_SWEEP = 500;
  * CHAIN_FINALITY_DEPTH blocks deep on the canonical chain; a row whose settlement a reorg removed is settled again
  * (jobLifecycle.ts `confirmFinality`). Rows of a live peer are its own to check.
  */
-async function confirmFinality(deps: GatewayDeps): Promise<void> {
+async function confirmFinality(deps: SweepDeps): Promise<void> {
   try {
     const head = await deps.chain.blockNumber();
     for (const row of await deps.jobs.listUnfinal(FINALITY_CHECKS_PER_SWEEP)) {
@@ -58,7 +76,7 @@ async function confirmFinality(deps: GatewayDeps): Promise<void> {
   }
 }
 
-async function chainTime(deps: GatewayDeps): Promise<bigint> {
+async function chainTime(deps: SweepDeps): Promise<bigint> {
   const wall = BigInt(Math.floor(Date.now() / 1000));
   try {
     const block = await deps.chain.latestBlockTimestamp();

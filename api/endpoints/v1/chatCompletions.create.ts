@@ -4,16 +4,7 @@ import { creditsToUsdg } from "@credit-metered/client";
 import { chatProtocol } from "../../completions/chatFormat.js";
 import { usageOf, type ServiceCharge } from "../../completions/completionObjects.js";
 import type { CompletionFormat, CompletionProtocol, FormattedJob } from "../../completions/completionFormat.js";
-import { openEscrow } from "../../completions/openEscrow.js";
-import { prepareCompletion } from "../../completions/prepareCompletion.js";
-import { chargeFor } from "../../completions/pricing.js";
-import {
-  jobHeaders,
-  relayCompletion,
-  timeoutError,
-  withJobHeaders,
-  type RelayOutcome,
-} from "../../completions/relayCompletion.js";
+import { jobHeaders } from "../../completions/relayCompletion.js";
 import type { ChatCompletionRequest } from "../../completions/requestSchema.js";
 import { startSse } from "../../completions/writeSse.js";
 import { watchClientGone } from "../../completions/watchClientGone.js";
@@ -31,8 +22,9 @@ const SETTLEMENT_HEADER_WAIT_MS = 10_000;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * POST /v1/chat/completions (spec): validate, escrow, route, relay (JSON or SSE), then hand the relay's outcome to
- * the job lifecycle (api/jobs/jobLifecycle.ts), which settles, fails or refunds, and answer from what it did.
+ * POST /v1/chat/completions (spec): HTTP in and out of the completion pipeline (completions/completionPipeline.ts:
+ * check, escrow, run, conclude). This file parses, claims the idempotency key, and writes what the pipeline returns
+ * — the answer with its charge and credits remaining, or the error — as headers, a JSON body or events.
  */
 export const createChatCompletion: Endpoint<GatewayDeps> = {
   method: "post",
@@ -128,7 +120,7 @@ function idempotencyKeyOf(req: Request): string | undefined {
   return value;
 }
 
-/** Runs one completion and answers it; returns what an idempotent retry should replay (completed jobs only). */
+/** Runs one completion through the pipeline and answers it (headers, body or events) from what comes back. */
 async function runCompletion(
   deps: GatewayDeps,
   req: Request,
@@ -139,15 +131,15 @@ async function runCompletion(
   formatFor: (job: FormattedJob) => CompletionFormat,
   clientGone: AbortSignal,
 ): Promise<void> {
-  const prepared = await prepareCompletion(deps, auth, request);
+  const pipeline = deps.completions;
+  const prepared = await pipeline.prepare(auth, request);
   // Gone before the escrow: nothing is locked, nothing is answered (the connection is dropped, if anything of it
   // is left). From here on the relay sees the signal.
   if (clientGone.aborted) {
     res.destroy();
     return;
   }
-  const opened = await openEscrow(deps, prepared);
-  deps.activeJobs.add(opened.jobId);
+  const opened = await pipeline.open(prepared);
   deps.logger.info(
     { job_id: opened.jobId, model: prepared.model.id, stream: request.stream, request_id: req.headers["x-request-id"] },
     "job opened",
@@ -158,15 +150,13 @@ async function runCompletion(
     created: Math.floor(opened.startedAt / 1000),
     model: prepared.model.id,
   });
-  let servingWorker: Hex | undefined;
   let streamStarted = false;
 
   try {
-    const outcome: RelayOutcome = await relayCompletion(deps, prepared, opened, {
+    const outcome = await pipeline.run(prepared, opened, {
       clientGone,
       deliversIncrementally: request.stream,
       onServing(worker, backend) {
-        servingWorker = worker;
         if (request.stream && !clientGone.aborted) {
           // Worst case until settlement: the lock is gone, the unused part comes back when the job settles.
           startSse(res, { ...jobHeaders(opened, worker, opened.balanceAfterLock), "x-service-backend": backend });
@@ -180,63 +170,54 @@ async function runCompletion(
       },
     });
 
-    // The lifecycle settles, fails or refunds (the chain action included) before the client hears how it ended.
-    const conclusion = await deps.lifecycle.conclude(opened, outcome.close);
-    if (outcome.kind === "client_gone") return;
-    if (outcome.kind !== "delivered" || conclusion.kind !== "settling") {
-      const error =
-        outcome.kind === "worker_failed"
-          ? outcome.error
-          : outcome.kind === "timed_out"
-            ? timeoutError(opened, outcome.worker, conclusion.kind === "closed" ? conclusion.tx : undefined)
-            : closedBeforeSettlement(opened, prepared, outcome.worker);
-      if (!streamStarted) throw error;
-      format.streamFailed(res, error);
+    // The job is settled, failed or refunded (the chain action included) before the client hears how it ended.
+    const concluded = await pipeline.conclude(prepared, opened, outcome);
+    if (concluded.kind === "client_gone") return;
+    if (concluded.kind === "not_charged") {
+      if (!streamStarted) throw concluded.error;
+      format.streamFailed(res, concluded.error);
       format.endStream(res, undefined);
       return;
     }
-    const { settlement } = conclusion;
-    const creditsCharged = Number(
-      chargeFor(prepared.model, outcome.close.receipt.completionTokens, BigInt(opened.creditsLocked)),
-    );
-    const creditsRemaining = opened.balanceAfterLock + opened.creditsLocked - creditsCharged;
-
-    const charge = (settlementTx: Hex | undefined): ServiceCharge => ({
+    const { answer, charge, settlement } = concluded;
+    const serviceCharge = (settlementTx: Hex | undefined): ServiceCharge => ({
       job_id: opened.jobId,
-      credits_charged: creditsCharged,
-      usdg_value: creditsToUsdg(creditsCharged),
-      credits_remaining: creditsRemaining,
+      credits_charged: charge.creditsCharged,
+      usdg_value: creditsToUsdg(charge.creditsCharged),
+      credits_remaining: charge.creditsRemaining,
       escrow_tx: opened.escrowTx,
       settlement_tx: settlementTx ?? null,
-      worker_address: outcome.worker,
+      worker_address: charge.worker,
+    });
+    const headersWith = (settlementTx: Hex | undefined) => ({
+      ...jobHeaders(opened, charge.worker, charge.creditsRemaining),
+      ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
+      "x-service-backend": answer.backend,
     });
     if (request.stream) {
       // The receipt is stored (the charge is now certain): the client gets the end of the answer, its charge and
       // [DONE] at once, never held for the chain (api/README.md "When the connection breaks"). The settlement
       // transaction follows as the trailer; the connection stays open only for that.
       const knownTx = await settlementTxIfSent(settlement.submitted);
-      const usageNow = usageOf(outcome.promptTokens, outcome.completionTokens, charge(knownTx));
-      format.streamFinished(res, { ...outcome, usage: usageNow });
+      const usageNow = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(knownTx));
+      format.streamFinished(res, { ...answer, usage: usageNow });
       const settlementTx = knownTx ?? (await settlementTxOf(settlement.submitted));
-      const headers = {
-        ...jobHeaders(opened, outcome.worker, creditsRemaining),
-        ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
-        "x-service-backend": outcome.backend,
-      };
-      const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
-      const completion = format.body({ ...outcome, usage });
-      await remember({ status: 200, headers, body: completion, stream: true, includeUsage: request.includeUsage });
+      const usage = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(settlementTx));
+      const completion = format.body({ ...answer, usage });
+      await remember({
+        status: 200,
+        headers: headersWith(settlementTx),
+        body: completion,
+        stream: true,
+        includeUsage: request.includeUsage,
+      });
       format.endStream(res, settlementTx);
       return;
     }
     const settlementTx = await settlementTxOf(settlement.submitted);
-    const usage = usageOf(outcome.promptTokens, outcome.completionTokens, charge(settlementTx));
-    const completion = format.body({ ...outcome, usage });
-    const headers = {
-      ...jobHeaders(opened, outcome.worker, creditsRemaining),
-      ...(settlementTx ? { "x-service-settlement-tx": settlementTx } : {}),
-      "x-service-backend": outcome.backend,
-    };
+    const usage = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(settlementTx));
+    const completion = format.body({ ...answer, usage });
+    const headers = headersWith(settlementTx);
     await remember({ status: 200, headers, body: completion, stream: false, includeUsage: false });
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(200).json(completion);
@@ -250,30 +231,11 @@ async function runCompletion(
     }
     if (error instanceof ApiError) throw error;
     // Unexpected: return the escrow now rather than at the deadline.
-    await deps.lifecycle.fail(opened, `internal error: ${(error as Error).message}`);
+    await pipeline.failUnexpected(opened, error as Error);
     throw error;
   } finally {
-    deps.activeJobs.delete(opened.jobId);
-    void servingWorker;
+    pipeline.finished(opened);
   }
-}
-
-/** Another process closed the job (a sweeper, a gateway taking over) before its receipt could be settled. */
-function closedBeforeSettlement(
-  opened: Awaited<ReturnType<typeof openEscrow>>,
-  prepared: Awaited<ReturnType<typeof prepareCompletion>>,
-  worker: Hex,
-): ApiError {
-  return withJobHeaders(
-    new ApiError("job_failed", {
-      message: "The job was closed before its receipt could be settled; nothing was charged.",
-      details: { job_id: opened.jobId, credits_refunded: opened.creditsLocked },
-    }),
-    opened,
-    prepared,
-    worker,
-    opened.balanceAfterLock + opened.creditsLocked,
-  );
 }
 
 /** The settlement transaction if it was already sent; never waits. */
