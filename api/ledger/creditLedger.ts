@@ -201,7 +201,14 @@ export class CreditLedger {
    * reservation row it wrote), it runs no statement at all unless `idleSweepMs` passed since the last sweep.
    */
   async releaseIndexed(wallet?: Address): Promise<number> {
-    if (wallet === undefined && !this.sweepDue(Date.now())) return 0;
+    // Nothing due: still wait for a sweep in flight, so a caller's "swept" never precedes one that already started.
+    if (wallet === undefined && !this.sweepDue(Date.now()))
+      return this.sweeping
+        ? this.sweeping.then(
+            () => 0,
+            () => 0,
+          )
+        : 0;
     return this.sweep(wallet?.toLowerCase());
   }
 

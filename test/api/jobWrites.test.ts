@@ -126,7 +126,9 @@ describe("PostgreSQL work per settled job", () => {
     );
     console.log(`[jobWrites] ${JSON.stringify({ ...perJob, rowWritesPerJob })}`);
     expect(perJob.gatewayJobInsertsPerJob).toBe(1);
-    // 10.4 before the group commit (issue 26); what remains is mostly the ledger's and the indexer's.
-    expect(perJob.writeTransactionsPerJob).toBeLessThanOrEqual(6);
+    // 10.4 before the group commit (issue 26); what remains is mostly the ledger's and the indexer's. Part of it is
+    // per batch (the transaction's row, the indexer's block), so it grows as batches shrink on a loaded machine:
+    // 4.4-5.2 on a quiet one, 6.1 once with two CI lanes. The bound guards against the pre-group-commit 10.4.
+    expect(perJob.writeTransactionsPerJob).toBeLessThanOrEqual(7.5);
   });
 });
