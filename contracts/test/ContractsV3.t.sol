@@ -11,6 +11,7 @@ import {WorkerRegistry} from "../WorkerRegistry.sol";
 import {EscrowModule} from "../escrow/EscrowModule.sol";
 import {RoleGrant} from "../access/DelayedAccessControl.sol";
 import {Receipt, Settlement} from "../types/Receipt.sol";
+import {JobStatus} from "../types/JobStatus.sol";
 import {EscrowFixture} from "./utils/EscrowFixture.sol";
 import {BlocklistStablecoin} from "./utils/QuirkyStablecoins.sol";
 import {vm, bound} from "./utils/Vm.sol";
@@ -25,6 +26,9 @@ contract ContractsV3Test is EscrowFixture {
     uint32 private constant TOKENS = 1_200;
     uint256 private constant CHARGE = 54 * UNIT_PER_CREDIT;
     uint256 private constant BONDED_PK = 0xB0DED;
+    /// @dev An `OpenRequest` and a `Receipt` are each five static words in calldata.
+    uint256 private constant OPEN_REQUEST_BYTES = 5 * 32;
+    uint256 private constant RECEIPT_BYTES = 5 * 32;
 
     // ================================================================ item 1: fraud never pays
 
@@ -269,6 +273,61 @@ contract ContractsV3Test is EscrowFixture {
         vm.assertEq(abi.decode(result, (uint256)), 1, "the well-formed receipt settles");
     }
 
+    /// @dev Item 6 as a property: flipping any bits of any byte of one request's five words never reverts
+    /// `openJobBatch`, and the requests around it still open. Ids differ in every byte, so no flip of the middle
+    /// request's id can take a neighbour's.
+    function testFuzz_batch_openJobBatchNeverRevertsForAnyCorruptionOfOneRequest(uint256 at, uint8 mask) public {
+        at = bound(at, 0, OPEN_REQUEST_BYTES - 1);
+        mask = uint8(bound(mask, 1, type(uint8).max));
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](3);
+        for (uint256 i; i < 3; ++i) {
+            requests[i] = ICreditEscrow.OpenRequest(
+                _spreadId(i),
+                walletKeyHash,
+                maxModel,
+                1_000,
+                uint64(block.timestamp)
+            );
+        }
+        bytes memory data = abi.encodeCall(CreditEscrow.openJobBatch, (requests));
+        // Selector, offset, length, then the requests' words: corrupt one byte of the middle request.
+        uint256 position = 4 + 32 * 2 + OPEN_REQUEST_BYTES + at;
+        data[position] = data[position] ^ bytes1(mask);
+        vm.prank(gateway);
+        (bool ok, bytes memory result) = address(escrow).call(data);
+        vm.assertTrue(ok, "the batch does not revert");
+        vm.assertGe(abi.decode(result, (uint256)), 2, "the well-formed locks open");
+        (JobStatus first, , , ) = escrow.jobOf(_spreadId(0));
+        (JobStatus last, , , ) = escrow.jobOf(_spreadId(2));
+        vm.assertEq(uint8(first), uint8(JobStatus.Open), "the request before it opens");
+        vm.assertEq(uint8(last), uint8(JobStatus.Open), "the request after it opens");
+    }
+
+    /// @dev Item 6 as a property: flipping any bits of any byte of one receipt's five words, of its signature's
+    /// offset or length word, or of its signature's bytes never reverts `settleBatch`, and the receipts around it
+    /// still settle.
+    function testFuzz_batch_settleBatchNeverRevertsForAnyCorruptionOfOneReceipt(uint256 at, uint8 mask) public {
+        mask = uint8(bound(mask, 1, type(uint8).max));
+        Receipt[] memory receipts = new Receipt[](3);
+        bytes[] memory signatures = new bytes[](3);
+        for (uint256 i; i < 3; ++i) {
+            _openJob(_spreadId(i), maxModel, 4_000);
+            receipts[i] = _receipt(_spreadId(i), TOKENS);
+            signatures[i] = _sign(WORKER_PK, receipts[i]);
+        }
+        bytes memory data = abi.encodeCall(CreditEscrow.settleBatch, (receipts, signatures));
+        uint256 position = _settleBatchByteOfMiddleElement(data, bound(at, 0, RECEIPT_BYTES + 32 * 2 + 96 - 1));
+        data[position] = data[position] ^ bytes1(mask);
+        vm.prank(gateway);
+        (bool ok, bytes memory result) = address(escrow).call(data);
+        vm.assertTrue(ok, "the batch does not revert");
+        vm.assertGe(abi.decode(result, (uint256)), 2, "the well-formed receipts settle");
+        (JobStatus first, , , ) = escrow.jobOf(_spreadId(0));
+        (JobStatus last, , , ) = escrow.jobOf(_spreadId(2));
+        vm.assertEq(uint8(first), uint8(JobStatus.Settled), "the receipt before it settles");
+        vm.assertEq(uint8(last), uint8(JobStatus.Settled), "the receipt after it settles");
+    }
+
     // ================================================================ item 8: gas (batch bookkeeping)
 
     /// @dev A batch reads each worker's bond word once and stores it once, with every charge it settled for that
@@ -450,6 +509,32 @@ contract ContractsV3Test is EscrowFixture {
         uint256 before = _available(wallet);
         _dispute(jobId, facts, true);
         return _available(wallet) - before;
+    }
+
+    /// @dev Job ids that differ in every byte, so flipping bits of one byte never turns one into another.
+    function _spreadId(uint256 i) private pure returns (bytes32) {
+        return keccak256(abi.encode("spread job", i));
+    }
+
+    /// @dev The calldata position of byte `at` of the middle element of a three-element `settleBatch`: its receipt's
+    /// five words, then its signature's offset word (in the signatures' head), its length word and its 96 padded
+    /// bytes.
+    function _settleBatchByteOfMiddleElement(bytes memory data, uint256 at) private pure returns (uint256) {
+        uint256 receiptsStart = 4 + 32 * 3; // selector, two head offsets, the receipts' length
+        if (at < RECEIPT_BYTES) return receiptsStart + RECEIPT_BYTES + at;
+        at -= RECEIPT_BYTES;
+        uint256 signaturesHead;
+        assembly {
+            signaturesHead := mload(add(data, 0x44)) // the second head word, after the 4-byte selector
+        }
+        uint256 signaturesStart = 4 + signaturesHead + 32; // past the signatures' length word
+        if (at < 32) return signaturesStart + 32 + at; // the middle signature's offset word
+        at -= 32;
+        uint256 middleOffset;
+        assembly {
+            middleOffset := mload(add(add(data, 0x20), add(signaturesStart, 32)))
+        }
+        return signaturesStart + middleOffset + at; // its length word, then its bytes
     }
 
     function _twoReceipts() private returns (Receipt[] memory receipts, bytes[] memory signatures) {
