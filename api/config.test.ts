@@ -33,3 +33,13 @@ describe("DOCS_URL", () => {
     }
   });
 });
+
+describe("DB_SYNCHRONOUS_COMMIT", () => {
+  it("defaults to off: a commit does not wait for the disk flush (docs/DESIGN.md, Commit durability)", () => {
+    expect(loadConfig(REQUIRED).DB_SYNCHRONOUS_COMMIT).toBe("off");
+  });
+
+  it("refuses a value PostgreSQL's synchronous_commit does not take here, naming the variable", () => {
+    expect(() => loadConfig({ ...REQUIRED, DB_SYNCHRONOUS_COMMIT: "sometimes" })).toThrow(/DB_SYNCHRONOUS_COMMIT/);
+  });
+});

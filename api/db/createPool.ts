@@ -9,13 +9,20 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * `search_path` set to the gateway's schema, so queries name tables without it. A stopped or frozen server costs
  * a query at most QUERY_TIMEOUT_MS (the error handler answers 503 `service_unavailable`).
  */
-export function createPool(databaseUrl: string, schema: string, max = 20, gatewayId?: string): pg.Pool {
+export function createPool(
+  databaseUrl: string,
+  schema: string,
+  max = 20,
+  gatewayId?: string,
+  synchronousCommit?: "off" | "local" | "on",
+): pg.Pool {
   // `app.gateway_id` fills gateway_job.gateway_id by column default (migration 030): every job row names its owner.
   const gatewayOption = gatewayId ? ` -c app.gateway_id=${gatewayId}` : "";
+  const commitOption = synchronousCommit ? ` -c synchronous_commit=${synchronousCommit}` : "";
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
-    options: `-c search_path="${schema}",public${gatewayOption}`,
+    options: `-c search_path="${schema}",public${gatewayOption}${commitOption}`,
     query_timeout: QUERY_TIMEOUT_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
