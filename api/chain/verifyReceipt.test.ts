@@ -32,6 +32,14 @@ async function signedBy(account: typeof worker, value: Receipt) {
   return signReceipt(account, { chainId: 31337, escrow }, receiptArg(value));
 }
 
+/** The same signature with `s` → n − s and `v` flipped: it recovers the same signer (viem accepts it). */
+function highS(signature: `0x${string}`): `0x${string}` {
+  const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  const v = Number.parseInt(signature.slice(130, 132), 16);
+  return `${signature.slice(0, 66)}${(n - s).toString(16).padStart(64, "0")}${(v === 27 ? 28 : 27).toString(16)}`;
+}
+
 describe("verifyReceipt", () => {
   it("accepts the worker's receipt for exactly the relayed text", async () => {
     expect(await verifyReceipt(receipt, await signedBy(worker, receipt), expectation)).toEqual({ ok: true });
@@ -59,5 +67,27 @@ describe("verifyReceipt", () => {
   it("error: a receipt whose fields were changed after signing is rejected", async () => {
     const signature = await signedBy(worker, receipt);
     expect((await verifyReceipt({ ...receipt, promptTokens: 1 }, signature, expectation)).ok).toBe(false);
+  });
+  it("error: a high-s form of the worker's own signature is rejected, as the escrow would refuse it", async () => {
+    const check = await verifyReceipt(receipt, highS(await signedBy(worker, receipt)), expectation);
+    expect(check).toEqual({ ok: false, reason: "signature has a high s, which the escrow refuses" });
+  });
+
+  it("error: a signature with v 0 or 1 instead of 27 or 28 is rejected, as the escrow would refuse it", async () => {
+    const signature = await signedBy(worker, receipt);
+    const yParity = `${signature.slice(0, 130)}0${Number.parseInt(signature.slice(130, 132), 16) - 27}` as const;
+    expect(await verifyReceipt(receipt, yParity, expectation)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^signature v is [01], the escrow takes 27 or 28$/) as string,
+    });
+  });
+
+  it("error: a 64-byte compact signature is rejected, as the escrow takes only 65 bytes", async () => {
+    const signature = await signedBy(worker, receipt);
+    const compact = signature.slice(0, 130) as `0x${string}`;
+    expect(await verifyReceipt(receipt, compact, expectation)).toEqual({
+      ok: false,
+      reason: "signature is not 65 bytes",
+    });
   });
 });

@@ -50,6 +50,8 @@ export async function verifyReceipt(
     return { ok: false, reason: "receipt claims no tokens for a non-empty output" };
   if (receipt.promptTokens > expected.contextWindow)
     return { ok: false, reason: "receipt prompt tokens exceed the context window" };
+  const form = chainSignatureForm(signature);
+  if (form !== undefined) return { ok: false, reason: form };
   let signer: Address;
   try {
     signer = recoverAddress(
@@ -62,4 +64,22 @@ export async function verifyReceipt(
   if (!isAddressEqual(signer, expected.worker))
     return { ok: false, reason: `receipt signed by ${signer}, not by ${expected.worker}` };
   return { ok: true };
+}
+
+/** Half the secp256k1 group order: the escrow (OpenZeppelin's ECDSA) refuses an `s` above it. */
+const SECP256K1_HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+/**
+ * Why the escrow would refuse this signature's form, or undefined: it recovers only 65-byte signatures with a low
+ * `s` and `v` of 27 or 28 (ECDSA.tryRecoverCalldata), while viem also recovers compact, `yParity` and high-`s`
+ * forms. A receipt the gateway accepted in such a form would be skipped at settlement and its delivered work
+ * refunded, so it is refused here like any other bad receipt.
+ */
+function chainSignatureForm(signature: Hex): string | undefined {
+  if (!/^0x[0-9a-fA-F]{130}$/.test(signature)) return "signature is not 65 bytes";
+  const s = BigInt(`0x${signature.slice(66, 130)}`);
+  if (s > SECP256K1_HALF_ORDER) return "signature has a high s, which the escrow refuses";
+  const v = Number.parseInt(signature.slice(130, 132), 16);
+  if (v !== 27 && v !== 28) return `signature v is ${v}, the escrow takes 27 or 28`;
+  return undefined;
 }
