@@ -37,7 +37,8 @@ function highS(signature: `0x${string}`): `0x${string}` {
   const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
   const s = BigInt(`0x${signature.slice(66, 130)}`);
   const v = Number.parseInt(signature.slice(130, 132), 16);
-  return `${signature.slice(0, 66)}${(n - s).toString(16).padStart(64, "0")}${(v === 27 ? 28 : 27).toString(16)}`;
+  const flipped = `${signature.slice(0, 66)}${(n - s).toString(16).padStart(64, "0")}${(v === 27 ? 28 : 27).toString(16)}`;
+  return flipped as `0x${string}`;
 }
 
 describe("verifyReceipt", () => {
@@ -75,7 +76,8 @@ describe("verifyReceipt", () => {
 
   it("error: a signature with v 0 or 1 instead of 27 or 28 is rejected, as the escrow would refuse it", async () => {
     const signature = await signedBy(worker, receipt);
-    const yParity = `${signature.slice(0, 130)}0${Number.parseInt(signature.slice(130, 132), 16) - 27}` as const;
+    const yParity =
+      `${signature.slice(0, 130)}0${Number.parseInt(signature.slice(130, 132), 16) - 27}` as `0x${string}`;
     expect(await verifyReceipt(receipt, yParity, expectation)).toEqual({
       ok: false,
       reason: expect.stringMatching(/^signature v is [01], the escrow takes 27 or 28$/) as string,
