@@ -12,6 +12,12 @@ export type StartChainOptions = {
   readyTimeoutMs?: number;
   /** Chain id of the node (default Hardhat's 31337); another one stands in for a public chain in tests. */
   chainId?: number;
+  /**
+   * Keep the node's log of every call and transaction, which `hardhat node` switches on (default: the
+   * `CHAIN_CALL_LOG=1` environment variable). Off, the log file keeps only the node's start-up output: writing a
+   * line per JSON-RPC call, and a decoded account of every transaction, is node CPU spent on each job.
+   */
+  callLog?: boolean;
 };
 
 export type RunningChain = {
@@ -52,6 +58,8 @@ export async function startChain(options: StartChainOptions): Promise<RunningCha
       },
       { timeoutMs: options.readyTimeoutMs ?? 60_000, isAlive: handle.isAlive },
     );
+    if (!(options.callLog ?? process.env.CHAIN_CALL_LOG === "1"))
+      await rpc(rpcUrl, "hardhat_setLoggingEnabled", [false]);
   } catch (error) {
     await handle.stop();
     throw error;
@@ -82,12 +90,7 @@ async function rpc(rpcUrl: string, method: string, params: unknown[]): Promise<u
 }
 
 async function rpcChainId(rpcUrl: string): Promise<number> {
-  const response = await fetch(rpcUrl, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
-  });
-  const body = (await response.json()) as { result?: string };
-  if (typeof body.result !== "string") throw new Error("no chain id");
-  return Number.parseInt(body.result, 16);
+  const result = await rpc(rpcUrl, "eth_chainId", []);
+  if (typeof result !== "string") throw new Error("no chain id");
+  return Number.parseInt(result, 16);
 }
