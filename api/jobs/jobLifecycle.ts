@@ -43,7 +43,7 @@ import type { Hex } from "viem";
 import type { Logger } from "pino";
 import type { Receipt } from "../chain/receiptTypes.js";
 import type { ChainJobStatus } from "@credit-metered/client";
-import type { GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
+import type { Deferral, GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
 
 /** The legal edges. A status absent from a list can never follow it; `failed` and `refunded` are final. */
 export const JOB_TRANSITIONS: Readonly<Record<GatewayJobStatus, readonly GatewayJobStatus[]>> = {
@@ -180,7 +180,7 @@ export class JobLifecycle {
     to: GatewayJobStatus,
     patch: JobPatch = {},
     only?: GatewayJobStatus[],
-    options: { deferred?: boolean } = {},
+    options: { deferred?: Deferral } = {},
   ): Promise<MoveResult> {
     const sources = sourcesOf(to);
     const from = only ? only.filter((status) => sources.includes(status)) : sources;
@@ -197,8 +197,9 @@ export class JobLifecycle {
   /**
    * A worker acknowledged the job. `processing_at` (the job.processing fact) is set by the first acknowledgement
    * only (the store keeps a set `processing_at`); after a failover the next worker's only replaces `worker`.
-   * Deferred: group-committed with the tick (nobody acts on it before the job closes, and a close queued later
-   * is written after it).
+   * Held (jobStore.ts): nobody acts on it before the job closes, so it is written with the job's next move — a
+   * short job's close to `settling` writes `processing` and `processing_at` in the same statement — or after the
+   * store's hold bound. A close made later is written after it, or collapsed with it.
    */
   async acknowledged(jobId: string, worker: Hex): Promise<MoveResult> {
     return this.move(
@@ -206,7 +207,7 @@ export class JobLifecycle {
       "processing",
       { worker: worker.toLowerCase(), processing_at: new Date() },
       ["pending", "processing"],
-      { deferred: true },
+      { deferred: "hold" },
     );
   }
 
