@@ -107,8 +107,8 @@ class InMemoryEscrowChain implements JobChainActions {
 
   async waitMined(): Promise<void> {}
 
-  /** The canonical head, for finality checks. */
-  head = 100n;
+  /** The canonical head, for finality checks: by default the block settlements are mined in (7). */
+  head = 7n;
 
   async headBlock(): Promise<bigint> {
     return this.head;
@@ -737,11 +737,12 @@ describe("group commit of job rows (issue 26)", () => {
     await pools[0]?.query("DROP TRIGGER count_row_write ON gateway_job; DROP FUNCTION count_row_write()");
   });
 
-  it("writes a settled job's row three times: inserted, closed to settling with everything before, settled", async () => {
+  it("writes a settled job's row three times: inserted, closed to settling with everything before, settled and final", async () => {
     const lifecycle = gateway();
     const jobs = stores.at(-1)!;
     const job = await newJob(jobs);
     const escrowTx = keccak256(toHex(`open-${job.jobId}`));
+    chain.head = 8n; // the chain moved past the settlement's block (7) before it was recorded: final at once
 
     await jobs.update(job.jobId, { escrow_tx: escrowTx });
     await jobs.update(job.jobId, { deadline: job.deadline });
@@ -765,6 +766,7 @@ describe("group commit of job rows (issue 26)", () => {
       first_token_ms: 42,
       worker: WORKER,
       credits_charged: "3",
+      final: true,
     });
     expect(settled.processing_at).not.toBeNull();
     expect(settled.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
@@ -948,6 +950,33 @@ describe("finality (issue 25)", () => {
     await pools[0]!.query("UPDATE gateway_job SET settlement_block = $2 WHERE job_id = $1", [job.jobId, block]);
     return job;
   }
+
+  it("leaves a settlement recorded while still at the chain's head to the finality sweep", async () => {
+    const job = await jobIn("processing");
+
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: false });
+  });
+
+  it("records a settlement the chain already buried the finality depth deep as final with its move to settled", async () => {
+    const job = await jobIn("processing");
+    chain.head = 9n;
+
+    await gateway({ finalityDepth: 2 }).conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: true });
+  });
 
   it("marks a settled row final only once its settlement is the finality depth deep", async () => {
     const job = await settledAt(99n);

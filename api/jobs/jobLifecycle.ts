@@ -150,6 +150,9 @@ export interface JobLifecycleOptions {
   finalityDepth?: number;
 }
 
+/** A head read this recently serves every settlement recorded meanwhile (finalAlready). */
+const HEAD_REUSE_MS = 50;
+
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
 const REFUND_ATTEMPTS = 30;
 
@@ -164,6 +167,7 @@ export class JobLifecycle {
   private readonly jobs: JobStore;
   private readonly chain: JobChainActions;
   private readonly logger: Logger;
+  private head: { at: number; value: Promise<bigint> } | undefined;
 
   constructor(private readonly options: JobLifecycleOptions) {
     this.jobs = options.jobs;
@@ -451,6 +455,7 @@ export class JobLifecycle {
     settlement.mined.then(
       async (mined) => {
         try {
+          const final = await this.finalAlready(job.jobKey, mined.blockNumber);
           await this.move(
             job.jobId,
             "settled",
@@ -459,6 +464,7 @@ export class JobLifecycle {
               settlement_block: mined.blockNumber,
               ...(mined.creditsCharged !== undefined ? { credits_charged: mined.creditsCharged } : {}),
               completed_at: new Date(),
+              ...(final ? { final: true } : {}),
             },
             ["settling", "pending", "processing"],
             { deferred: true },
@@ -478,6 +484,36 @@ export class JobLifecycle {
       },
     );
     return settlement;
+  }
+
+  /**
+   * Whether a settlement just mined is already final (the check `confirmFinality` makes): under load the chain
+   * has moved past its block by the time it is recorded, and the move to `settled` then carries `final` instead
+   * of the sweeper writing the row once more (issue 26). A chain that does not answer leaves it to the sweeper.
+   */
+  private async finalAlready(jobKey: Hex, block: bigint): Promise<boolean> {
+    try {
+      const head = await this.recentHead();
+      if (head - block < BigInt(this.options.finalityDepth ?? 1)) return false;
+      const onChain = await this.chain.jobOf(jobKey);
+      return onChain.status === "settled" || onChain.status === "disputed";
+    } catch {
+      return false;
+    }
+  }
+
+  /** The chain's head, read at most once per HEAD_REUSE_MS for all jobs (a lower bound of the head: it only
+   *  makes a settlement look less deep). */
+  private recentHead(): Promise<bigint> {
+    const now = Date.now();
+    if (!this.head || now - this.head.at > HEAD_REUSE_MS) {
+      const value = this.chain.headBlock();
+      this.head = { at: now, value };
+      value.catch(() => {
+        if (this.head?.value === value) this.head = undefined;
+      });
+    }
+    return this.head.value;
   }
 
   private async sendFailJob(job: JobRef, reason: string, timedOut: boolean): Promise<Hex | undefined> {
