@@ -211,6 +211,8 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}, storeOptions: Job
     settlementRetryAfterMs: 30_000,
     unsentGraceMs: 30_000,
     unminedGraceMs: 300_000,
+    // The in-memory chain's head moves only when a test moves it: nothing to wait for.
+    finalWaitMs: 0,
     ...overrides,
   });
 }
@@ -266,6 +268,18 @@ async function eventually(jobId: string, status: GatewayJobStatus): Promise<Gate
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return row(jobId);
+}
+
+/** The row once the table has it settled, read without flushing any store (a flush would write the held move to
+ *  `settled` before `final` could join it). */
+async function settledInTable(jobId: string): Promise<GatewayJobRow | undefined> {
+  let found: GatewayJobRow | undefined;
+  for (let i = 0; i < 300 && found?.status !== "settled"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
+    found = rows[0];
+  }
+  return found;
 }
 
 /** A job left `settling` with its receipt: the first settlement was refused with `refusal`, a while ago. */
@@ -975,7 +989,21 @@ describe("finality (issue 25)", () => {
       worker: WORKER,
     });
 
-    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: true });
+    expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+  });
+
+  it("waits a little for the chain to bury a mined settlement and records it final with its move to settled", async () => {
+    const job = await jobIn("processing");
+    setTimeout(() => (chain.head = 8n), 100);
+
+    await gateway({ finalWaitMs: 2_000 }).conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
   });
 
   it("marks a settled row final only once its settlement is the finality depth deep", async () => {

@@ -148,9 +148,12 @@ export interface JobLifecycleOptions {
   refundRetryMs?: number;
   /** Blocks a settlement must be buried under before its row is final (CHAIN_FINALITY_DEPTH). Default 1. */
   finalityDepth?: number;
+  /** How long a mined settlement waits for the chain to bury it `finalityDepth` deep before it is recorded without
+   *  `final` (left to the sweeper). Default 500 ms; less than the store's hold bound, which it waits within. */
+  finalWaitMs?: number;
 }
 
-/** A head read this recently serves every settlement recorded meanwhile (finalAlready). */
+/** A head read this recently serves every settlement waiting for its finality meanwhile (finalSoon). */
 const HEAD_REUSE_MS = 50;
 
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
@@ -455,8 +458,9 @@ export class JobLifecycle {
     settlement.mined.then(
       async (mined) => {
         try {
-          const final = await this.finalAlready(job.jobKey, mined.blockNumber);
-          await this.move(
+          // Held (jobStore.ts): reads through the store (the sweeper's too) see the row settled at once, while
+          // whether the settlement is already final is found out; `final` is then written in the same statement.
+          const recorded = this.move(
             job.jobId,
             "settled",
             {
@@ -464,11 +468,14 @@ export class JobLifecycle {
               settlement_block: mined.blockNumber,
               ...(mined.creditsCharged !== undefined ? { credits_charged: mined.creditsCharged } : {}),
               completed_at: new Date(),
-              ...(final ? { final: true } : {}),
             },
             ["settling", "pending", "processing"],
-            { deferred: true },
+            { deferred: "hold" },
           );
+          recorded.catch(() => undefined); // awaited below, after the finality check
+          if (await this.finalSoon(job.jobKey, mined.blockNumber)) await this.jobs.update(job.jobId, { final: true });
+          this.jobs.writeSoon(job.jobId);
+          await recorded;
         } catch (error) {
           // The database did not answer: the row stays `settling` and the sweeper finds the job settled on chain.
           // Never an unhandled rejection, which would take the whole process down.
@@ -487,14 +494,19 @@ export class JobLifecycle {
   }
 
   /**
-   * Whether a settlement just mined is already final (the check `confirmFinality` makes): under load the chain
-   * has moved past its block by the time it is recorded, and the move to `settled` then carries `final` instead
-   * of the sweeper writing the row once more (issue 26). A chain that does not answer leaves it to the sweeper.
+   * Whether a settlement just mined is final within `finalWaitMs` (the check `confirmFinality` makes): under load
+   * the chain moves `finalityDepth` blocks past it within milliseconds (automine), and the move to `settled` then
+   * carries `final` instead of the sweeper writing the row once more (issue 26). Otherwise, or when the chain does
+   * not answer, the sweeper decides it as before.
    */
-  private async finalAlready(jobKey: Hex, block: bigint): Promise<boolean> {
+  private async finalSoon(jobKey: Hex, block: bigint): Promise<boolean> {
+    const depth = BigInt(this.options.finalityDepth ?? 1);
+    const until = Date.now() + (this.options.finalWaitMs ?? 500);
     try {
-      const head = await this.recentHead();
-      if (head - block < BigInt(this.options.finalityDepth ?? 1)) return false;
+      while ((await this.recentHead()) - block < depth) {
+        if (Date.now() >= until) return false;
+        await new Promise((resolve) => setTimeout(resolve, HEAD_REUSE_MS));
+      }
       const onChain = await this.chain.jobOf(jobKey);
       return onChain.status === "settled" || onChain.status === "disputed";
     } catch {

@@ -179,8 +179,8 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
  * - `update` (side facts: transaction hashes, deadline, first-token time) and `transition(…, { deferred: "hold" })`
  *   (the acknowledgement, pending → processing) are held in memory and folded into the job's next move: its
  *   statement writes them too. A job without a move for `holdMs` (a long stream) gets them written on their own.
- * - `transition(…, { deferred: true })` (settling → settled, nobody waits on it) rides the next tick, with the
- *   facts held for the job (the settlement's transaction hash).
+ * - `transition(…, { deferred: true })` rides the next tick, with the facts held for the job. The move to
+ *   `settled` is held too, so that `final` can join it; `writeSoon` then sends it with the next tick.
  * - Held moves followed by another move of the same job collapse into one compare-and-set (the first's sources,
  *   the last's target) when that changes nothing: the later move's sources are among the earlier's and include
  *   its target, so the collapsed write matches exactly when the moves one after the other would have both
@@ -259,10 +259,18 @@ export class JobStore {
     });
   }
 
+  /** Writes what a job holds with the next tick instead of at its next move (nothing more is coming). */
+  writeSoon(jobId: string): void {
+    if (!this.held.has(jobId)) return;
+    this.release(jobId);
+    this.schedule(false);
+  }
+
   /** Commits everything held and queued (shutdown, tests). */
   async flush(): Promise<void> {
-    for (const jobId of [...this.held.keys()]) this.release(jobId);
-    while (this.queue.length > 0 || this.flushing) {
+    while (this.held.size > 0 || this.queue.length > 0 || this.flushing) {
+      // Facts made while a group commits (a settlement recorded meanwhile) are held: they go with the next one.
+      for (const jobId of [...this.held.keys()]) this.release(jobId);
       if (!this.flushing) this.schedule(true);
       await this.flushing;
     }
