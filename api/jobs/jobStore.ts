@@ -193,6 +193,8 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
  */
 export class JobStore {
   private queue: Pending[] = [];
+  /** The group being committed: shown by reads until it is (re-applying a committed write changes nothing). */
+  private inFlight: Pending[] = [];
   /** Facts and held moves of each job, oldest job first (a job's entry goes when released). */
   private held = new Map<string, Held>();
   private holdTimer: NodeJS.Timeout | undefined;
@@ -338,9 +340,12 @@ export class JobStore {
         this.due = false;
         const group = this.queue;
         this.queue = [];
+        this.inFlight = group;
         await this.writeGroup(group);
+        this.inFlight = [];
       }
     } finally {
+      this.inFlight = [];
       this.flushing = undefined;
       if (this.queue.length > 0) this.schedule(this.due);
     }
@@ -433,7 +438,7 @@ export class JobStore {
 
   /** The row as this process will leave it: its held and queued writes laid over what the table has. */
   private overlaid(row: GatewayJobRow): GatewayJobRow {
-    const queued = this.queue.filter((item) => item.jobId === row.job_id);
+    const queued = [...this.inFlight, ...this.queue].filter((item) => item.jobId === row.job_id);
     const held = this.held.get(row.job_id)?.items ?? [];
     if (queued.length === 0 && held.length === 0) return row;
     const view = { ...row };
