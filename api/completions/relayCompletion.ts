@@ -52,7 +52,7 @@ export interface RelayDeps {
   jobs: Pick<JobStore, "update">;
   latency: Pick<LatencyStats, "record">;
   metrics: Pick<GatewayMetrics, "timeToFirstToken">;
-  /** Called after a worker acknowledged a job (wakes the webhook dispatcher so job.processing goes out at once). */
+  /** Called once a worker's acknowledgement of a job is written (wakes the webhook dispatcher: job.processing). */
   onJobProcessing?: () => void;
   config: Pick<GatewayConfig, "JOB_TIMEOUT_MS">;
   logger: Logger;
@@ -190,11 +190,12 @@ async function relay(
               throw new WorkerJobError(`acknowledged as ${event.worker}`);
             backend = event.backend;
           }
-          // Group-committed with the tick (jobStore.ts); the stream does not wait for it.
-          void deps.lifecycle
-            .acknowledged(opened.jobId, candidate.address)
-            .catch((error: unknown) => log.warn({ err: error }, "could not record the acknowledgement"));
-          deps.onJobProcessing?.();
+          // Held for the job's next write (jobStore.ts); the stream does not wait for it. The webhook dispatcher
+          // is woken once the row says processing: job.processing is read from it.
+          void deps.lifecycle.acknowledged(opened.jobId, candidate.address).then(
+            (result) => (result.moved ? deps.onJobProcessing?.() : undefined),
+            (error: unknown) => log.warn({ err: error }, "could not record the acknowledgement"),
+          );
         } else if (event.type === "token") {
           if (tokens === 0) {
             clearTimeout(ackTimer);

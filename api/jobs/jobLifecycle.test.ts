@@ -21,7 +21,8 @@ import {
   type MinedSettlement,
   type SettlementHandle,
 } from "./jobLifecycle.js";
-import { JobStore, type GatewayJobRow, type GatewayJobStatus } from "./jobStore.js";
+import { JobStore, type GatewayJobRow, type GatewayJobStatus, type JobStoreOptions } from "./jobStore.js";
+import { ingestProcessingJobs } from "../webhooks/ingestProcessingJobs.js";
 import { concludeJob } from "../completions/concludeJob.js";
 import type { OpenedJob } from "../completions/openEscrow.js";
 import type { PreparedCompletion } from "../completions/prepareCompletion.js";
@@ -106,8 +107,8 @@ class InMemoryEscrowChain implements JobChainActions {
 
   async waitMined(): Promise<void> {}
 
-  /** The canonical head, for finality checks. */
-  head = 100n;
+  /** The canonical head, for finality checks: by default the block settlements are mined in (7). */
+  head = 7n;
 
   async headBlock(): Promise<bigint> {
     return this.head;
@@ -190,7 +191,7 @@ beforeEach(() => {
 });
 
 /** One gateway process: its own pool (its own connections) on the shared database, the shared chain. */
-function gateway(overrides: Partial<JobLifecycleOptions> = {}): JobLifecycle {
+function gateway(overrides: Partial<JobLifecycleOptions> = {}, storeOptions: JobStoreOptions = {}): JobLifecycle {
   const pool = createPool(server.databaseUrl, SCHEMA, 4);
   pools.push(pool);
   const sink = new Writable({
@@ -199,7 +200,7 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}): JobLifecycle {
       done();
     },
   });
-  const jobs = new JobStore(pool);
+  const jobs = new JobStore(pool, storeOptions);
   stores.push(jobs);
   return new JobLifecycle({
     jobs,
@@ -210,6 +211,8 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}): JobLifecycle {
     settlementRetryAfterMs: 30_000,
     unsentGraceMs: 30_000,
     unminedGraceMs: 300_000,
+    // The in-memory chain's head moves only when a test moves it: nothing to wait for.
+    finalWaitMs: 0,
     ...overrides,
   });
 }
@@ -265,6 +268,18 @@ async function eventually(jobId: string, status: GatewayJobStatus): Promise<Gate
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return row(jobId);
+}
+
+/** The row once the table has it settled, read without flushing any store (a flush would write the held move to
+ *  `settled` before `final` could join it). */
+async function settledInTable(jobId: string): Promise<GatewayJobRow | undefined> {
+  let found: GatewayJobRow | undefined;
+  for (let i = 0; i < 300 && found?.status !== "settled"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
+    found = rows[0];
+  }
+  return found;
 }
 
 /** A job left `settling` with its receipt: the first settlement was refused with `refusal`, a while ago. */
@@ -679,6 +694,261 @@ describe("group commit of job rows (issue 26)", () => {
     expect(after.status).toBe("failed");
     expect(after.processing_at).not.toBeNull();
   });
+  /** Every write of a job's row, in order, as the status it left (a trigger on the table counts them). */
+  async function rowWrites(jobId: string): Promise<GatewayJobStatus[]> {
+    const { rows } = await pools[0]!.query<{ status: GatewayJobStatus }>(
+      "SELECT status FROM row_write WHERE job_id = $1 ORDER BY n",
+      [jobId],
+    );
+    return rows.map((r) => r.status);
+  }
+
+  /** The row as the table has it now, without flushing any store. */
+  async function tableRow(jobId: string): Promise<GatewayJobRow> {
+    const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
+    return rows[0]!;
+  }
+
+  async function untilTable(jobId: string, done: (row: GatewayJobRow) => boolean): Promise<GatewayJobRow> {
+    for (let i = 0; i < 400; i++) {
+      const current = await tableRow(jobId);
+      if (done(current)) return current;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`row ${jobId} never got there`);
+  }
+
+  /** A new job as openEscrow makes it: inserted by the gateway's own store, its escrow open on the chain. */
+  async function newJob(jobs: JobStore): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+    const jobId = `job_${process.pid}_${++sequence}`;
+    const jobKey = keccak256(toHex(jobId));
+    await jobs.insert({
+      jobId,
+      jobKey,
+      wallet: "0x00000000000000000000000000000000000000bb",
+      keyHash: keccak256(toHex("key")),
+      model: "test-model",
+      tier: "standard",
+      stream: false,
+      maxTokens: 64,
+      creditsLocked: 1_000,
+      promptTokens: 5,
+    });
+    chain.open(jobKey);
+    return { jobId, jobKey, deadline: chain.now + 120n };
+  }
+
+  beforeAll(async () => {
+    await pools[0]!.query(`
+      CREATE TABLE row_write (n bigserial PRIMARY KEY, job_id text NOT NULL, status text NOT NULL);
+      CREATE FUNCTION count_row_write() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO row_write (job_id, status) VALUES (NEW.job_id, NEW.status); RETURN NEW; END $$;
+      CREATE TRIGGER count_row_write AFTER INSERT OR UPDATE ON gateway_job
+        FOR EACH ROW EXECUTE FUNCTION count_row_write();`);
+  });
+
+  afterAll(async () => {
+    await pools[0]?.query("DROP TRIGGER count_row_write ON gateway_job; DROP FUNCTION count_row_write()");
+  });
+
+  it("writes a settled job's row three times: inserted, closed to settling with everything before, settled and final", async () => {
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+    const escrowTx = keccak256(toHex(`open-${job.jobId}`));
+    chain.head = 8n; // the chain moved past the settlement's block (7) before it was recorded: final at once
+
+    await jobs.update(job.jobId, { escrow_tx: escrowTx });
+    await jobs.update(job.jobId, { deadline: job.deadline });
+    const acknowledged = lifecycle.acknowledged(job.jobId, WORKER);
+    await jobs.update(job.jobId, { first_token_ms: 42 });
+    const conclusion = await lifecycle.conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+    if (conclusion.kind !== "settling") throw new Error(`not settling: ${conclusion.kind}`);
+    await conclusion.settlement.mined;
+
+    const settled = await untilTable(job.jobId, (r) => r.status === "settled");
+    expect(await acknowledged).toEqual({ moved: true });
+    expect(await rowWrites(job.jobId)).toEqual(["pending", "settling", "settled"]);
+    expect(settled).toMatchObject({
+      escrow_tx: escrowTx,
+      deadline: String(job.deadline),
+      first_token_ms: 42,
+      worker: WORKER,
+      credits_charged: "3",
+      final: true,
+    });
+    expect(settled.processing_at).not.toBeNull();
+    expect(settled.settlement_tx).toMatch(/^0x[0-9a-f]{64}$/);
+  });
+
+  it("folds a job's side facts into its next status move instead of writing them on their own", async () => {
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+
+    await jobs.update(job.jobId, { escrow_tx: keccak256(toHex(`open-${job.jobId}`)), first_token_ms: 7 });
+    expect((await tableRow(job.jobId)).first_token_ms).toBeNull();
+    await lifecycle.move(job.jobId, "failed", { error: "client gone" }, ["pending", "processing"]);
+
+    expect(await rowWrites(job.jobId)).toEqual(["pending", "failed"]);
+    expect(await tableRow(job.jobId)).toMatchObject({ status: "failed", first_token_ms: 7, error: "client gone" });
+  });
+
+  it("writes a lone side fact on its own once the job had no move for the hold bound", async () => {
+    const holdMs = 300;
+    gateway({}, { holdMs });
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+    const heldAt = Date.now();
+
+    await jobs.update(job.jobId, { first_token_ms: 9 });
+
+    expect((await tableRow(job.jobId)).first_token_ms).toBeNull();
+    await untilTable(job.jobId, (r) => r.first_token_ms === 9);
+    expect(Date.now() - heldAt).toBeGreaterThanOrEqual(holdMs - 20);
+    expect(await rowWrites(job.jobId)).toEqual(["pending", "pending"]);
+  });
+
+  it("writes a held acknowledgement on its own once the job had no other move for the hold bound", async () => {
+    const lifecycle = gateway({}, { holdMs: 300 });
+    const job = await newJob(stores.at(-1)!);
+
+    const acknowledged = lifecycle.acknowledged(job.jobId, WORKER);
+
+    expect((await tableRow(job.jobId)).status).toBe("pending");
+    expect(await acknowledged).toEqual({ moved: true });
+    expect(await tableRow(job.jobId)).toMatchObject({ status: "processing", worker: WORKER });
+    expect(await rowWrites(job.jobId)).toEqual(["pending", "processing"]);
+  });
+
+  it("collapses a held move and the job's next move into one compare-and-set that resolves both callers", async () => {
+    const lifecycle = gateway();
+    const job = await newJob(stores.at(-1)!);
+
+    const [acknowledged, conclusion] = await Promise.all([
+      lifecycle.acknowledged(job.jobId, WORKER),
+      lifecycle.conclude(job, {
+        kind: "receipt",
+        receipt: receiptFor(job.jobKey),
+        signature: SIGNATURE,
+        worker: WORKER,
+      }),
+    ]);
+
+    expect(acknowledged).toEqual({ moved: true });
+    expect(conclusion.kind).toBe("settling");
+    expect((await rowWrites(job.jobId)).slice(0, 2)).toEqual(["pending", "settling"]);
+  });
+
+  it("gives both collapsed callers the refusal when another gateway closed the job first", async () => {
+    const lifecycle = gateway();
+    const job = await newJob(stores.at(-1)!);
+    const acknowledged = lifecycle.acknowledged(job.jobId, WORKER);
+    await gateway().lockRefused(job.jobId, "closed elsewhere");
+
+    const conclusion = await lifecycle.conclude(job, { kind: "failed", reason: "worker gone" });
+
+    expect(await acknowledged).toEqual({ moved: false, current: "failed" });
+    expect(conclusion).toEqual({ kind: "already_moved", current: "failed" });
+    expect(chain.count("failJob", job.jobKey)).toBe(0);
+    expect((await tableRow(job.jobId)).processing_at).toBeNull();
+  });
+
+  it("still writes the side facts folded into a move that did not match", async () => {
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+    await jobs.update(job.jobId, { first_token_ms: 11 });
+    await gateway().lockRefused(job.jobId, "closed elsewhere");
+
+    expect(await lifecycle.move(job.jobId, "settling", {}, ["pending", "processing"])).toEqual({
+      moved: false,
+      current: "failed",
+    });
+
+    expect((await untilTable(job.jobId, (r) => r.first_token_ms !== null)).first_token_ms).toBe(11);
+  });
+
+  it("shows the facts and moves it holds through its reads before they are written", async () => {
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+    const escrowTx = keccak256(toHex(`open-${job.jobId}`));
+
+    void lifecycle.acknowledged(job.jobId, WORKER);
+    await jobs.update(job.jobId, { escrow_tx: escrowTx, first_token_ms: 5, deadline: job.deadline });
+
+    expect(await tableRow(job.jobId)).toMatchObject({ status: "pending", escrow_tx: null, first_token_ms: null });
+    const held = { status: "processing", worker: WORKER, escrow_tx: escrowTx, first_token_ms: 5 };
+    expect(await jobs.get(job.jobId)).toMatchObject({ ...held, deadline: String(job.deadline) });
+    expect((await jobs.get(job.jobId))?.processing_at).toBeInstanceOf(Date);
+    const listed = await jobs.listForKey(keccak256(toHex("key")), { limit: 1_000 });
+    expect(listed.find((r) => r.job_id === job.jobId)).toMatchObject(held);
+    expect((await jobs.listOpen()).find((r) => r.job_id === job.jobId)).toMatchObject(held);
+    await jobs.flush();
+    expect(await tableRow(job.jobId)).toMatchObject(held);
+  });
+
+  it("lets exactly one of two gateways make the same collapsed move", async () => {
+    const racing = await Promise.all(Array.from({ length: 10 }, () => newJob(store)));
+    const [first, second] = [gateway(), gateway()];
+
+    const results = await Promise.all(
+      racing.flatMap((job) =>
+        [first, second].map(async (g) => {
+          const acknowledged = g.acknowledged(job.jobId, WORKER);
+          const conclusion = await g.conclude(job, {
+            kind: "receipt",
+            receipt: receiptFor(job.jobKey),
+            signature: SIGNATURE,
+            worker: WORKER,
+          });
+          return { acknowledged: await acknowledged, conclusion };
+        }),
+      ),
+    );
+
+    expect(results.filter((r) => r.conclusion.kind === "settling")).toHaveLength(10);
+    for (const r of results) expect(r.acknowledged.moved).toBe(r.conclusion.kind === "settling");
+    for (const job of racing) expect(chain.count("settle", job.jobKey)).toBe(1);
+  });
+
+  it("yields job.processing once for a job whose acknowledgement was written with its close", async () => {
+    const webhookId = `wh_${process.pid}`;
+    await pools[0]!.query(
+      `INSERT INTO webhook (id, wallet, url, events, secret, created_at)
+       VALUES ($1, $2, 'https://example.test/hook', ARRAY['job.processing'], 'secret', now() - interval '1 hour')`,
+      [webhookId, "0x00000000000000000000000000000000000000bb"],
+    );
+    try {
+      const lifecycle = gateway();
+      const job = await newJob(stores.at(-1)!);
+      void lifecycle.acknowledged(job.jobId, WORKER);
+      await lifecycle.conclude(job, {
+        kind: "receipt",
+        receipt: receiptFor(job.jobKey),
+        signature: SIGNATURE,
+        worker: WORKER,
+      });
+      expect((await rowWrites(job.jobId)).slice(0, 2)).toEqual(["pending", "settling"]);
+
+      await ingestProcessingJobs(pools[0]!);
+      await ingestProcessingJobs(pools[0]!);
+
+      const { rows } = await pools[0]!.query("SELECT id FROM webhook_event WHERE source = $1 AND event = $2", [
+        job.jobId,
+        "job.processing",
+      ]);
+      expect(rows).toHaveLength(1);
+    } finally {
+      await pools[0]!.query("UPDATE webhook SET deleted_at = now() WHERE id = $1", [webhookId]);
+    }
+  });
 });
 
 describe("finality (issue 25)", () => {
@@ -694,6 +964,47 @@ describe("finality (issue 25)", () => {
     await pools[0]!.query("UPDATE gateway_job SET settlement_block = $2 WHERE job_id = $1", [job.jobId, block]);
     return job;
   }
+
+  it("leaves a settlement recorded while still at the chain's head to the finality sweep", async () => {
+    const job = await jobIn("processing");
+
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: false });
+  });
+
+  it("records a settlement the chain already buried the finality depth deep as final with its move to settled", async () => {
+    const job = await jobIn("processing");
+    chain.head = 9n;
+
+    await gateway({ finalityDepth: 2 }).conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+  });
+
+  it("waits a little for the chain to bury a mined settlement and records it final with its move to settled", async () => {
+    const job = await jobIn("processing");
+    setTimeout(() => (chain.head = 8n), 100);
+
+    await gateway({ finalWaitMs: 2_000 }).conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+  });
 
   it("marks a settled row final only once its settlement is the finality depth deep", async () => {
     const job = await settledAt(99n);

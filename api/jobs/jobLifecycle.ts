@@ -43,7 +43,7 @@ import type { Hex } from "viem";
 import type { Logger } from "pino";
 import type { Receipt } from "../chain/receiptTypes.js";
 import type { ChainJobStatus } from "@credit-metered/client";
-import type { GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
+import type { Deferral, GatewayJobRow, GatewayJobStatus, JobStore, JobPatch } from "./jobStore.js";
 
 /** The legal edges. A status absent from a list can never follow it; `failed` and `refunded` are final. */
 export const JOB_TRANSITIONS: Readonly<Record<GatewayJobStatus, readonly GatewayJobStatus[]>> = {
@@ -148,7 +148,13 @@ export interface JobLifecycleOptions {
   refundRetryMs?: number;
   /** Blocks a settlement must be buried under before its row is final (CHAIN_FINALITY_DEPTH). Default 1. */
   finalityDepth?: number;
+  /** How long a mined settlement waits for the chain to bury it `finalityDepth` deep before it is recorded without
+   *  `final` (left to the sweeper). Default 500 ms; less than the store's hold bound, which it waits within. */
+  finalWaitMs?: number;
 }
+
+/** A head read this recently serves every settlement waiting for its finality meanwhile (finalSoon). */
+const HEAD_REUSE_MS = 50;
 
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
 const REFUND_ATTEMPTS = 30;
@@ -164,6 +170,7 @@ export class JobLifecycle {
   private readonly jobs: JobStore;
   private readonly chain: JobChainActions;
   private readonly logger: Logger;
+  private head: { at: number; value: Promise<bigint> } | undefined;
 
   constructor(private readonly options: JobLifecycleOptions) {
     this.jobs = options.jobs;
@@ -180,7 +187,7 @@ export class JobLifecycle {
     to: GatewayJobStatus,
     patch: JobPatch = {},
     only?: GatewayJobStatus[],
-    options: { deferred?: boolean } = {},
+    options: { deferred?: Deferral } = {},
   ): Promise<MoveResult> {
     const sources = sourcesOf(to);
     const from = only ? only.filter((status) => sources.includes(status)) : sources;
@@ -197,8 +204,9 @@ export class JobLifecycle {
   /**
    * A worker acknowledged the job. `processing_at` (the job.processing fact) is set by the first acknowledgement
    * only (the store keeps a set `processing_at`); after a failover the next worker's only replaces `worker`.
-   * Deferred: group-committed with the tick (nobody acts on it before the job closes, and a close queued later
-   * is written after it).
+   * Held (jobStore.ts): nobody acts on it before the job closes, so it is written with the job's next move — a
+   * short job's close to `settling` writes `processing` and `processing_at` in the same statement — or after the
+   * store's hold bound. A close made later is written after it, or collapsed with it.
    */
   async acknowledged(jobId: string, worker: Hex): Promise<MoveResult> {
     return this.move(
@@ -206,7 +214,7 @@ export class JobLifecycle {
       "processing",
       { worker: worker.toLowerCase(), processing_at: new Date() },
       ["pending", "processing"],
-      { deferred: true },
+      { deferred: "hold" },
     );
   }
 
@@ -450,7 +458,9 @@ export class JobLifecycle {
     settlement.mined.then(
       async (mined) => {
         try {
-          await this.move(
+          // Held (jobStore.ts): reads through the store (the sweeper's too) see the row settled at once, while
+          // whether the settlement is already final is found out; `final` is then written in the same statement.
+          const recorded = this.move(
             job.jobId,
             "settled",
             {
@@ -460,8 +470,12 @@ export class JobLifecycle {
               completed_at: new Date(),
             },
             ["settling", "pending", "processing"],
-            { deferred: true },
+            { deferred: "hold" },
           );
+          recorded.catch(() => undefined); // awaited below, after the finality check
+          if (await this.finalSoon(job.jobKey, mined.blockNumber)) await this.jobs.update(job.jobId, { final: true });
+          this.jobs.writeSoon(job.jobId);
+          await recorded;
         } catch (error) {
           // The database did not answer: the row stays `settling` and the sweeper finds the job settled on chain.
           // Never an unhandled rejection, which would take the whole process down.
@@ -477,6 +491,41 @@ export class JobLifecycle {
       },
     );
     return settlement;
+  }
+
+  /**
+   * Whether a settlement just mined is final within `finalWaitMs` (the check `confirmFinality` makes): under load
+   * the chain moves `finalityDepth` blocks past it within milliseconds (automine), and the move to `settled` then
+   * carries `final` instead of the sweeper writing the row once more (issue 26). Otherwise, or when the chain does
+   * not answer, the sweeper decides it as before.
+   */
+  private async finalSoon(jobKey: Hex, block: bigint): Promise<boolean> {
+    const depth = BigInt(this.options.finalityDepth ?? 1);
+    const until = Date.now() + (this.options.finalWaitMs ?? 500);
+    try {
+      while ((await this.recentHead()) - block < depth) {
+        if (Date.now() >= until) return false;
+        await new Promise((resolve) => setTimeout(resolve, HEAD_REUSE_MS));
+      }
+      const onChain = await this.chain.jobOf(jobKey);
+      return onChain.status === "settled" || onChain.status === "disputed";
+    } catch {
+      return false;
+    }
+  }
+
+  /** The chain's head, read at most once per HEAD_REUSE_MS for all jobs (a lower bound of the head: it only
+   *  makes a settlement look less deep). */
+  private recentHead(): Promise<bigint> {
+    const now = Date.now();
+    if (!this.head || now - this.head.at > HEAD_REUSE_MS) {
+      const value = this.chain.headBlock();
+      this.head = { at: now, value };
+      value.catch(() => {
+        if (this.head?.value === value) this.head = undefined;
+      });
+    }
+    return this.head.value;
   }
 
   private async sendFailJob(job: JobRef, reason: string, timedOut: boolean): Promise<Hex | undefined> {

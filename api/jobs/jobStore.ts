@@ -107,26 +107,57 @@ const COLUMN_TYPES: Readonly<Record<keyof JobPatch, string>> = {
 };
 
 export interface JobStoreOptions {
-  /** Facts and deferred moves wait at most this long for their group commit (a status move that a caller
-   *  awaits flushes them sooner). Default 20 ms. */
+  /** Writes that are due (a deferred move, facts past their hold) wait at most this long for their group commit
+   *  (a status move that a caller awaits flushes them sooner). Default 20 ms. */
   tickMs?: number;
+  /** A job's side facts and held moves wait at most this long for the job's next status move, which they are
+   *  folded into; after it they are written on their own. Default 1 s. */
+  holdMs?: number;
   logger?: Logger;
 }
 
-/** A write waiting for the next group commit. */
+/** How a deferred move waits: `true` for the next tick; `"hold"` like a side fact, for the job's next move. */
+export type Deferral = boolean | "hold";
+
+/** A status move someone made: its compare-and-set, its columns, and its caller. */
+interface Move {
+  from: GatewayJobStatus[];
+  to: GatewayJobStatus;
+  patch: JobPatch;
+  done: Settle<boolean>;
+}
+
+/** What a job has waiting in memory, in the order it was made: facts and held moves. */
+type HeldItem = { kind: "facts"; patch: JobPatch } | ({ kind: "move" } & Move);
+
+interface Held {
+  items: HeldItem[];
+  /** When the first of them was made: the hold bound runs from here. */
+  since: number;
+}
+
+/** A write waiting for the next group commit: one statement row. */
 type Pending =
   | { kind: "insert"; jobId: string; job: NewGatewayJob; done: Settle<void> }
   | { kind: "patch"; jobId: string; patch: JobPatch; attempts: number }
   | {
       kind: "move";
       jobId: string;
+      /** The compare-and-set: of the first move collapsed into this write. */
       from: GatewayJobStatus[];
+      /** The target of the last move collapsed into it. */
       to: GatewayJobStatus;
+      /** Every column written, facts and the moves' own, merged in the order they were made. */
       patch: JobPatch;
-      done: Settle<boolean>;
+      /** The side facts folded in: written on their own when the compare-and-set does not match. */
+      facts: JobPatch;
+      /** Every move collapsed into this write: all get its result. */
+      done: Settle<boolean>[];
       /** Set when its statement ran: whether the compare-and-set matched. */
       moved?: boolean;
     };
+
+type MoveWrite = Extract<Pending, { kind: "move" }>;
 
 interface Settle<T> {
   resolve(value: T): void;
@@ -140,26 +171,39 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
 
 /**
  * The gateway_job table (db/migrations/001_gateway_jobs.sql), written by group commit (issue 26 "Two writes per
- * job"): every write of a job's row is queued and committed with the other jobs' writes of the same tick, one
- * `INSERT … SELECT FROM unnest(…)` or `UPDATE … FROM unnest(…)` per kind of write, all in one transaction.
- * - `insert` and `transition` (the status moves whose result a caller acts on) flush at once when no group is
- *   being written, else right after it: no added wait when idle, many jobs per commit under load. They resolve
- *   once committed, so the receipt stored by the move to `settling` is durable before it is settled or answered.
- * - `update` (side facts: transaction hashes, deadline, first-token time) and `transition(…, { deferred: true })`
- *   (moves nobody waits on: acknowledged, settled) wait up to `tickMs` and ride with the next group.
+ * job"): a job's row is written when it is created and when it closes; what happens between rides those writes.
+ * - `insert` and `transition` (the status moves whose result a caller acts on: the close to `settling`, `failed`,
+ *   `refunded`) flush at once when no group is being written, else right after it: no added wait when idle, many
+ *   jobs per commit under load. They resolve once committed, so the receipt stored by the move to `settling` is
+ *   durable before it is settled or answered.
+ * - `update` (side facts: transaction hashes, deadline, first-token time) and `transition(…, { deferred: "hold" })`
+ *   (the acknowledgement, pending → processing) are held in memory and folded into the job's next move: its
+ *   statement writes them too. A job without a move for `holdMs` (a long stream) gets them written on their own.
+ * - `transition(…, { deferred: true })` rides the next tick, with the facts held for the job. The move to
+ *   `settled` is held too, so that `final` can join it; `writeSoon` then sends it with the next tick.
+ * - Held moves followed by another move of the same job collapse into one compare-and-set (the first's sources,
+ *   the last's target) when that changes nothing: the later move's sources are among the earlier's and include
+ *   its target, so the collapsed write matches exactly when the moves one after the other would have both
+ *   matched, and neither would have moved otherwise. Every caller gets that one result.
  * A status move stays a compare-and-set per row inside the group (`WHERE status = ANY(from)`, the moved rows
- * returned), so two gateways never both make the same move. Writes of one job keep their order (a group holds at
- * most one write per job per statement round).
+ * returned), so two gateways never both make the same move; facts folded into a move that did not match are
+ * written on their own next. Writes of one job keep their order (a group holds at most one write per job per
+ * statement round). Reads through the store (`get`, `listForKey`, `listOpen`, `listUnfinal`) show what this
+ * process holds or has queued for a row, so nobody reads an older view of a job than before.
  */
 export class JobStore {
   private queue: Pending[] = [];
-  /** The last queued write of each job, to merge consecutive facts into one row write. */
-  private lastOf = new Map<string, Pending>();
+  /** The group being committed: shown by reads until it is (re-applying a committed write changes nothing). */
+  private inFlight: Pending[] = [];
+  /** Facts and held moves of each job, oldest job first (a job's entry goes when released). */
+  private held = new Map<string, Held>();
+  private holdTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** A write someone awaits is queued: the next group starts as soon as possible. */
   private due = false;
   private readonly tickMs: number;
+  private readonly holdMs: number;
   private readonly logger: Logger | undefined;
 
   constructor(
@@ -167,64 +211,111 @@ export class JobStore {
     options: JobStoreOptions = {},
   ) {
     this.tickMs = options.tickMs ?? 20;
+    this.holdMs = options.holdMs ?? 1_000;
     this.logger = options.logger;
   }
 
   /** Writes the new row; resolves once committed (the row exists before the escrow lock is sent). */
   insert(job: NewGatewayJob): Promise<void> {
-    return new Promise<void>((resolve, reject) =>
-      this.enqueue({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } }, true),
-    );
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } });
+      this.schedule(true);
+    });
   }
 
   /**
-   * Records facts of a job; never its status (jobLifecycle.ts owns that). Group-committed: returns once queued;
-   * committed within `tickMs` (a failed group is tried again, see PATCH_ATTEMPTS).
+   * Records facts of a job; never its status (jobLifecycle.ts owns that). Held for the job's next move; returns
+   * at once. Committed with that move, or on their own within `holdMs` + `tickMs` (a failed group is tried
+   * again, see PATCH_ATTEMPTS).
    */
   async update(jobId: string, patch: JobPatch & { status?: never }): Promise<void> {
     if ("status" in patch) throw new Error("gateway_job.status changes only through jobLifecycle.ts");
     const facts = definedOf(patch);
     if (Object.keys(facts).length === 0) return;
-    const last = this.lastOf.get(jobId);
-    if (last?.kind === "patch") {
-      Object.assign(last.patch, facts);
-      return;
-    }
-    this.enqueue({ kind: "patch", jobId, patch: facts, attempts: 0 }, false);
+    const held = this.holdFor(jobId);
+    const last = held.items.at(-1);
+    if (last?.kind === "facts") mergeInto(last.patch, facts);
+    else held.items.push({ kind: "facts", patch: facts });
   }
 
   /**
    * Compare-and-set of the status: moves to `status` only from one of `from`; false when the row was elsewhere.
-   * Only jobLifecycle.ts calls it (the transition table lives there). Resolves once committed; `deferred` lets
-   * it wait for the tick.
+   * Only jobLifecycle.ts calls it (the transition table lives there). Resolves once committed; `deferred: true`
+   * lets it wait for the tick, `deferred: "hold"` for the job's next move (at most `holdMs`).
    */
   transition(
     jobId: string,
     from: GatewayJobStatus[],
     status: GatewayJobStatus,
     patch: JobPatch = {},
-    options: { deferred?: boolean } = {},
+    options: { deferred?: Deferral } = {},
   ): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) =>
-      this.enqueue(
-        { kind: "move", jobId, from, to: status, patch: definedOf(patch), done: { resolve, reject } },
-        !options.deferred,
-      ),
-    );
+    return new Promise<boolean>((resolve, reject) => {
+      const move: HeldItem = { kind: "move", from, to: status, patch: definedOf(patch), done: { resolve, reject } };
+      if (options.deferred === "hold") {
+        this.holdFor(jobId).items.push(move);
+        return;
+      }
+      this.release(jobId, [move]);
+      this.schedule(!options.deferred);
+    });
   }
 
-  /** Commits everything queued (shutdown, tests). */
+  /** Writes what a job holds with the next tick instead of at its next move (nothing more is coming). */
+  writeSoon(jobId: string): void {
+    if (!this.held.has(jobId)) return;
+    this.release(jobId);
+    this.schedule(false);
+  }
+
+  /** Commits everything held and queued (shutdown, tests). */
   async flush(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing) {
+    while (this.held.size > 0 || this.queue.length > 0 || this.flushing) {
+      // Facts made while a group commits (a settlement recorded meanwhile) are held: they go with the next one.
+      for (const jobId of [...this.held.keys()]) this.release(jobId);
       if (!this.flushing) this.schedule(true);
       await this.flushing;
     }
   }
 
-  private enqueue(item: Pending, urgent: boolean): void {
-    this.queue.push(item);
-    this.lastOf.set(item.jobId, item);
-    this.schedule(urgent);
+  private holdFor(jobId: string): Held {
+    let held = this.held.get(jobId);
+    if (!held) {
+      held = { items: [], since: Date.now() };
+      this.held.set(jobId, held);
+      this.armHold();
+    }
+    return held;
+  }
+
+  /** Moves a job's held items (and `then`, made after them) to the queue, collapsed into as few writes as can be. */
+  private release(jobId: string, then: HeldItem[] = []): void {
+    const items = [...(this.held.get(jobId)?.items ?? []), ...then];
+    this.held.delete(jobId);
+    this.queue.push(...writesOf(jobId, items));
+  }
+
+  /** The hold bound: jobs whose held items waited `holdMs` (or will within a tick) are released together. */
+  private armHold(): void {
+    if (this.holdTimer) return;
+    const oldest = this.held.values().next().value;
+    if (!oldest) return;
+    this.holdTimer = setTimeout(
+      () => {
+        this.holdTimer = undefined;
+        const cutoff = Date.now() + this.tickMs - this.holdMs;
+        let released = false;
+        for (const [jobId, held] of this.held) {
+          if (held.since > cutoff) break;
+          this.release(jobId);
+          released = true;
+        }
+        if (released) this.schedule(false);
+        this.armHold();
+      },
+      Math.max(0, oldest.since + this.holdMs - Date.now()),
+    );
+    this.holdTimer.unref();
   }
 
   private schedule(urgent: boolean): void {
@@ -249,10 +340,12 @@ export class JobStore {
         this.due = false;
         const group = this.queue;
         this.queue = [];
-        this.lastOf.clear();
+        this.inFlight = group;
         await this.writeGroup(group);
+        this.inFlight = [];
       }
     } finally {
+      this.inFlight = [];
       this.flushing = undefined;
       if (this.queue.length > 0) this.schedule(this.due);
     }
@@ -266,17 +359,54 @@ export class JobStore {
       });
     } catch (error) {
       for (const item of group) {
-        if (item.kind !== "patch") item.done.reject(error);
-        else if (++item.attempts < PATCH_ATTEMPTS) this.queue.push(item);
-        else this.logger?.warn({ err: error, job_id: item.jobId, facts: Object.keys(item.patch) }, "job facts lost");
+        if (item.kind === "patch") {
+          if (++item.attempts < PATCH_ATTEMPTS) this.queue.push(item);
+          else this.logger?.warn({ err: error, job_id: item.jobId, facts: Object.keys(item.patch) }, "job facts lost");
+          continue;
+        }
+        if (item.kind === "insert") item.done.reject(error);
+        else {
+          for (const done of item.done) done.reject(error);
+          if (Object.keys(item.facts).length > 0)
+            this.queue.push({ kind: "patch", jobId: item.jobId, patch: item.facts, attempts: 1 });
+        }
       }
       this.logger?.warn({ err: error, writes: group.length }, "group commit of job rows failed");
       return;
     }
+    this.requeueUnmatchedFacts(group);
     for (const item of group) {
       if (item.kind === "insert") item.done.resolve();
-      else if (item.kind === "move") item.done.resolve(item.moved === true);
+      else if (item.kind === "move") for (const done of item.done) done.resolve(item.moved === true);
     }
+  }
+
+  /**
+   * Facts folded into a move whose compare-and-set did not match were not written: they are queued on their own
+   * (as `update` wrote them before), less the columns a later write of the same job in this group already set.
+   */
+  private requeueUnmatchedFacts(group: Pending[]): void {
+    const writtenLater = new Map<string, Set<string>>();
+    const requeued: Pending[] = [];
+    for (let i = group.length - 1; i >= 0; i--) {
+      const item = group[i]!;
+      if (item.kind === "insert") continue;
+      const later = writtenLater.get(item.jobId) ?? new Set<string>();
+      writtenLater.set(item.jobId, later);
+      const written = item.kind === "patch" || item.moved === true ? item.patch : undefined;
+      if (written) {
+        for (const column of Object.keys(written)) later.add(column);
+        continue;
+      }
+      if (item.kind !== "move") continue;
+      const facts = Object.fromEntries(Object.entries(item.facts).filter(([column]) => !later.has(column))) as JobPatch;
+      if (Object.keys(facts).length === 0) continue;
+      for (const column of Object.keys(facts)) later.add(column);
+      requeued.unshift({ kind: "patch", jobId: item.jobId, patch: facts, attempts: 0 });
+    }
+    if (requeued.length === 0) return;
+    this.queue.push(...requeued);
+    this.schedule(false);
   }
 
   /** One transaction for the group; marks each move with whether it was made. */
@@ -306,6 +436,23 @@ export class JobStore {
     }
   }
 
+  /** The row as this process will leave it: its held and queued writes laid over what the table has. */
+  private overlaid(row: GatewayJobRow): GatewayJobRow {
+    const queued = [...this.inFlight, ...this.queue].filter((item) => item.jobId === row.job_id);
+    const held = this.held.get(row.job_id)?.items ?? [];
+    if (queued.length === 0 && held.length === 0) return row;
+    const view = { ...row };
+    for (const item of [...queued, ...held]) {
+      if (item.kind === "insert") continue;
+      if (item.kind === "move" && item.from.includes(view.status)) {
+        view.status = item.to;
+        applyTo(view, item.patch);
+      } else if (item.kind === "move") applyTo(view, "facts" in item ? item.facts : {});
+      else applyTo(view, item.patch);
+    }
+    return view;
+  }
+
   /**
    * Claims a retry of a row left in `status`: touches `updated_at` only if nobody did for `olderThanMs`, so of
    * several processes sweeping the same row one retries it.
@@ -321,7 +468,7 @@ export class JobStore {
 
   async get(jobId: string): Promise<GatewayJobRow | undefined> {
     const result = await this.pool.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
-    return result.rows[0];
+    return result.rows[0] && this.overlaid(result.rows[0]);
   }
 
   /** Jobs of a key, newest first, strictly between the cursors. */
@@ -350,7 +497,7 @@ export class JobStore {
       `SELECT * FROM gateway_job WHERE ${where.join(" AND ")} ORDER BY job_id ${options.order === "asc" ? "ASC" : "DESC"} LIMIT $${values.length}`,
       values,
     );
-    return result.rows;
+    return result.rows.map((row) => this.overlaid(row));
   }
 
   /**
@@ -362,7 +509,7 @@ export class JobStore {
       "SELECT * FROM gateway_job WHERE status = 'settled' AND NOT final ORDER BY job_id LIMIT $1",
       [limit],
     );
-    return result.rows;
+    return result.rows.map((row) => this.overlaid(row)).filter((row) => row.status === "settled" && !row.final);
   }
 
   /** Jobs not yet final (recovery and the sweeper). */
@@ -370,19 +517,89 @@ export class JobStore {
     const result = await this.pool.query<GatewayJobRow>(
       "SELECT * FROM gateway_job WHERE status IN ('pending', 'processing', 'settling') ORDER BY job_id",
     );
-    return result.rows;
+    return result.rows
+      .map((row) => this.overlaid(row))
+      .filter((row) => row.status === "pending" || row.status === "processing" || row.status === "settling");
   }
 }
 
 interface Statement {
   text: string;
   values: unknown[];
-  /** The compare-and-set moves it makes (the rows it returns are the jobs moved). */
-  moves: Extract<Pending, { kind: "move" }>[];
+  /** The compare-and-set writes it makes (the rows it returns are the jobs moved). */
+  moves: MoveWrite[];
 }
 
 function definedOf(patch: JobPatch): JobPatch {
   return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as JobPatch;
+}
+
+/** Later columns over earlier ones, as writing them one after the other would leave the row; but the first
+ *  `processing_at` stays (the store never moves a set one). */
+function mergeInto(into: JobPatch, later: JobPatch): JobPatch {
+  const { processing_at: processingAt, ...rest } = later;
+  Object.assign(into, rest);
+  if (processingAt !== undefined && into.processing_at === undefined) into.processing_at = processingAt;
+  return into;
+}
+
+/**
+ * A job's held items in the order they were made, as writes: consecutive moves collapse into one compare-and-set
+ * while that changes no outcome (`collapses`), facts fold into the write of the move around them, and facts
+ * without any move are one patch.
+ */
+function writesOf(jobId: string, items: HeldItem[]): Pending[] {
+  const writes: Pending[] = [];
+  let current: MoveWrite | undefined;
+  let facts: JobPatch = {};
+  for (const item of items) {
+    if (item.kind === "facts") {
+      if (current) {
+        mergeInto(current.patch, item.patch);
+        mergeInto(current.facts, item.patch);
+      } else mergeInto(facts, item.patch);
+    } else if (current && collapses(current, item)) {
+      current.to = item.to;
+      mergeInto(current.patch, item.patch);
+      current.done.push(item.done);
+    } else {
+      if (current) writes.push(current);
+      current = {
+        kind: "move",
+        jobId,
+        from: item.from,
+        to: item.to,
+        patch: mergeInto({ ...facts }, item.patch),
+        facts,
+        done: [item.done],
+      };
+      facts = {};
+    }
+  }
+  if (current) writes.push(current);
+  else if (Object.keys(facts).length > 0) writes.push({ kind: "patch", jobId, patch: facts, attempts: 0 });
+  return writes;
+}
+
+/**
+ * Whether `next`, made after the moves of `write`, can be one compare-and-set with them: if the row is in
+ * `write.from` all of them move (`next` starts where they end), and if it is not, none does (`next` starts from
+ * nowhere else). So the collapsed write is made exactly when the moves one after the other would all be.
+ */
+function collapses(write: MoveWrite, next: Move): boolean {
+  return next.from.includes(write.to) && next.from.every((status) => write.from.includes(status));
+}
+
+/** Columns of a patch as the table reads them back (bigint columns come back as strings). */
+function applyTo(row: GatewayJobRow, patch: JobPatch): void {
+  const target = row as unknown as Record<string, unknown>;
+  for (const [column, value] of Object.entries(patch) as [keyof JobPatch, unknown][]) {
+    if (column === "processing_at" && row.processing_at !== null) continue;
+    target[column] =
+      typeof value === "bigint" || (COLUMN_TYPES[column] === "bigint" && typeof value === "number")
+        ? String(value)
+        : value;
+  }
 }
 
 function sqlValue(column: keyof JobPatch, value: unknown): unknown {

@@ -3,7 +3,8 @@
 // gateway, dispatcher, indexer) and the writes to the gateway's job table (`pg_stat_user_tables`), per settled job.
 // The stack's idle background commits (pollers, the indexer) are measured first and taken out. Write transactions
 // (those that took a transaction id) are exact; `xact_commit` also counts read-only transactions and lags by up to
-// the statistics flush interval. The figures are reported; the assertion is that a job's row is inserted once.
+// the statistics flush interval. The figures are reported; the assertions: a job's row is inserted once and written
+// about three times in all (insert, close to settling, settled and final).
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
@@ -66,7 +67,7 @@ describe("PostgreSQL work per settled job", () => {
   });
   afterAll(() => db.end());
 
-  it("inserts a job's row once and group-commits the moves and facts after it", async () => {
+  it("writes a settled job's row three times: inserted, closed to settling, settled", async () => {
     const openai = openaiFor(client.apiKey);
     // Warm up (key cache, worker connections) outside the measured window.
     await openai.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
@@ -126,6 +127,12 @@ describe("PostgreSQL work per settled job", () => {
     );
     console.log(`[jobWrites] ${JSON.stringify({ ...perJob, rowWritesPerJob })}`);
     expect(perJob.gatewayJobInsertsPerJob).toBe(1);
+    // Issue 26 "Two writes per job": 7.1-7.4 updates per job before the facts and the acknowledgement were held and
+    // folded into the close (api/jobs/jobStore.ts); now the close to `settling` and the move to `settled`, which
+    // carries `final` once the chain buried the settlement. The last settlement batch of the burst is never buried
+    // by a later block (automine mines only on demand): the sweeper writes its `final` (2.01 seen). The bound
+    // leaves room for that batch being up to 30 jobs.
+    expect(perJob.gatewayJobUpdatesPerJob).toBeLessThanOrEqual(2.25);
     // 10.4 before the group commit (issue 26); what remains is mostly the ledger's and the indexer's. Part of it is
     // per batch (the transaction's row, the indexer's block), so it grows as batches shrink on a loaded machine:
     // 4.4-5.2 on a quiet one, 6.1 once with two CI lanes. The bound guards against the pre-group-commit 10.4.
