@@ -14,6 +14,9 @@ export interface FeeOracleOptions {
   ttlMs?: number;
 }
 
+/** A reading up to this many `ttlMs` old is served while a new one is taken; an older one is waited for. */
+const STALE_LIMIT = 10;
+
 /** Blocks of `eth_feeHistory` read for the tip. */
 const HISTORY_BLOCKS = 5;
 
@@ -24,7 +27,10 @@ const HISTORY_BLOCKS = 5;
  * the base fee is back under the cap.
  */
 export class FeeOracle {
-  private cache: { at: number; fees: Promise<Fees> } | undefined;
+  /** The last reading and when it was taken. */
+  private last: { at: number; fees: Fees } | undefined;
+  /** The reading in flight, shared by every caller meanwhile. */
+  private reading: Promise<Fees> | undefined;
 
   constructor(
     private readonly client: Pick<PublicClient, "getFeeHistory">,
@@ -35,17 +41,34 @@ export class FeeOracle {
     return this.options.maxFeePerGas;
   }
 
+  /**
+   * The current fees. A reading older than `ttlMs` is still served while a new one is taken in the background
+   * (issue 26: a lock batch waited for an `eth_feeHistory` round trip once a second, behind the node's mining); one
+   * older than STALE_LIMIT readings is not, nor is any when `refresh` asks for a fresh one (a replacement, a
+   * transaction refused for its fees).
+   */
   fees(refresh = false): Promise<Fees> {
     const ttl = this.options.ttlMs ?? 1_000;
-    if (refresh || !this.cache || Date.now() - this.cache.at > ttl) {
-      const fees = this.read();
-      this.cache = { at: Date.now(), fees };
-      // A failed reading is not served to the next caller.
-      fees.catch(() => {
-        if (this.cache?.fees === fees) this.cache = undefined;
-      });
+    const age = this.last ? Date.now() - this.last.at : Infinity;
+    if (refresh || age > ttl) {
+      const reading = refresh || !this.reading ? this.startReading() : this.reading;
+      if (refresh || age > ttl * STALE_LIMIT) return reading;
     }
-    return this.cache.fees;
+    return Promise.resolve(this.last!.fees);
+  }
+
+  private startReading(): Promise<Fees> {
+    const reading = this.read().then((fees) => {
+      this.last = { at: Date.now(), fees };
+      return fees;
+    });
+    this.reading = reading;
+    // A failed reading is not served to anyone else: the next caller tries again.
+    void reading.then(
+      () => (this.reading === reading ? (this.reading = undefined) : undefined),
+      () => (this.reading === reading ? (this.reading = undefined) : undefined),
+    );
+    return reading;
   }
 
   private async read(): Promise<Fees> {

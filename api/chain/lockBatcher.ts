@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Hex, TransactionReceipt } from "viem";
+import { phaseTraceOn, traceTransaction } from "../observability/phaseTrace.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 
 /** One lock of `openJobBatch` (ICreditEscrow.OpenRequest). */
@@ -103,6 +104,7 @@ export class LockBatcher {
   }
 
   private async send(batch: Pending[]): Promise<void> {
+    const began = phaseTraceOn ? performance.now() : 0;
     let hash: Hex;
     try {
       hash = await this.port.openJobBatch(batch.map((item) => item.request));
@@ -115,6 +117,7 @@ export class LockBatcher {
       return;
     }
     this.options.metrics.lockBatchSize.observe(batch.length);
+    if (phaseTraceOn) traceTransaction(hash, { batchBegan: began, batchSize: batch.length });
     for (const item of batch) item.sent.resolve(hash);
     const mined = this.port.waitMined(hash).then(
       (receipt) => {

@@ -390,3 +390,56 @@ async function latestOf(transactions: TransactionManager, hash: Hex): Promise<He
   void hash;
   return block?.transactions?.[0];
 }
+
+describe("TransactionStore", () => {
+  /** The real pool, its first statement held until the test lets it through. */
+  function holdingFirst(): { pool: Pick<pg.Pool, "query">; statements: () => number; release: () => void } {
+    let statements = 0;
+    const gate = Promise.withResolvers<void>();
+    const held = {
+      query: (async (...args: Parameters<pg.Pool["query"]>) => {
+        if (statements++ === 0) await gate.promise;
+        return pool.query(...args);
+      }) as unknown as pg.Pool["query"],
+    };
+    return { pool: held, statements: () => statements, release: () => gate.resolve() };
+  }
+
+  const row = (nonce: number, hash: Hex) => ({
+    nonce,
+    purpose: "openJobBatch",
+    filler: false,
+    raw: "0x02" as Hex,
+    fees: { maxFeePerGas: 2n, maxPriorityFeePerGas: 1n },
+    hashes: [hash],
+    sentAt: Date.now(),
+  });
+  const HASH_A: Hex = `0x${"aa".repeat(32)}`;
+  const HASH_B: Hex = `0x${"bb".repeat(32)}`;
+
+  it("commits a row while the commit of another nonce is still in flight", async () => {
+    const held = holdingFirst();
+    const store = new TransactionStore(held.pool, chain.chainId, account.address);
+    const first = store.save(row(1, HASH_A));
+    await new Promise((resolve) => setImmediate(resolve));
+    await store.save(row(2, HASH_B));
+    expect(await rowsOf()).toEqual([{ nonce: 2, hashes: [HASH_B], purpose: "openJobBatch" }]);
+    held.release();
+    await first;
+    expect((await rowsOf()).map((stored) => stored.nonce)).toEqual([1, 2]);
+  });
+
+  it("commits a nonce's new row only after the commit in flight that removes it", async () => {
+    await new TransactionStore(pool, chain.chainId, account.address).save(row(1, HASH_A));
+    const held = holdingFirst();
+    const store = new TransactionStore(held.pool, chain.chainId, account.address);
+    store.remove(1);
+    const removal = store.flush();
+    const saved = store.save(row(1, HASH_B));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held.statements()).toBe(1);
+    held.release();
+    await Promise.all([removal, saved]);
+    expect(await rowsOf()).toEqual([{ nonce: 1, hashes: [HASH_B], purpose: "openJobBatch" }]);
+  });
+});

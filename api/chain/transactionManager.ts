@@ -8,6 +8,7 @@ import {
   type PublicClient,
   type TransactionReceipt,
 } from "viem";
+import { phaseTraceOn, traceTransaction } from "../observability/phaseTrace.js";
 import { bumpedFees, capped, type FeeOracle, type Fees } from "./feeOracle.js";
 import { RawTransactionError, type RawTransactionPipe } from "./rawTransactionPipe.js";
 import type { StoredTransaction, TransactionLog } from "./transactionStore.js";
@@ -177,7 +178,9 @@ export class TransactionManager {
    * TransactionNotSentError when every node refused it (its nonce is then filled by a no-op).
    */
   async send(request: TransactionRequest): Promise<Hex> {
+    const began = phaseTraceOn ? performance.now() : 0;
     const fees = await this.options.fees.fees();
+    const feesAt = phaseTraceOn ? performance.now() : 0;
     for (let attempt = 0; ; attempt++) {
       const entry = await this.serialised(async () => {
         this.nextNonce ??= await this.firstFreeNonce();
@@ -186,6 +189,7 @@ export class TransactionManager {
         this.nextNonce = nonce + 1;
         return this.track(nonce, request, signed, false);
       });
+      const signedAt = phaseTraceOn ? performance.now() : 0;
       try {
         // Written before any node sees the bytes, so a restart finds every transaction that may be mined.
         await this.persist(entry);
@@ -195,7 +199,18 @@ export class TransactionManager {
         throw new TransactionNotSentError(`transaction at nonce ${entry.nonce} could not be recorded`, error);
       }
       try {
-        return await this.broadcast(entry.attempts[0]!);
+        const persistedAt = phaseTraceOn ? performance.now() : 0;
+        const hash = await this.broadcast(entry.attempts[0]!);
+        if (phaseTraceOn) {
+          const now = performance.now();
+          traceTransaction(hash, {
+            fees: feesAt - began,
+            sign: signedAt - feesAt,
+            persist: persistedAt - signedAt,
+            broadcast: now - persistedAt,
+          });
+        }
+        return hash;
       } catch (error) {
         const message = (error as Error).message;
         if (error instanceof RawTransactionError && error.data && error.data !== "0x") throw error; // mined, reverted

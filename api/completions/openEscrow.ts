@@ -12,6 +12,7 @@ import type { JobStore } from "../jobs/jobStore.js";
 import type { CreditLedger } from "../ledger/creditLedger.js";
 import type { UnconfirmedLocks } from "../ledger/unconfirmedLocks.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
+import { phaseTraceOn, traceJob, transactionTrace } from "../observability/phaseTrace.js";
 import { serviceUnavailable } from "../errors/dependencyOutage.js";
 import { DeadlineExceededError } from "../runtime/withDeadline.js";
 import {
@@ -73,37 +74,21 @@ export interface OpenedJob {
  * Reserves the credits in the ledger, then queues the lock (group commit) and returns once its batch transaction
  * is signed and accepted by the node, so the escrow transaction exists before any worker sees the job
  * (ARCHITECTURE "Lock"; spec rule 3). In `confirmed` mode, or beyond the unconfirmed-exposure bound, it returns
- * only once the lock is mined. The gateway_job row is written before sending, so a crash between sending and
- * recording leaves a row recovery can find.
+ * only once the lock is mined. The gateway_job row is written alongside the lock and committed before routing; a
+ * lock whose row is missing (a crash in between) is an expired open escrow the sweep refunds from the index.
  */
 export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
   const startedAt = Date.now();
   const jobId = newJobId(startedAt);
   const jobKey = jobIdToBytes32(jobId);
   const credits = prepared.creditsToLock;
+  const t0 = phaseTraceOn ? performance.now() : 0;
   const availableAfter = await reserve(deps, prepared, jobKey, startedAt);
+  const reservedAt = phaseTraceOn ? performance.now() : 0;
   const release = () =>
     deps.ledger
       .release([jobKey])
       .catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "reservation not released"));
-
-  try {
-    await deps.jobs.insert({
-      jobId,
-      jobKey,
-      wallet: prepared.wallet,
-      keyHash: prepared.keyHash,
-      model: prepared.model.id,
-      tier: prepared.model.tier,
-      stream: prepared.request.stream,
-      maxTokens: prepared.maxTokens,
-      creditsLocked: credits,
-      promptTokens: prepared.promptTokens,
-    });
-  } catch (error) {
-    await release();
-    throw error;
-  }
 
   // The job's clock starts now, not when its lock is mined: its deadline and its receipt's times run from here.
   const acceptedAt = deps.chain.acceptedAtNow(startedAt);
@@ -114,11 +99,48 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     maxTokens: prepared.maxTokens,
     acceptedAt,
   };
+  // The row and the lock are written side by side and the job is routed once both are (issue 26: the insert's
+  // commit no longer precedes the lock's send). A lock whose row never commits (a crash, the database down) is
+  // an open escrow no row holds: the sweep refunds it after its deadline (sweepJobs.ts, from the index), and a
+  // running gateway returns it at once when mined. The insert is queued first, so the row's later writes
+  // (escrow_tx, a refused lock's move) follow it in the job store's order.
+  const inserted = deps.jobs.insert({
+    jobId,
+    jobKey,
+    wallet: prepared.wallet,
+    keyHash: prepared.keyHash,
+    model: prepared.model.id,
+    tier: prepared.model.tier,
+    stream: prepared.request.stream,
+    maxTokens: prepared.maxTokens,
+    creditsLocked: credits,
+    promptTokens: prepared.promptTokens,
+  });
+  const queuedAt = phaseTraceOn ? performance.now() : 0;
   const queued = deps.locks.enqueue(request);
+  const done = { insert: 0, sent: 0 };
+  if (phaseTraceOn) {
+    void inserted.then(
+      () => (done.insert = performance.now()),
+      () => undefined,
+    );
+    void queued.sent.then(
+      () => (done.sent = performance.now()),
+      () => undefined,
+    );
+  }
+  const [row, send] = await Promise.allSettled([inserted, untilSentOrNodeSilent(deps, queued.sent)]);
+
+  if (row.status === "rejected") {
+    if (send.status === "rejected") await release();
+    // Sent (or maybe sent): the reservation stays until the index shows the lock, which goes back once mined.
+    else followUnroutedLock(deps, jobId, jobKey, queued.mined, release);
+    throw row.reason;
+  }
   let escrowTx: Hex;
   try {
-    const sent = await untilSentOrNodeSilent(deps, queued.sent);
-    if (sent === "node_silent") {
+    if (send.status === "rejected") throw send.reason;
+    if (send.value === "node_silent") {
       // The batch may still leave once the node is back: its hash is recorded then, and the reservation stays
       // until the index shows the lock (or it expires), so recovery can return that escrow.
       void queued.sent.then(
@@ -126,13 +148,10 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         () => undefined,
       );
       // The client gets a 503 now: a lock that opens later goes back at once.
-      void queued.mined.then(
-        (outcome) => (outcome.kind === "opened" ? returnLateLock(deps, jobId, jobKey) : undefined),
-        () => undefined,
-      );
+      followUnroutedLock(deps, jobId, jobKey, queued.mined, release);
       throw new DeadlineExceededError("the chain node stopped answering while the lock was being sent");
     }
-    escrowTx = sent;
+    escrowTx = send.value;
   } catch (error) {
     if (error instanceof DeadlineExceededError) throw error;
     await release();
@@ -142,7 +161,29 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
     throw serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
   }
+  const sentAt = phaseTraceOn ? performance.now() : 0;
   await deps.jobs.update(jobId, { escrow_tx: escrowTx });
+  const trace = (mode: string) => {
+    if (!phaseTraceOn) return;
+    const tx = transactionTrace(escrowTx);
+    const now = performance.now();
+    traceJob({
+      mode,
+      at: Date.now(),
+      reserve: reservedAt - t0,
+      insert: done.insert - queuedAt,
+      batchWait: tx?.batchBegan === undefined ? undefined : tx.batchBegan - queuedAt,
+      batchSize: tx?.batchSize,
+      fees: tx?.fees,
+      sign: tx?.sign,
+      persist: tx?.persist,
+      broadcast: tx?.broadcast,
+      sent: done.sent - queuedAt,
+      both: sentAt - queuedAt,
+      after: now - sentAt,
+      total: now - t0,
+    });
+  };
 
   const refused = new AbortController();
   const opened: OpenedJob = {
@@ -210,6 +251,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
   if (!routedUnmined) {
     // Confirmed mode, or beyond the exposure bound: the job is routed only once its lock is mined.
     await mined;
+    trace("mined");
     return opened;
   }
   // The chain node stopping before this lock is confirmed would hold the job (and its settlement) until the node
@@ -234,6 +276,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     ),
   ]);
   opened.lockMined.catch(() => undefined);
+  trace("sent");
   return opened;
 }
 
@@ -255,6 +298,24 @@ async function returnLateLock(deps: EscrowDeps, jobId: string, jobKey: Hex): Pro
     // Closed meanwhile (the sweeper, recovery): nothing left to return.
     deps.logger.warn({ err: error, job_id: jobId }, "late lock not failed; left to the sweeper");
   }
+}
+
+/**
+ * A lock sent for a job that is not routed (its row not written, or the node went silent before the send was
+ * confirmed): once mined, an opened lock goes back at once (returnLateLock); one skipped or reverted locked
+ * nothing, so its reservation goes back. Until then the reservation stays, as for any lock not yet indexed.
+ */
+function followUnroutedLock(
+  deps: EscrowDeps,
+  jobId: string,
+  jobKey: Hex,
+  mined: Promise<LockOutcome>,
+  release: () => Promise<unknown>,
+): void {
+  void mined.then(
+    (outcome) => (outcome.kind === "opened" ? returnLateLock(deps, jobId, jobKey) : release()),
+    (error: unknown) => (error instanceof TransactionRevertedError ? release() : undefined),
+  );
 }
 
 /** Follows a lock batch not mined in time: if it lands and opened this job, the job is failed at once. */

@@ -1,11 +1,13 @@
 // Crash recovery: jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
-// stored receipt or refunded after their deadline by the sweeper, with no client request involved.
+// stored receipt or refunded after their deadline by the sweeper, with no client request involved; so is a lock
+// whose row was never written.
 // The refund case waits out the real 120 s job timeout: shifting the chain clock (evm_increaseTime) would leave
 // it ahead of the workers' clocks for good, and the escrow would then refuse every later receipt.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import {
+  CHAIN_JOB_STATUSES,
   creditEscrowAbi,
   jobIdToBytes32,
   keyHashOf,
@@ -17,7 +19,7 @@ import {
 } from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { waitForJobStatus } from "../support/api.js";
-import { chainTime, contracts, mined, walletClient } from "../support/chain.js";
+import { chainTime, contracts, mined, publicClient, walletClient } from "../support/chain.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 
@@ -36,8 +38,8 @@ describe("recovery of jobs a gateway left open", () => {
   });
   afterAll(() => db.end());
 
-  /** What a gateway crash right after openJob (and the worker's ack) leaves behind. */
-  async function orphanJob(): Promise<{ jobId: string; jobKey: Hex }> {
+  /** A lock the gateway's signer sent for a new job, mined. */
+  async function lockOnChain(): Promise<{ jobId: string; jobKey: Hex; hash: Hex }> {
     const jobId = newJobId();
     const jobKey = jobIdToBytes32(jobId);
     const hash = await walletClient(gateway).writeContract({
@@ -48,6 +50,22 @@ describe("recovery of jobs a gateway left open", () => {
       args: [jobKey, keyHashOf(client.apiKey), modelKeyOf(MODEL), 10],
     });
     await mined(hash);
+    return { jobId, jobKey, hash };
+  }
+
+  async function chainStatusOf(jobKey: Hex): Promise<string> {
+    const [status] = await publicClient().readContract({
+      address: contracts().creditEscrow,
+      abi: creditEscrowAbi,
+      functionName: "jobOf",
+      args: [jobKey],
+    });
+    return CHAIN_JOB_STATUSES[status] ?? "none";
+  }
+
+  /** What a gateway crash right after openJob (and the worker's ack) leaves behind. */
+  async function orphanJob(): Promise<{ jobId: string; jobKey: Hex }> {
+    const { jobId, jobKey, hash } = await lockOnChain();
     await db.query(
       `INSERT INTO api.gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked, escrow_tx,
        worker, processing_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'lite', 'processing', false, 10, 2, $6, $7, now(), now() - interval '1 minute')`,
@@ -85,5 +103,21 @@ describe("recovery of jobs a gateway left open", () => {
     const { jobId } = await orphanJob();
     const job = await waitForJobStatus(client.apiKey, jobId, "refunded", 170_000);
     expect(job.credits_charged).toBe(0);
+  }, 200_000);
+
+  // The row and the lock are written side by side (openEscrow.ts): a crash may leave a lock whose row never
+  // committed. Nothing of this gateway's holds it, so the sweep refunds it from the index.
+  it("refunds a lock whose job row was never written once its chain deadline has passed", async () => {
+    const { jobId, jobKey } = await lockOnChain();
+    expect(await chainStatusOf(jobKey)).toBe("open");
+    const until = Date.now() + 170_000;
+    let status = "open";
+    while (status === "open" && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      status = await chainStatusOf(jobKey);
+    }
+    expect(status).toBe("refunded");
+    const rows = await db.query("SELECT 1 FROM api.gateway_job WHERE job_id = $1", [jobId]);
+    expect(rows.rowCount).toBe(0);
   }, 200_000);
 });
