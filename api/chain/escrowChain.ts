@@ -81,6 +81,8 @@ export class EscrowChain {
   /** Seconds the chain's clock (its latest block) runs ahead of this host's; zero when it does not. */
   private chainAheadSeconds = 0;
   private clockTimer: NodeJS.Timeout | undefined;
+  /** Settlement receipts' JobSettled logs by job id, held as long as the receipt is (settledLogsOf). */
+  private readonly settledLogs = new WeakMap<TransactionReceipt, Map<string, TransactionReceipt["logs"][number]>>();
 
   constructor(
     private readonly clients: ChainClients,
@@ -354,13 +356,30 @@ export class EscrowChain {
 
   /** The JobSettled facts for `jobKey` in a mined settle/settleBatch. */
   settledJobOf(receipt: TransactionReceipt, jobKey: Hex): { creditsCharged: bigint; balanceAfter: bigint } | undefined {
-    for (const log of receipt.logs) {
-      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
-      // jobId is the first indexed topic: only this job's JobSettled is decoded.
-      if (log.topics[0] !== TOPIC.jobSettled || log.topics[1]?.toLowerCase() !== jobKey.toLowerCase()) continue;
-      const event = decodeEventLog({ abi: JOB_SETTLED_ABI, data: log.data, topics: log.topics });
-      return { creditsCharged: event.args.creditsCharged, balanceAfter: event.args.balanceAfter };
+    const log = this.settledLogsOf(receipt).get(jobKey.toLowerCase());
+    if (!log) return undefined;
+    // Only this job's JobSettled is decoded.
+    const event = decodeEventLog({ abi: JOB_SETTLED_ABI, data: log.data, topics: log.topics });
+    return { creditsCharged: event.args.creditsCharged, balanceAfter: event.args.balanceAfter };
+  }
+
+  /**
+   * A settlement receipt's JobSettled logs by job id (lower-case; jobId is the first indexed topic), made once per
+   * receipt: every job of a batch looks itself up in the same receipt, and scanning all its logs per job grew with
+   * the square of the batch (issue 26).
+   */
+  private settledLogsOf(receipt: TransactionReceipt): Map<string, TransactionReceipt["logs"][number]> {
+    let logs = this.settledLogs.get(receipt);
+    if (!logs) {
+      logs = new Map();
+      const escrow = this.deployment.contracts.creditEscrow.toLowerCase();
+      for (const log of receipt.logs) {
+        const jobId = log.topics[1];
+        if (log.topics[0] !== TOPIC.jobSettled || jobId === undefined || log.address.toLowerCase() !== escrow) continue;
+        if (!logs.has(jobId.toLowerCase())) logs.set(jobId.toLowerCase(), log);
+      }
+      this.settledLogs.set(receipt, logs);
     }
-    return undefined;
+    return logs;
   }
 }
