@@ -83,4 +83,39 @@ describe("WorkerClient.runJob", () => {
     expect(seen).toEqual([{ type: "token", text: "a" }]);
     server.closeAllConnections();
   });
+
+  it("reuses the connection of an answer read up to its done line", async () => {
+    const done = {
+      type: "done",
+      finish_reason: "stop",
+      usage: { prompt_tokens: 1, completion_tokens: 1 },
+      receipt: {
+        jobId: `0x${"00".repeat(32)}`,
+        outputHash: `0x${"00".repeat(32)}`,
+        promptTokens: 1,
+        completionTokens: 1,
+        finalTokenAt: 1,
+      },
+      signature: "0x00",
+    };
+    let connections = 0;
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify(done)}\n`);
+      // The end of the body comes after the done line, as it may from a real worker.
+      setTimeout(() => res.end(), 20);
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new WorkerClient("token");
+    for (let job = 0; job < 3; job++) {
+      for await (const event of client.runJob(endpoint, payload, AbortSignal.timeout(5_000)))
+        if (event.type === "done") break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(connections).toBe(1);
+    server.closeAllConnections();
+  });
 });

@@ -42,19 +42,35 @@ export class WorkerClient {
       }
       throw new WorkerRequestError(`worker answered ${status}: ${text.slice(0, 200)}`, status);
     }
-    for await (const line of ndjsonLines(response as AsyncIterable<Uint8Array>)) {
-      let json: unknown;
-      try {
-        json = JSON.parse(line);
-      } catch {
-        throw new WorkerRequestError(`worker sent a line that is not JSON: ${line.slice(0, 100)}`);
+    // A done or error line ends the answer, and the relay stops reading there: the rest (the end of the chunked
+    // body) is then read off so the connection goes back to the pool; any other early stop drops the connection.
+    let over = false;
+    try {
+      for await (const line of ndjsonLines(
+        response.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
+      )) {
+        let json: unknown;
+        try {
+          json = JSON.parse(line);
+        } catch {
+          throw new WorkerRequestError(`worker sent a line that is not JSON: ${line.slice(0, 100)}`);
+        }
+        // Token lines are nearly all of a job's lines: their one shape is checked directly, the same result as the
+        // schema's (unknown keys dropped) without its cost per token (issue 26).
+        const token = json as { type?: unknown; text?: unknown } | null;
+        if (typeof token === "object" && token !== null && token.type === "token" && typeof token.text === "string") {
+          yield { type: "token", text: token.text };
+          continue;
+        }
+        const event = workerEventSchema.parse(json);
+        if (event.type === "done" || event.type === "error") over = true;
+        yield event;
       }
-      // Token lines are nearly all of a job's lines: their one shape is checked directly, the same result as the
-      // schema's (unknown keys dropped) without its cost per token (issue 26).
-      const token = json as { type?: unknown; text?: unknown } | null;
-      if (typeof token === "object" && token !== null && token.type === "token" && typeof token.text === "string")
-        yield { type: "token", text: token.text };
-      else yield workerEventSchema.parse(json);
+    } finally {
+      if (!response.readableEnded) {
+        if (over) response.resume();
+        else response.destroy();
+      }
     }
   }
 
