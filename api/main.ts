@@ -2,7 +2,6 @@ import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { Router, type RequestHandler } from "express";
 import { pino, type Logger } from "pino";
-import { pinoHttp } from "pino-http";
 import { parseGwei, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { loadDeployment } from "@credit-metered/client/node";
@@ -49,7 +48,7 @@ import { CompletionPipeline } from "./completions/completionPipeline.js";
 import { JobStore } from "./jobs/jobStore.js";
 import { ModelTrust } from "./jobs/modelTrust.js";
 import { sweepJobs } from "./jobs/sweepJobs.js";
-import { GatewayMetrics, observeRequests } from "./observability/index.js";
+import { GatewayMetrics, logRequests, observeRequests } from "./observability/index.js";
 import { REDACT_PATHS } from "./observability/redactPaths.js";
 import { LatencyStats } from "./workerPool/latencyStats.js";
 import { WorkerClient } from "./workerPool/workerClient.js";
@@ -330,14 +329,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   v1.use("/v1", authenticate(keys));
   v1.use(routerOf(endpointsFor("apiKey"), deps));
   const logging = Router();
-  logging.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => String(req.headers["x-request-id"] ?? ""),
-      customProps: (req) => ({ request_id: req.headers["x-request-id"] }),
-      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" },
-    }),
-  );
+  logging.use(logRequests(logger));
   // Requests are counted from before the burst limit, so 429 answers show up in the metrics too.
   const observe = observeRequests(metrics);
   const limit = burstLimit({ limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS });

@@ -1,11 +1,29 @@
 import { writeFileSync } from "node:fs";
-import { obtainStack } from "./obtainStack.js";
+import { obtainStack, BENCH_PORT_BASE } from "./obtainStack.js";
+import { startRpcCounter } from "./rpcCounter.js";
+import { seedWallets } from "./wallets.js";
 
-/** Starts the bench's stack and keeps it up (Ctrl-C stops it): for profiling against the same settings. */
-const stack = await obtainStack((message) => console.error(message));
+/**
+ * Starts the bench's stack and keeps it up (Ctrl-C stops it): for profiling against the same settings.
+ * `BENCH_WALLETS` (16) client wallets are seeded into `.local/bench/wallets.json` for `bench/load.ts`.
+ * `BENCH_COUNT_RPC=1` sends the gateway's chain calls through a counting pass-through (`GET
+ * http://127.0.0.1:<8860+18>/counts`), for counting them per job.
+ */
+const counter =
+  process.env.BENCH_COUNT_RPC === "1"
+    ? await startRpcCounter(`http://127.0.0.1:${BENCH_PORT_BASE}`, BENCH_PORT_BASE + 18)
+    : undefined;
+const stack = await obtainStack((message) => console.error(message), counter ? { gatewayRpcUrl: counter.url } : {});
 writeFileSync(".local/bench/stack.json", `${JSON.stringify(stack.info, null, 2)}\n`);
-console.error("bench stack up; .local/bench/stack.json written");
+const wallets = await seedWallets(stack.info, [stack.info.apiUrl], Number(process.env.BENCH_WALLETS ?? 16), 2_000n);
+writeFileSync(".local/bench/wallets.json", `${JSON.stringify(wallets, null, 2)}\n`);
+console.error(
+  `bench stack up; .local/bench/stack.json and wallets.json written${counter ? `; chain calls counted at ${counter.url}/counts` : ""}`,
+);
 for (const signal of ["SIGINT", "SIGTERM"] as const)
   process.once(signal, () => {
-    void stack.stop().then(() => process.exit(0));
+    void stack
+      .stop()
+      .then(() => counter?.stop())
+      .then(() => process.exit(0));
   });

@@ -1,6 +1,7 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { StackInfo } from "../scripts/stack/startLocalStack.js";
 import { gatewayComplete, gatewayStream } from "./clients.js";
+import { cpuTotals, memoryMb, pidOfPort, processTree, type Watched } from "./procStats.js";
 
 /**
  * `npx tsx bench/load.ts [clients] [seconds] [whole|stream]`: closed-loop load against `.local/bench/stack.json`
@@ -11,7 +12,33 @@ const info = JSON.parse(readFileSync(".local/bench/stack.json", "utf8")) as Stac
 const clients = Number(process.argv[2] ?? 50);
 const seconds = Number(process.argv[3] ?? 15);
 const kind = process.argv[4] ?? "whole";
+// The wallets `bench/keepStack.ts` seeded (client i uses wallet i mod their count, as the bench's throughput
+// levels do), else the demo wallet.
+const walletsFile = ".local/bench/wallets.json";
+const keys = existsSync(walletsFile)
+  ? (JSON.parse(readFileSync(walletsFile, "utf8")) as { apiKey: string }[]).map((wallet) => wallet.apiKey)
+  : [info.demo.apiKey];
 const models = [...new Set(info.workers.flatMap((worker) => worker.models))];
+const port = (url: string) => Number(new URL(url).port);
+const gatewayPid = pidOfPort(port(info.apiUrl));
+const groups: Watched[] = [
+  { name: "gateway", pids: () => (gatewayPid ? processTree(gatewayPid) : []) },
+  { name: "chain", pids: () => processTree(pidOfPort(port(info.rpcUrl)) ?? -1) },
+  { name: "indexer", pids: () => processTree(pidOfPort(port(info.indexerUrl)) ?? -1) },
+];
+// The gateway's chain calls when `bench/keepStack.ts` counts them (BENCH_COUNT_RPC=1).
+const counterUrl = `http://127.0.0.1:${port(info.rpcUrl) + 18}/counts`;
+const rpcCounts = async (): Promise<Record<string, number>> => {
+  try {
+    return (await (await fetch(counterUrl)).json()) as Record<string, number>;
+  } catch {
+    return {};
+  }
+};
+const cpuBefore = cpuTotals(groups);
+const rpcBefore = await rpcCounts();
+// CLOCK_MONOTONIC µs, the clock of a V8 CPU profile's timestamps: `bench/summarizeProfile.ts` keeps this window.
+const monotonicStart = process.hrtime.bigint() / 1000n;
 const until = performance.now() + seconds * 1000;
 const ttfts: number[] = [];
 let done = 0;
@@ -20,8 +47,13 @@ await Promise.all(
     for (let round = 0; performance.now() < until; round++) {
       const result =
         kind === "stream"
-          ? await gatewayStream(info.apiUrl, info.demo.apiKey, process.env.BENCH_MODEL ?? "qwen3-1.7b", 16)
-          : await gatewayComplete(info.apiUrl, info.demo.apiKey, models[(client + round) % models.length]!, 16);
+          ? await gatewayStream(info.apiUrl, keys[client % keys.length]!, process.env.BENCH_MODEL ?? "qwen3-1.7b", 16)
+          : await gatewayComplete(
+              info.apiUrl,
+              keys[client % keys.length]!,
+              models[(client + round) % models.length]!,
+              16,
+            );
       if (result.status === 200) done++;
       if (result.ttftMs !== undefined) ttfts.push(result.ttftMs);
     }
@@ -32,3 +64,24 @@ console.log(
   `${done} ${kind === "stream" ? "streams" : "completions"} in ${seconds} s: ${(done / seconds).toFixed(1)}/s` +
     (kind === "stream" ? `, TTFT p50 ${ttfts[Math.floor(ttfts.length / 2)]?.toFixed(1)} ms` : ""),
 );
+const monotonicEnd = process.hrtime.bigint() / 1000n;
+// Jobs land on chain a little after their answers (the bench waits 1.5 s for them, plus a block on an interval chain).
+await new Promise((resolve) => setTimeout(resolve, Number(process.env.BENCH_SETTLE_WAIT_MS ?? 2500)));
+const cpuAfter = cpuTotals(groups);
+const rpcAfter = await rpcCounts();
+const perJob = (value: number) => (done === 0 ? 0 : value / done);
+console.log(
+  `CPU ms/job: ${groups.map((group) => `${group.name} ${(perJob(cpuAfter[group.name]! - cpuBefore[group.name]!) * 1000).toFixed(2)}`).join(", ")}` +
+    (gatewayPid
+      ? `; gateway RSS ${memoryMb(gatewayPid)?.rssMb.toFixed(0)} MB (peak ${memoryMb(gatewayPid)?.peakMb.toFixed(0)})`
+      : ""),
+);
+const methods = Object.keys(rpcAfter)
+  .map((method) => [method, perJob((rpcAfter[method] ?? 0) - (rpcBefore[method] ?? 0))] as const)
+  .filter(([, calls]) => calls > 0)
+  .sort((a, b) => b[1] - a[1]);
+if (methods.length > 0)
+  console.log(
+    `gateway chain calls per job: ${methods.map(([method, calls]) => `${method} ${calls.toFixed(3)}`).join(", ")}`,
+  );
+console.log(`profile window (CLOCK_MONOTONIC µs): ${monotonicStart} ${monotonicEnd}`);

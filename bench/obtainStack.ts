@@ -19,11 +19,12 @@ export type BenchStack = { info: StackInfo; stop: () => Promise<void>; started: 
  * `BENCH_USE_STACK=1`: the running stack of `.local/stack.json` (`npm start`; its settings, e.g. its burst
  * limit, apply). Otherwise a stack of its own in `.local/bench` on ports 8860–8869 with fixed worker timing, a
  * burst limit out of the way and a generously funded demo wallet; `chainBlockTime` makes its chain mine a block
- * every so many seconds once it is set up, `gateways` runs several gateway processes behind the stack's proxy.
+ * every so many seconds once it is set up, `gateways` runs several gateway processes behind the stack's proxy,
+ * `gatewayRpcUrl` points the gateways at another chain endpoint (a counting pass-through, `bench/rpcCounter.ts`).
  */
 export async function obtainStack(
   progress: (message: string) => void,
-  options: { chainBlockTime?: number; compile?: boolean; gateways?: number } = {},
+  options: { chainBlockTime?: number; compile?: boolean; gateways?: number; gatewayRpcUrl?: string } = {},
 ): Promise<BenchStack> {
   if (process.env.BENCH_USE_STACK === "1") {
     const file = path.join(repoRoot, ".local", "stack.json");
@@ -47,6 +48,7 @@ export async function obtainStack(
       RATE_LIMIT_MAX: "100000000",
       LOG_LEVEL: "warn",
       ...(process.env.BENCH_LOCK_MODE ? { LOCK_MODE: process.env.BENCH_LOCK_MODE } : {}),
+      ...(options.gatewayRpcUrl ? { RPC_URL: options.gatewayRpcUrl } : {}),
       // A capped V8 heap keeps the gateway's RSS bounded under 200 streams (uncapped, V8 lets the heap grow to
       // ~340 MB of mostly garbage and RSS passes 600 MB). Override e.g. with `--cpu-prof --cpu-prof-dir=/tmp/prof`.
       NODE_OPTIONS: GATEWAY_NODE_OPTIONS,

@@ -1,5 +1,13 @@
 import { DeadlineExceededError, withDeadline } from "../runtime/withDeadline.js";
-import { decodeEventLog, getAbiItem, toEventSelector, type Address, type Hex, type TransactionReceipt } from "viem";
+import {
+  decodeAbiParameters,
+  getAbiItem,
+  toEventSelector,
+  type AbiEvent,
+  type Address,
+  type Hex,
+  type TransactionReceipt,
+} from "viem";
 import {
   CHAIN_JOB_STATUSES,
   KEY_STATUSES,
@@ -13,19 +21,42 @@ import { receiptArg, type Receipt } from "./receiptTypes.js";
 import type { TransactionSender } from "./transactionSender.js";
 import { OPEN_SKIP_REASONS, type LockOutcome, type LockRequest } from "./lockBatcher.js";
 
-// One-event ABIs and their topic0, made once. Decoding a log against the escrow's whole ABI hashes every event's
-// signature on each call, and the gateway decodes a batch's receipt once per job: the bench's profile found that
-// rehashing at 1.6 ms of the gateway's 13 ms per stream (issue 26). A log is decoded only when its topic0 matches.
-const JOB_OPENED_ABI = [getAbiItem({ abi: creditEscrowAbi, name: "JobOpened" })] as const;
-const JOB_OPEN_SKIPPED_ABI = [getAbiItem({ abi: creditEscrowAbi, name: "JobOpenSkipped" })] as const;
-const SETTLEMENT_SKIPPED_ABI = [getAbiItem({ abi: creditEscrowAbi, name: "SettlementSkipped" })] as const;
-const JOB_SETTLED_ABI = [getAbiItem({ abi: creditEscrowAbi, name: "JobSettled" })] as const;
+// The events the gateway reads off its own receipts, with their topic0, made once. Each is told by its topic0 and
+// only its data (non-indexed fields) is decoded, against inputs also made once: viem's decodeEventLog formats and
+// hashes the event's signature again on every call, and the gateway decodes a batch's receipt once per job (the
+// bench's profile found the rehashing at 1.6 ms of the gateway's 13 ms per stream, then decodeEventLog at 0.1 ms
+// per settled job; issue 26). Every one of them has the job id as its first indexed field (topics[1]).
+const JOB_OPENED = getAbiItem({ abi: creditEscrowAbi, name: "JobOpened" });
+const JOB_OPEN_SKIPPED = getAbiItem({ abi: creditEscrowAbi, name: "JobOpenSkipped" });
+const SETTLEMENT_SKIPPED = getAbiItem({ abi: creditEscrowAbi, name: "SettlementSkipped" });
+const JOB_SETTLED = getAbiItem({ abi: creditEscrowAbi, name: "JobSettled" });
 const TOPIC = {
-  jobOpened: toEventSelector(JOB_OPENED_ABI[0]),
-  jobOpenSkipped: toEventSelector(JOB_OPEN_SKIPPED_ABI[0]),
-  settlementSkipped: toEventSelector(SETTLEMENT_SKIPPED_ABI[0]),
-  jobSettled: toEventSelector(JOB_SETTLED_ABI[0]),
+  jobOpened: toEventSelector(JOB_OPENED),
+  jobOpenSkipped: toEventSelector(JOB_OPEN_SKIPPED),
+  settlementSkipped: toEventSelector(SETTLEMENT_SKIPPED),
+  jobSettled: toEventSelector(JOB_SETTLED),
 } as const;
+
+/** Decodes the data of `event`'s logs into its non-indexed fields by name. */
+function dataDecoder<T>(event: AbiEvent): (data: Hex) => T {
+  const inputs = event.inputs.filter((input) => !input.indexed);
+  return (data) => {
+    const values = decodeAbiParameters(inputs, data);
+    const fields: Record<string, unknown> = {};
+    inputs.forEach((input, i) => (fields[input.name ?? String(i)] = values[i]));
+    return fields as T;
+  };
+}
+const jobOpenedData = dataDecoder<{ balanceAfter: bigint; creditsLocked: bigint; deadline: bigint }>(JOB_OPENED);
+const jobOpenSkippedData = dataDecoder<{ reason: number }>(JOB_OPEN_SKIPPED);
+const jobSettledData = dataDecoder<{ creditsCharged: bigint; balanceAfter: bigint }>(JOB_SETTLED);
+
+/** The job id of one of the events above (its first indexed field). */
+function jobIdOf(log: { topics: readonly Hex[] }): Hex {
+  const jobId = log.topics[1];
+  if (jobId === undefined) throw new Error("an escrow job event without its job id topic");
+  return jobId;
+}
 
 /** How often the chain's clock is read to learn how far it runs ahead of this host's (EscrowChain.acceptedAtNow). */
 const CHAIN_CLOCK_SAMPLE_MS = 5_000;
@@ -81,6 +112,8 @@ export class EscrowChain {
   /** Seconds the chain's clock (its latest block) runs ahead of this host's; zero when it does not. */
   private chainAheadSeconds = 0;
   private clockTimer: NodeJS.Timeout | undefined;
+  /** Settlement receipts' JobSettled logs by job id, held as long as the receipt is (settledLogsOf). */
+  private readonly settledLogs = new WeakMap<TransactionReceipt, Map<string, TransactionReceipt["logs"][number]>>();
 
   constructor(
     private readonly clients: ChainClients,
@@ -305,12 +338,8 @@ export class EscrowChain {
     for (const log of receipt.logs) {
       if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
       if (log.topics[0] !== TOPIC.jobOpened) continue;
-      const event = decodeEventLog({ abi: JOB_OPENED_ABI, data: log.data, topics: log.topics });
-      return {
-        balanceAfter: event.args.balanceAfter,
-        creditsLocked: event.args.creditsLocked,
-        deadline: event.args.deadline,
-      };
+      const event = jobOpenedData(log.data);
+      return { balanceAfter: event.balanceAfter, creditsLocked: event.creditsLocked, deadline: event.deadline };
     }
     return undefined;
   }
@@ -321,18 +350,17 @@ export class EscrowChain {
     for (const log of receipt.logs) {
       if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
       if (log.topics[0] === TOPIC.jobOpened) {
-        const event = decodeEventLog({ abi: JOB_OPENED_ABI, data: log.data, topics: log.topics });
-        outcomes.set(event.args.jobId.toLowerCase(), {
+        const event = jobOpenedData(log.data);
+        outcomes.set(jobIdOf(log).toLowerCase(), {
           kind: "opened",
-          balanceAfter: event.args.balanceAfter,
-          creditsLocked: event.args.creditsLocked,
-          deadline: event.args.deadline,
+          balanceAfter: event.balanceAfter,
+          creditsLocked: event.creditsLocked,
+          deadline: event.deadline,
         });
       } else if (log.topics[0] === TOPIC.jobOpenSkipped) {
-        const event = decodeEventLog({ abi: JOB_OPEN_SKIPPED_ABI, data: log.data, topics: log.topics });
-        outcomes.set(event.args.jobId.toLowerCase(), {
+        outcomes.set(jobIdOf(log).toLowerCase(), {
           kind: "skipped",
-          reason: OPEN_SKIP_REASONS[event.args.reason] ?? "none",
+          reason: OPEN_SKIP_REASONS[jobOpenSkippedData(log.data).reason] ?? "none",
           blockNumber: receipt.blockNumber,
         });
       }
@@ -346,21 +374,37 @@ export class EscrowChain {
     for (const log of receipt.logs) {
       if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
       if (log.topics[0] !== TOPIC.settlementSkipped) continue;
-      const event = decodeEventLog({ abi: SETTLEMENT_SKIPPED_ABI, data: log.data, topics: log.topics });
-      skipped.add(event.args.jobId.toLowerCase());
+      skipped.add(jobIdOf(log).toLowerCase());
     }
     return skipped;
   }
 
   /** The JobSettled facts for `jobKey` in a mined settle/settleBatch. */
   settledJobOf(receipt: TransactionReceipt, jobKey: Hex): { creditsCharged: bigint; balanceAfter: bigint } | undefined {
-    for (const log of receipt.logs) {
-      if (log.address.toLowerCase() !== this.deployment.contracts.creditEscrow.toLowerCase()) continue;
-      // jobId is the first indexed topic: only this job's JobSettled is decoded.
-      if (log.topics[0] !== TOPIC.jobSettled || log.topics[1]?.toLowerCase() !== jobKey.toLowerCase()) continue;
-      const event = decodeEventLog({ abi: JOB_SETTLED_ABI, data: log.data, topics: log.topics });
-      return { creditsCharged: event.args.creditsCharged, balanceAfter: event.args.balanceAfter };
+    const log = this.settledLogsOf(receipt).get(jobKey.toLowerCase());
+    if (!log) return undefined;
+    // Only this job's JobSettled is decoded.
+    const event = jobSettledData(log.data);
+    return { creditsCharged: event.creditsCharged, balanceAfter: event.balanceAfter };
+  }
+
+  /**
+   * A settlement receipt's JobSettled logs by job id (lower-case; jobId is the first indexed topic), made once per
+   * receipt: every job of a batch looks itself up in the same receipt, and scanning all its logs per job grew with
+   * the square of the batch (issue 26).
+   */
+  private settledLogsOf(receipt: TransactionReceipt): Map<string, TransactionReceipt["logs"][number]> {
+    let logs = this.settledLogs.get(receipt);
+    if (!logs) {
+      logs = new Map();
+      const escrow = this.deployment.contracts.creditEscrow.toLowerCase();
+      for (const log of receipt.logs) {
+        const jobId = log.topics[1];
+        if (log.topics[0] !== TOPIC.jobSettled || jobId === undefined || log.address.toLowerCase() !== escrow) continue;
+        if (!logs.has(jobId.toLowerCase())) logs.set(jobId.toLowerCase(), log);
+      }
+      this.settledLogs.set(receipt, logs);
     }
-    return undefined;
+    return logs;
   }
 }

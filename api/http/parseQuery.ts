@@ -18,9 +18,12 @@ export { PAGE_SIZE, integerParam, pageLimitParam } from "@credit-metered/client/
 const MAX_NAME_SHOWN = 100;
 
 export function parseQuery<T extends z.ZodObject>(req: Request, schema: T): z.infer<T> {
+  const raw = rawQueryOf(req);
+  // Every completion checks that it has no query: without one there is nothing to parse (issue 26, hot path).
+  if (raw === "" && schema === NO_QUERY) return {} as z.infer<T>;
   const known = new Set(Object.keys(schema.shape));
   const values: Record<string, string> = {};
-  for (const [rawName, value] of new URLSearchParams(rawQueryOf(req))) {
+  for (const [rawName, value] of new URLSearchParams(raw)) {
     const name = rawName.length > MAX_NAME_SHOWN ? `${rawName.slice(0, MAX_NAME_SHOWN)}…` : rawName;
     if (!known.has(rawName)) throw unknownParameter(name, known);
     if (name in values) {

@@ -1,2 +1,3 @@
 export { GatewayMetrics, type MetricSources } from "./metrics.js";
 export { observeRequests, routeLabelOf } from "./observeRequests.js";
+export { logRequests } from "./logRequests.js";

@@ -1,6 +1,8 @@
 /** Rolling time-to-first-token samples per worker and model; the source of `median_latency_ms` and of routing. */
 export class LatencyStats {
   private readonly samples = new Map<string, number[]>();
+  /** Each worker's p50 for one model, kept until its next sample: routing reads it twice per request (issue 26). */
+  private readonly medians = new Map<string, number | undefined>();
 
   constructor(private readonly maxSamples = 100) {}
 
@@ -10,10 +12,18 @@ export class LatencyStats {
     list.push(ttftMs);
     if (list.length > this.maxSamples) list.shift();
     this.samples.set(key, list);
+    this.medians.delete(key);
   }
 
   /** p50 of one worker (any model when `model` is undefined). */
   workerMedian(worker: string, model?: string): number | undefined {
+    if (model !== undefined) {
+      const key = `${worker.toLowerCase()}|${model}`;
+      if (this.medians.has(key)) return this.medians.get(key);
+      const value = median(this.samples.get(key) ?? []);
+      this.medians.set(key, value);
+      return value;
+    }
     const prefix = `${worker.toLowerCase()}|`;
     const all: number[] = [];
     for (const [key, list] of this.samples) {

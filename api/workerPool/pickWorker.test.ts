@@ -44,6 +44,14 @@ describe("LatencyStats", () => {
     expect(stats.workerMedian("0xb", "m")).toBe(25);
   });
 
+  it("reports a worker's p50 with the samples recorded since it was last read", () => {
+    const stats = new LatencyStats();
+    stats.record("0xA", "m", 10);
+    expect(stats.workerMedian("0xa", "m")).toBe(10);
+    stats.record("0xA", "m", 30);
+    expect(stats.workerMedian("0xa", "m")).toBe(20);
+  });
+
   it("computes the median of an even list as the mean of the middle two", () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
   });

@@ -39,6 +39,7 @@ export class WorkerPool {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private lastRefreshAt = 0;
+  private readonly modelKeys = new Map<string, string>();
 
   constructor(
     private readonly index: IndexReader,
@@ -121,7 +122,7 @@ export class WorkerPool {
 
   /** Healthy workers registered for `modelId` whose /healthz lists it. */
   candidates(modelId: string): WorkerCandidate[] {
-    const modelKey = keccak256(toBytes(modelId)).toLowerCase();
+    const modelKey = this.modelKeyOf(modelId);
     const result: WorkerCandidate[] = [];
     for (const worker of this.workers.values()) {
       if (!worker.healthy || worker.recentFailures >= this.options.maxRecentFailures) continue;
@@ -134,6 +135,18 @@ export class WorkerPool {
       });
     }
     return result;
+  }
+
+  /** keccak256 of a model id, remembered: hashing it on each request showed in the gateway's profile (issue 26). */
+  private modelKeyOf(modelId: string): string {
+    let key = this.modelKeys.get(modelId);
+    if (key === undefined) {
+      key = keccak256(toBytes(modelId)).toLowerCase();
+      // Model ids come from requests only once the catalog knows them, but the map stays bounded regardless.
+      if (this.modelKeys.size >= 1_000) this.modelKeys.clear();
+      this.modelKeys.set(modelId, key);
+    }
+    return key;
   }
 
   /** Candidates, probing once more first when none is known healthy (fresh start, worker just came back). */

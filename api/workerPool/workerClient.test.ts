@@ -1,0 +1,121 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { WorkerEvent, WorkerJobPayload } from "./workerProtocol.js";
+import { WorkerClient, WorkerRequestError } from "./workerClient.js";
+
+const payload: WorkerJobPayload = {
+  job_id: "job_01JD0000000000000000000000",
+  job_id_bytes32: `0x${"00".repeat(32)}`,
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  max_tokens: 4,
+  escrow: { chain_id: 31337, address: `0x${"11".repeat(20)}` },
+};
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+/** A worker endpoint that answers every job with these NDJSON lines. */
+async function workerAnswering(lines: string[]): Promise<string> {
+  server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "application/x-ndjson" });
+    res.end(lines.map((line) => `${line}\n`).join(""));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
+}
+
+async function eventsOf(endpoint: string): Promise<WorkerEvent[]> {
+  const events: WorkerEvent[] = [];
+  for await (const event of new WorkerClient("token").runJob(endpoint, payload, AbortSignal.timeout(5_000)))
+    events.push(event);
+  return events;
+}
+
+describe("WorkerClient.runJob", () => {
+  it("yields token events with their text only, as the protocol's schema reads them", async () => {
+    const endpoint = await workerAnswering([
+      JSON.stringify({ type: "ack", worker: `0x${"22".repeat(20)}`, backend: "sim" }),
+      JSON.stringify({ type: "token", text: "Hel", index: 0 }),
+      JSON.stringify({ type: "token", text: "lo" }),
+    ]);
+    expect(await eventsOf(endpoint)).toEqual([
+      { type: "ack", worker: `0x${"22".repeat(20)}`, backend: "sim" },
+      { type: "token", text: "Hel" },
+      { type: "token", text: "lo" },
+    ]);
+  });
+
+  it("error: a token event without text is refused", async () => {
+    const endpoint = await workerAnswering([JSON.stringify({ type: "token", text: 7 })]);
+    await expect(eventsOf(endpoint)).rejects.toThrow();
+  });
+
+  it("error: a refusal carries the worker's status and the start of its answer", async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("busy");
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const error: unknown = await eventsOf(endpoint).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkerRequestError);
+    expect(error).toMatchObject({ status: 503, message: "worker answered 503: busy" });
+  });
+
+  it("an abort drops a stream the worker keeps open", async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify({ type: "token", text: "a" })}\n`);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const abort = new AbortController();
+    const seen: WorkerEvent[] = [];
+    const run = (async () => {
+      for await (const event of new WorkerClient("token").runJob(endpoint, payload, abort.signal)) {
+        seen.push(event);
+        abort.abort();
+      }
+    })();
+    await expect(run).rejects.toThrow();
+    expect(seen).toEqual([{ type: "token", text: "a" }]);
+    server.closeAllConnections();
+  });
+
+  it("reuses the connection of an answer read up to its done line", async () => {
+    const done = {
+      type: "done",
+      finish_reason: "stop",
+      usage: { prompt_tokens: 1, completion_tokens: 1 },
+      receipt: {
+        jobId: `0x${"00".repeat(32)}`,
+        outputHash: `0x${"00".repeat(32)}`,
+        promptTokens: 1,
+        completionTokens: 1,
+        finalTokenAt: 1,
+      },
+      signature: "0x00",
+    };
+    let connections = 0;
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify(done)}\n`);
+      // The end of the body comes after the done line, as it may from a real worker.
+      setTimeout(() => res.end(), 20);
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = new WorkerClient("token");
+    for (let job = 0; job < 3; job++) {
+      for await (const event of client.runJob(endpoint, payload, AbortSignal.timeout(5_000)))
+        if (event.type === "done") break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(connections).toBe(1);
+    server.closeAllConnections();
+  });
+});
