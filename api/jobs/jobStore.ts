@@ -215,7 +215,7 @@ export class JobStore {
     this.logger = options.logger;
   }
 
-  /** Writes the new row; resolves once committed (the row exists before the escrow lock is sent). */
+  /** Writes the new row; resolves once committed (openEscrow sends the lock alongside and routes the job only after both). */
   insert(job: NewGatewayJob): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } });
