@@ -29,31 +29,57 @@ export function envelopeBody(event: NewEvent): string {
 }
 
 /**
- * Stores an event once and creates one delivery per subscribed webhook, inside the caller's transaction.
- * Idempotent: an event id seen before creates nothing (so re-ingesting a chain event, or the gateway calling
- * twice for one job, never sends twice). Webhooks that are `failed` get a `held` delivery: not attempted, but
- * listed and replayable. Returns the number of deliveries created.
+ * Stores an event once and creates one delivery per subscribed webhook, inside the caller's transaction (see
+ * recordEvents). Returns the number of deliveries created.
  */
 export async function recordEvent(client: pg.PoolClient, event: NewEvent): Promise<number> {
-  // One statement: the event, then its deliveries (none when the id was seen before: `stored` is empty).
+  return recordEvents(client, [event]);
+}
+
+/**
+ * Stores a batch of events, each once, and creates one delivery per subscribed webhook, in ONE statement inside the
+ * caller's transaction (issue 26: before, one statement and round trip per event). Idempotent: an event id seen
+ * before creates nothing (so re-ingesting a chain event, or the gateway calling twice for one job, never sends
+ * twice). Webhooks that are `failed` get a `held` delivery: not attempted, but listed and replayable. Events and
+ * deliveries are inserted in the order given, so delivery ids (the claim's tie-break) follow event order. New
+ * deliveries NOTIFY the dispatchers from the same statement (delivered on commit). Returns the number of
+ * deliveries created.
+ */
+export async function recordEvents(client: pg.PoolClient, events: readonly NewEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  // `stored` holds only the ids not seen before; an event's deliveries come from it, so a repeat creates none.
   const { rows } = await client.query<{ deliveries: string }>(
-    `WITH stored AS (
-       INSERT INTO webhook_event (id, event, wallet, created_at, source, body) VALUES ($1, $2, $3, $4, $5, $6)
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[])
+         WITH ORDINALITY AS i(id, event, wallet, created_at, source, body, ord)
+     ), stored AS (
+       INSERT INTO webhook_event (id, event, wallet, created_at, source, body)
+       SELECT id, event, wallet, created_at, source, body FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING RETURNING id
      ), delivered AS (
        INSERT INTO webhook_delivery (webhook_id, event_id, status, next_attempt_at)
-       SELECT w.id, stored.id, CASE WHEN w.status = 'active' THEN 'pending' ELSE 'held' END,
+       SELECT w.id, i.id, CASE WHEN w.status = 'active' THEN 'pending' ELSE 'held' END,
               CASE WHEN w.status = 'active' THEN now() END
-       FROM stored, webhook w
-       WHERE w.deleted_at IS NULL AND $2 = ANY (w.events) AND ($3::text IS NULL OR w.wallet = $3)
+       FROM input i JOIN stored s ON s.id = i.id
+       JOIN webhook w ON w.deleted_at IS NULL AND i.event = ANY (w.events) AND (i.wallet IS NULL OR w.wallet = i.wallet)
+       ORDER BY i.ord, w.created_at, w.id
        ON CONFLICT (webhook_id, event_id) DO NOTHING RETURNING 1
+     ), counted AS (
+       SELECT count(*) AS deliveries FROM delivered
      )
-     SELECT count(*)::text AS deliveries FROM delivered`,
-    [event.id, event.event, event.wallet?.toLowerCase() ?? null, event.createdAt, event.source, envelopeBody(event)],
+     SELECT deliveries::text AS deliveries, CASE WHEN deliveries > 0 THEN pg_notify($7, '') END AS notified
+     FROM counted`,
+    [
+      events.map((event) => event.id),
+      events.map((event) => event.event),
+      events.map((event) => event.wallet?.toLowerCase() ?? null),
+      events.map((event) => event.createdAt),
+      events.map((event) => event.source),
+      events.map(envelopeBody),
+      DELIVERY_CHANNEL,
+    ],
   );
-  const deliveries = Number(rows[0]?.deliveries ?? 0);
-  if (deliveries > 0) await client.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
-  return deliveries;
+  return Number(rows[0]?.deliveries ?? 0);
 }
 
 /** Runs `work` in a transaction on a pooled client. */
