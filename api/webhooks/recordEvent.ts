@@ -101,18 +101,24 @@ export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClie
 /**
  * Takes the named ingestion cursor for this transaction (`FOR UPDATE SKIP LOCKED`: of several dispatchers one
  * ingests at a time), creating it on first use; undefined while another dispatcher holds it. Creating it here, only
- * when the row is missing, spares every round an insert statement of its own. `now` is the transaction's time.
+ * when the row is missing, spares every round an insert statement of its own; and a round that finds the row held
+ * by another dispatcher (which several gateways' dispatchers do all the time) learns it from the same statement,
+ * without trying the insert. `now` is the transaction's time.
  */
 export async function takeCursor(
   client: pg.PoolClient,
   name: string,
 ): Promise<{ position: string; now: Date } | undefined> {
-  const taken = await client.query<{ position: string; now: Date }>(
-    "SELECT position, now() AS now FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED",
+  const taken = await client.query<{ position: string | null; now: Date; present: boolean }>(
+    `WITH taken AS (SELECT position FROM webhook_cursor WHERE name = $1 FOR UPDATE SKIP LOCKED)
+     SELECT (SELECT position FROM taken) AS position, now() AS now,
+            EXISTS (SELECT 1 FROM webhook_cursor WHERE name = $1) AS present`,
     [name],
   );
-  if (taken.rows[0]) return taken.rows[0];
-  // Missing, or held by another dispatcher: an insert that conflicts with a held row returns nothing.
+  const row = taken.rows[0]!;
+  if (row.position !== null) return { position: row.position, now: row.now };
+  if (row.present) return undefined;
+  // Missing: created here; an insert racing another dispatcher's (which then holds the row) returns nothing.
   const created = await client.query<{ position: string; now: Date }>(
     `INSERT INTO webhook_cursor (name, position) VALUES ($1, '') ON CONFLICT (name) DO NOTHING
      RETURNING position, now() AS now`,
