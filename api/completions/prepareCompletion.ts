@@ -22,6 +22,7 @@ export interface FreshCreditsDeps {
 
 /** What the checks before any credit moves read: the catalog, the workers, the credits, whether the node answers. */
 export interface PrepareDeps extends FreshCreditsDeps {
+  ledger: Pick<CreditLedger, "available" | "availableFor" | "releaseIndexed">;
   models: Pick<ModelDirectory, "get">;
   workers: Pick<WorkerPool, "candidatesFresh">;
   chain: Pick<EscrowChain, "nodeSilent">;
@@ -121,7 +122,10 @@ export async function prepareCompletion(
   if (deps.chain.nodeSilent()) throw new DeadlineExceededError("the chain node is not answering (lock not sent)");
   // The ledger, not the chain: indexed credits minus what is reserved for locks not yet indexed.
   const since = Date.now();
-  let creditsAvailable = Number(await deps.ledger.available(auth.wallet));
+  // The full escrow (nothing capped); when this gateway's credit slice already holds it, no statement is run.
+  const full = size(Number.MAX_SAFE_INTEGER);
+  const fullCredits = full.ok ? full.creditsToLock : Number.MAX_SAFE_INTEGER;
+  let creditsAvailable = Number(await deps.ledger.availableFor(auth.wallet, BigInt(fullCredits)));
   let sizing = size(creditsAvailable);
   if (!sizing.ok) {
     // Before refusing: a deposit may be a block ahead of the index, or a lock just indexed still reserved.

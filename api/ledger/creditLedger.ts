@@ -136,6 +136,19 @@ export class CreditLedger {
   }
 
   /**
+   * `available` for a request that needs `credits` (its escrow estimate): when this gateway's slice of the wallet
+   * alone holds that many unused (what `reserve` would serve them from, without a statement), the answer comes from
+   * memory: the figure `reserve` reports (`outside + free`), which covers the request. Otherwise, `available`: so a
+   * request is sized down or refused only on `available`'s own answer, never on the slice's (issue 26: before,
+   * every request ran `available`'s statement although its reservation then came from the slice).
+   */
+  async availableFor(wallet: Address, credits: bigint): Promise<bigint> {
+    const slice = this.options.slices && !this.closed ? this.slices.get(wallet.toLowerCase()) : undefined;
+    if (slice && slice.free >= credits && slice.usable(Date.now())) return slice.outside + slice.free;
+    return this.available(wallet);
+  }
+
+  /**
    * Reserves `credits` of `wallet` for the lock of `jobKey`. From this gateway's slice when it covers them (no
    * statement); otherwise the slice takes more (sizing rule: CreditSlice.want); when the ledger cannot cover even
    * what the request lacks while live peers' slices hold credits of the wallet, they are asked to give their unused

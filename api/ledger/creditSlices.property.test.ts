@@ -85,6 +85,16 @@ describe("credit slices across two gateways (property)", () => {
               if (step.kind === "reserve") {
                 // The requests race: two gateways, concurrently.
                 const attempts = step.requests.map((request) => ({ ...request, key: jobKey(nextKey++) }));
+                // The figure a request is sized with (from the slice's memory when it covers the request) says it
+                // fits only when the chain allows it.
+                for (const attempt of attempts) {
+                  const credits = BigInt(attempt.credits);
+                  const said = await gateways[attempt.gateway].ledger.availableFor(WALLET, credits);
+                  if (said >= credits)
+                    expect(credits, "said to fit though the chain refuses it").toBeLessThanOrEqual(
+                      balance - pendingSum(),
+                    );
+                }
                 const results = await Promise.all(
                   attempts.map((attempt) =>
                     gateways[attempt.gateway].ledger.reserve(WALLET, attempt.key, BigInt(attempt.credits)),

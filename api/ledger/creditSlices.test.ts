@@ -170,6 +170,33 @@ describe("credit slices", () => {
     }
   });
 
+  it("a request the slice covers learns the wallet's credits from memory: no statement, the figure available says", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 30n);
+    await ledger.release([jobKey(1)]);
+    const queries = vi.spyOn(pg.Pool.prototype, "query");
+    let said: bigint;
+    try {
+      said = await ledger.availableFor(WALLET, 30n);
+      expect(queries).not.toHaveBeenCalled();
+    } finally {
+      queries.mockRestore();
+    }
+    expect(said).toBe(100n);
+    expect(await ledger.available(WALLET)).toBe(100n);
+  });
+
+  it("a request the slice does not cover gets available's answer from the database", async () => {
+    const [ledger, peer] = [db.gateway({}), db.gateway({})];
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 30n);
+    await ledger.release([jobKey(1)]);
+    // A peer reserved 50 since: only the statement sees it.
+    await peer.reserve(WALLET, jobKey(2), 50n);
+    expect(await ledger.availableFor(WALLET, 31n)).toBe(50n);
+  });
+
   it("close gives every slice's unused part back and keeps what locks in flight hold", async () => {
     const ledger = db.gateway({});
     await db.indexBalance(WALLET, 100n);

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { IndexReader } from "./chainEventFeed.js";
 import { ChainEventShapeError, deriveEvents } from "./deriveEvents.js";
 import type { NewEvent } from "./recordEvent.js";
-import { inTransaction, recordEvent, takeCursor } from "./recordEvent.js";
+import { inTransaction, recordEvents, takeCursor } from "./recordEvent.js";
 import { CreditLowTracker } from "./trackCreditLow.js";
 
 export const CURSOR_NAME = "chain_event";
@@ -28,25 +28,26 @@ export async function ingestChainEvents(
     const position = (await takeCursor(client, CURSOR_NAME))?.position;
     if (position === undefined) return { chainEvents: 0, deliveries: 0 };
     const rows = await index.chainEventsAfter(position, options.batchSize ?? 500);
-    let deliveries = 0;
     const creditLow = await CreditLowTracker.load(client, rows);
+    // The batch's events in chain order, stored with their deliveries by one statement (recordEvents).
+    const events: NewEvent[] = [];
     for (const row of rows) {
       // A malformed row is reported and skipped rather than blocking every later event behind it; a transient
       // failure (the index unreachable) aborts the batch and it is retried.
-      let derived: NewEvent[] = [];
       try {
-        derived = await deriveEvents(row, index);
+        events.push(...(await deriveEvents(row, index)));
       } catch (error) {
         if (!(error instanceof ChainEventShapeError)) throw error;
         options.onMalformed?.(row.id, error);
       }
-      if (row.name === "JobOpened" && (await answeredBeforeLock(client, derived))) {
-        derived = derived.filter((event) => event.event !== "job.submitted");
-      }
-      for (const event of derived) deliveries += await recordEvent(client, event);
       const low = creditLow.track(row);
-      if (low) deliveries += await recordEvent(client, low);
+      if (low) events.push(low);
     }
+    const answered = await answeredBeforeLock(client, events);
+    const deliveries = await recordEvents(
+      client,
+      events.filter((event) => !answered.has(event.id)),
+    );
     await creditLow.save(client);
     const last = rows.at(-1);
     if (last) {
@@ -60,18 +61,24 @@ export async function ingestChainEvents(
 }
 
 /**
- * Whether a job's lock was mined only after the gateway had answered its request with an error (issue 25: a lock
- * held up by a fee spike or a dropped transaction). The gateway fails such a lock at once (openEscrow.ts,
- * returnLateLock), and its client never saw a submission, so `job.submitted` is not announced (`job.failed` is: it
- * carries the returned credits). Told by the gateway's own row: closed without a charge before the lock's block.
+ * The `job.submitted` events of jobs whose lock was mined only after the gateway had answered its request with an
+ * error (issue 25: a lock held up by a fee spike or a dropped transaction). The gateway fails such a lock at once
+ * (openEscrow.ts, returnLateLock), and its client never saw a submission, so `job.submitted` is not announced
+ * (`job.failed` is: it carries the returned credits). Told by the gateway's own row: closed without a charge before
+ * the lock's block. One statement for the whole batch. Returns the ids of the events not to announce.
  */
-async function answeredBeforeLock(client: pg.PoolClient, derived: readonly NewEvent[]): Promise<boolean> {
-  const submitted = derived.find((event) => event.event === "job.submitted");
-  if (!submitted) return false;
-  const { rows } = await client.query(
-    `SELECT 1 FROM gateway_job
-      WHERE job_id = $1 AND status IN ('failed', 'refunded') AND completed_at < $2`,
-    [submitted.data.job_id, submitted.createdAt],
+async function answeredBeforeLock(client: pg.PoolClient, events: readonly NewEvent[]): Promise<Set<string>> {
+  const submitted = events.filter((event) => event.event === "job.submitted");
+  if (submitted.length === 0) return new Set();
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT s.id FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS s(id, job_id, locked_at)
+     WHERE EXISTS (SELECT 1 FROM gateway_job j
+                   WHERE j.job_id = s.job_id AND j.status IN ('failed', 'refunded') AND j.completed_at < s.locked_at)`,
+    [
+      submitted.map((event) => event.id),
+      submitted.map((event) => String(event.data["job_id"])),
+      submitted.map((event) => event.createdAt),
+    ],
   );
-  return rows.length > 0;
+  return new Set(rows.map((row) => row.id));
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { eventIdFor } from "./eventId.js";
-import { inTransaction, recordEvent, takeCursor } from "./recordEvent.js";
+import { inTransaction, recordEvents, takeCursor } from "./recordEvent.js";
 
 export const PROCESSING_CURSOR_NAME = "gateway_job_processing";
 
@@ -43,17 +43,17 @@ export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Prom
        ORDER BY j.processing_at, j.job_id LIMIT $2`,
       [since, batchSize],
     );
-    let deliveries = 0;
-    for (const job of rows) {
-      deliveries += await recordEvent(client, {
+    const deliveries = await recordEvents(
+      client,
+      rows.map((job) => ({
         id: eventIdFor(job.job_id, "job.processing"),
-        event: "job.processing",
+        event: "job.processing" as const,
         wallet: job.wallet,
         createdAt: job.processing_at,
         source: job.job_id,
         data: processingData(job.job_id, job.model, job.tier, job.worker, job.processing_at),
-      });
-    }
+      })),
+    );
     const latest = rows.at(-1)?.processing_at;
     const current = position === "" ? undefined : new Date(position);
     // A round that read fewer than a batch saw every job up to its own time: the mark may move there (rarely, so

@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { inTransaction } from "./recordEvent.js";
 import type { AttemptOutcome, Sender } from "./sendDelivery.js";
 
 export interface DeliveryRunOptions {
@@ -100,6 +99,9 @@ export async function claimDueDeliveries(
  * other pending deliveries (spec: "marked failed and no more retries occur"). Only the lease holder moves the
  * delivery; a stale holder's outcome is still written on its own attempt row (the new holder makes its own
  * attempt under the next number).
+ *
+ * One statement (issue 26; before: a transaction of five): the delivery's UPDATE re-checks the lease under the
+ * row's lock, and the failure-only CTEs act only on the row it moved to `failed`.
  */
 export async function recordAttempt(
   pool: pg.Pool,
@@ -108,74 +110,55 @@ export async function recordAttempt(
   startedAt: Date,
   options: DeliveryRunOptions,
 ): Promise<"delivered" | "retry" | "failed" | "lost_lease"> {
-  return inTransaction(pool, async (client) => {
-    await client.query(
-      `UPDATE webhook_attempt SET started_at = $3, duration_ms = $4, status_code = $5, response_snippet = $6,
+  const { rows } = await pool.query<{ status: "delivered" | "pending" | "held" | "failed" }>(
+    `WITH attempt AS (
+       UPDATE webhook_attempt SET started_at = $3, duration_ms = $4, status_code = $5, response_snippet = $6,
          error = $7, ok = $8
-       WHERE delivery_id = $1 AND attempt_number = $2 AND dispatcher = $9`,
-      [
-        delivery.id,
-        delivery.attempt_number,
-        startedAt,
-        outcome.durationMs,
-        outcome.statusCode,
-        outcome.responseSnippet,
-        outcome.error,
-        outcome.ok,
-        options.owner,
-      ],
-    );
-    const current = await client.query<{
-      series_attempts: number;
-      webhook_status: string;
-      deleted: boolean;
-    }>(
-      `SELECT d.series_attempts, w.status AS webhook_status, w.deleted_at IS NOT NULL AS deleted
-       FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
-       WHERE d.id = $1 AND d.lease_owner = $2 AND d.status = 'pending'
-       FOR UPDATE OF d`,
-      [delivery.id, options.owner],
-    );
-    const row = current.rows[0];
-    if (!row) return "lost_lease";
-    const series = row.series_attempts + 1;
-    if (outcome.ok) {
-      await client.query(
-        `UPDATE webhook_delivery SET status = 'delivered', delivered_at = now(), series_attempts = $2,
-           next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-        [delivery.id, series],
-      );
-      return "delivered";
-    }
-    const maxAttempts = options.retryScheduleMs.length;
-    if (series >= maxAttempts) {
-      await client.query(
-        `UPDATE webhook_delivery SET status = 'failed', failed_at = now(), series_attempts = $2,
-           next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-        [delivery.id, series],
-      );
-      await client.query(
-        `UPDATE webhook SET status = 'failed', failed_at = now() WHERE id = $1 AND status = 'active'`,
-        [delivery.webhook_id],
-      );
-      await client.query(
-        `UPDATE webhook_delivery SET status = 'held', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
-         WHERE webhook_id = $1 AND status = 'pending' AND id <> $2`,
-        [delivery.webhook_id, delivery.id],
-      );
-      return "failed";
-    }
-    // The webhook failed (another delivery exhausted its attempts) or was deleted meanwhile: stop here.
-    const stopped = row.webhook_status !== "active" || row.deleted;
-    const delay = options.retryScheduleMs[series] ?? 0;
-    await client.query(
-      `UPDATE webhook_delivery SET status = $3, series_attempts = $2,
-         next_attempt_at = CASE WHEN $3 = 'pending' THEN now() + make_interval(secs => $4::double precision / 1000) END,
-         lease_owner = NULL, lease_until = NULL WHERE id = $1`,
-      [delivery.id, series, stopped ? "held" : "pending", delay],
-    );
-    return "retry";
-  });
+       WHERE delivery_id = $1 AND attempt_number = $2 AND dispatcher = $9
+     ), moved AS (
+       -- After the last attempt of the series: failed; else pending again, or held when the webhook failed (another
+       -- delivery exhausted its attempts) or was deleted meanwhile.
+       UPDATE webhook_delivery d SET
+         status = CASE WHEN $8 THEN 'delivered' WHEN d.series_attempts + 1 >= $10 THEN 'failed'
+                       WHEN w.status = 'active' AND w.deleted_at IS NULL THEN 'pending' ELSE 'held' END,
+         series_attempts = d.series_attempts + 1,
+         delivered_at = CASE WHEN $8 THEN now() ELSE d.delivered_at END,
+         failed_at = CASE WHEN NOT $8 AND d.series_attempts + 1 >= $10 THEN now() ELSE d.failed_at END,
+         next_attempt_at = CASE WHEN NOT $8 AND d.series_attempts + 1 < $10 AND w.status = 'active'
+                                     AND w.deleted_at IS NULL
+                                THEN now() + make_interval(secs => COALESCE(($11::float8[])[d.series_attempts + 2], 0) / 1000)
+                           END,
+         lease_owner = NULL, lease_until = NULL
+       FROM webhook w
+       WHERE d.id = $1 AND d.lease_owner = $9 AND d.status = 'pending' AND w.id = d.webhook_id
+       RETURNING d.id, d.webhook_id, d.status
+     ), failed_webhook AS (
+       UPDATE webhook w SET status = 'failed', failed_at = now()
+       FROM moved WHERE moved.status = 'failed' AND w.id = moved.webhook_id AND w.status = 'active'
+     ), held AS (
+       UPDATE webhook_delivery d SET status = 'held', next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL
+       FROM moved
+       WHERE moved.status = 'failed' AND d.webhook_id = moved.webhook_id AND d.status = 'pending' AND d.id <> moved.id
+     )
+     SELECT status FROM moved`,
+    [
+      delivery.id,
+      delivery.attempt_number,
+      startedAt,
+      outcome.durationMs,
+      outcome.statusCode,
+      outcome.responseSnippet,
+      outcome.error,
+      outcome.ok,
+      options.owner,
+      options.retryScheduleMs.length,
+      options.retryScheduleMs,
+    ],
+  );
+  const status = rows[0]?.status;
+  if (status === undefined) return "lost_lease";
+  if (status === "delivered" || status === "failed") return status;
+  return "retry";
 }
 
 /** Makes one claimed attempt and records its outcome. */

@@ -31,19 +31,16 @@ export class CreditLowTracker {
       ...new Set(rows.flatMap((row) => (balanceOf(row) !== null && row.wallet ? [row.wallet.toLowerCase()] : []))),
     ];
     if (wallets.length === 0) return new CreditLowTracker(new Map(), new Map());
-    const [settings, states] = await Promise.all([
-      client.query<{ wallet: string; low_credit_threshold: number }>(
-        "SELECT wallet, low_credit_threshold FROM wallet_settings WHERE wallet = ANY($1)",
-        [wallets],
-      ),
-      client.query<{ wallet: string; below: boolean }>(
-        "SELECT wallet, below FROM credit_low_state WHERE wallet = ANY($1)",
-        [wallets],
-      ),
-    ]);
+    // One statement for both: a wallet without a settings row has the default threshold (absent from the map).
+    const { rows: found } = await client.query<{ wallet: string; threshold: number | null; below: boolean | null }>(
+      `SELECT w.wallet, s.low_credit_threshold AS threshold, c.below
+       FROM unnest($1::text[]) AS w(wallet)
+       LEFT JOIN wallet_settings s ON s.wallet = w.wallet LEFT JOIN credit_low_state c ON c.wallet = w.wallet`,
+      [wallets],
+    );
     return new CreditLowTracker(
-      new Map(settings.rows.map((row) => [row.wallet, row.low_credit_threshold])),
-      new Map(states.rows.map((row) => [row.wallet, row.below])),
+      new Map(found.flatMap((row) => (row.threshold === null ? [] : [[row.wallet, row.threshold] as const]))),
+      new Map(found.flatMap((row) => (row.below === null ? [] : [[row.wallet, row.below] as const]))),
     );
   }
 
