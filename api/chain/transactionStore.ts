@@ -41,14 +41,12 @@ interface Waiting {
  * in the same tick of the event loop, and the removals the manager's watch queued during its pass, leave as one
  * statement (one commit) — on the hot path that is one insert per lock or settlement batch, written before its bytes
  * leave for a node, and one statement per watch pass for the replacements and finalised transactions. The last write
- * queued for a nonce wins, and a commit waits for the one in flight that writes any of its nonces, so a removal and
- * a save of the same nonce never race each other in the database; commits of different nonces run side by side.
+ * queued for a nonce wins, so a removal and a save of the same nonce never race each other in the database.
  */
 export class TransactionStore implements TransactionLog {
   private queued = new Map<number, Waiting>();
   private scheduled = false;
-  /** Commits in flight and the nonces each writes. */
-  private readonly writing = new Set<{ nonces: ReadonlySet<number>; done: Promise<void> }>();
+  private writing: Promise<void> = Promise.resolve();
   private readonly signer: string;
 
   constructor(
@@ -108,26 +106,10 @@ export class TransactionStore implements TransactionLog {
     void this.enqueue(nonce, { kind: "remove" }).promise.catch(() => undefined);
   }
 
-  /**
-   * Commits what is queued now, in one statement. It waits only for the commits in flight that write one of its
-   * nonces (their order is the order the manager queued them); a lock batch's row does not wait behind the watch's
-   * removals or another batch's row (issue 26). With nothing queued, it waits for every commit in flight.
-   */
   flush(): Promise<void> {
-    const inFlight = [...this.writing];
-    if (this.queued.size === 0) return Promise.all(inFlight.map((write) => write.done.catch(() => undefined))).then();
-    const batch = this.queued;
-    this.queued = new Map();
-    const nonces = new Set(batch.keys());
-    const before = inFlight.filter((write) => [...nonces].some((nonce) => write.nonces.has(nonce)));
-    const done = Promise.all(before.map((write) => write.done.catch(() => undefined))).then(() => this.write(batch));
-    const write = { nonces, done };
-    this.writing.add(write);
-    void done.then(
-      () => this.writing.delete(write),
-      () => this.writing.delete(write),
-    );
-    return done;
+    const run = this.writing.then(() => this.write());
+    this.writing = run.catch(() => undefined);
+    return run;
   }
 
   private enqueue(nonce: number, op: Queued): PromiseWithResolvers<void> {
@@ -140,7 +122,10 @@ export class TransactionStore implements TransactionLog {
     return waiter;
   }
 
-  private async write(batch: Map<number, Waiting>): Promise<void> {
+  private async write(): Promise<void> {
+    if (this.queued.size === 0) return;
+    const batch = this.queued;
+    this.queued = new Map();
     const removed: string[] = [];
     const saved: StoredTransaction[] = [];
     for (const [nonce, { op }] of batch) {
