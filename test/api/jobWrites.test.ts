@@ -135,7 +135,8 @@ describe("PostgreSQL work per settled job", () => {
     expect(perJob.gatewayJobUpdatesPerJob).toBeLessThanOrEqual(2.25);
     // 10.4 before the group commit (issue 26); what remains is mostly the ledger's and the indexer's. Part of it is
     // per batch (the transaction's row, the indexer's block), so it grows as batches shrink on a loaded machine:
-    // 4.4-5.2 on a quiet one, 6.1 once with two CI lanes. The bound guards against the pre-group-commit 10.4.
-    expect(perJob.writeTransactionsPerJob).toBeLessThanOrEqual(7.5);
+    // 4.4-5.2 on a quiet one, 6.1 once with two CI lanes, 7.07 with four other test runs on the machine. The bound
+    // guards against the pre-group-commit 10.4; the issue's ≤ 3 commits per job is the bench's dbCommitsPerJob.
+    expect(perJob.writeTransactionsPerJob).toBeLessThanOrEqual(9);
   });
 });
