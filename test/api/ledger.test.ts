@@ -27,12 +27,16 @@ const LITE = "llama-3.2-3b-instruct";
 /** 40 per request + 20 per 1k tokens: max_tokens 1000 locks 60 credits, so 1 USDG (100 credits) covers one. */
 const MAX = "llama-3.3-70b-instruct";
 const OPEN_JOB_BATCH = toFunctionSelector("openJobBatch((bytes32,bytes32,bytes32,uint32,uint64)[])");
+/** The finality check of a settled job (api/jobs/jobLifecycle.ts): a read after the answer, not on the request path. */
+const JOB_OF = toFunctionSelector("jobOf(bytes32)");
 
 type Completion = { usage: { service: { job_id: string; escrow_tx: string } } };
 
 /** A JSON-RPC proxy in front of the stack's node that counts every call by method (batched calls included). */
 async function countingRpcProxy(target: string) {
   const calls = new Map<string, number>();
+  /** eth_call by the called function's selector. */
+  const reads = new Map<string, number>();
   const lockBatches = new Set<string>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -44,6 +48,10 @@ async function countingRpcProxy(target: string) {
         | { method: string; params?: unknown[] }[];
       for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
         calls.set(call.method, (calls.get(call.method) ?? 0) + 1);
+        if (call.method === "eth_call") {
+          const selector = ((call.params?.[0] as { data?: Hex; input?: Hex } | undefined)?.data ?? "0x").slice(0, 10);
+          reads.set(selector, (reads.get(selector) ?? 0) + 1);
+        }
         if (call.method === "eth_sendRawTransaction") {
           const raw = call.params?.[0] as Hex;
           const data = parseTransaction(raw).data;
@@ -66,9 +74,11 @@ async function countingRpcProxy(target: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
+    reads,
     lockBatches,
     reset: () => {
       calls.clear();
+      reads.clear();
       lockBatches.clear();
     },
     close: () =>
@@ -140,8 +150,11 @@ describe("hot path v2: reservation ledger and batched locks", () => {
     console.log(`[ledger] RPC calls while serving ${requests} completions:`, Object.fromEntries(proxy.calls));
 
     // No contract read (key status, balance) for any request; the chain only receives the lock and settlement
-    // transactions (and the background head/receipt polling).
-    expect(proxy.calls.get("eth_call") ?? 0).toBe(0);
+    // transactions (and the background head/receipt polling), and, once a job is settled, at most one `jobOf` of
+    // the finality check (issue 25), which runs after the answer.
+    const { [JOB_OF]: finalityReads = 0, ...requestReads } = Object.fromEntries(proxy.reads);
+    expect(requestReads).toEqual({});
+    expect(finalityReads).toBeLessThanOrEqual(requests);
     // Concurrent locks share transactions (group commit).
     expect(proxy.lockBatches.size).toBeGreaterThan(0);
     expect(proxy.lockBatches.size).toBeLessThan(requests);
