@@ -42,8 +42,24 @@ const monotonicStart = process.hrtime.bigint() / 1000n;
 const until = performance.now() + seconds * 1000;
 const ttfts: number[] = [];
 let done = 0;
+// `open`: requests arrive at `clients` per second whatever the answers (open loop), streams of the latency model.
+const openLoop =
+  kind === "open"
+    ? Array.from({ length: Math.floor(clients * seconds) }, async (_, index) => {
+        await new Promise((resolve) => setTimeout(resolve, (index * 1000) / clients));
+        const result = await gatewayStream(
+          info.apiUrl,
+          keys[index % keys.length]!,
+          process.env.BENCH_MODEL ?? "qwen3-1.7b",
+          16,
+        );
+        if (result.status === 200) done++;
+        if (result.ttftMs !== undefined) ttfts.push(result.ttftMs);
+      })
+    : [];
+await Promise.all(openLoop);
 await Promise.all(
-  Array.from({ length: clients }, async (_, client) => {
+  Array.from({ length: kind === "open" ? 0 : clients }, async (_, client) => {
     for (let round = 0; performance.now() < until; round++) {
       const result =
         kind === "stream"
@@ -62,7 +78,8 @@ await Promise.all(
 ttfts.sort((a, b) => a - b);
 console.log(
   `${done} ${kind === "stream" ? "streams" : "completions"} in ${seconds} s: ${(done / seconds).toFixed(1)}/s` +
-    (kind === "stream" ? `, TTFT p50 ${ttfts[Math.floor(ttfts.length / 2)]?.toFixed(1)} ms` : ""),
+    (kind !== "whole" ? `, TTFT p90 ${ttfts[Math.floor(ttfts.length * 0.9)]?.toFixed(1)} ms` : "") +
+    (kind !== "whole" ? `, TTFT p50 ${ttfts[Math.floor(ttfts.length / 2)]?.toFixed(1)} ms` : ""),
 );
 const monotonicEnd = process.hrtime.bigint() / 1000n;
 // Jobs land on chain a little after their answers (the bench waits 1.5 s for them, plus a block on an interval chain).
