@@ -297,13 +297,23 @@ async function measureMode(stack: BenchStack) {
     progress(
       `background commits: waiting for the index to catch up and the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`,
     );
-    // An index still working through the load's blocks is not idle: the quiet window starts once it caught up
-    // (within a block on an interval chain) and the counters of that work were published.
+    // A stack still settling the load's jobs (a saturated level leaves answers, settlements and finality reads
+    // queued for seconds) or an index still working through their blocks is not idle: the quiet window starts once
+    // the chain saw no transaction for two seconds (automine: no new block; an interval chain: its blocks since are
+    // empty), the index caught up (within a block on an interval chain) and the counters of that work were
+    // published. Counting a window with load in it would take real per-job commits off every level.
     const quietIndex = new IndexProbe(info.indexerUrl);
+    let lastBusyAt = performance.now();
+    let lastBusyBlock = -1n;
     for (const until = performance.now() + 60_000; performance.now() < until; await sleep(250)) {
-      const head = Number(await chain.getBlockNumber());
+      const block = await chain.getBlock({ blockTag: "latest" });
+      if (block.transactions.length > 0 && block.number !== lastBusyBlock) {
+        lastBusyBlock = block.number;
+        lastBusyAt = performance.now();
+      }
       const indexed = await quietIndex.indexedBlock().catch(() => undefined);
-      if (indexed && indexed.number >= head - (info.chainBlockTime ? 1 : 0)) break;
+      const caughtUp = indexed !== undefined && indexed.number >= Number(block.number) - (info.chainBlockTime ? 1 : 0);
+      if (caughtUp && performance.now() - lastBusyAt >= QUIET_CHAIN_MS) break;
     }
     loadEndedAt = performance.now();
     await settleStats();
@@ -534,6 +544,8 @@ async function measureMode(stack: BenchStack) {
   }
 }
 
+/** How long the chain must see no transaction before the stack counts as idle. */
+const QUIET_CHAIN_MS = 2_000;
 /** Seconds of quiet over which the stack's background commits are counted. */
 const BACKGROUND_SECONDS = 5;
 
