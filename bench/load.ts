@@ -7,7 +7,10 @@ import { cpuTotals, memoryMb, pidOfPort, processTree, type Watched } from "./pro
 /**
  * `npx tsx bench/load.ts [clients] [seconds] [whole|stream]`: closed-loop load against `.local/bench/stack.json`
  * (`bench/keepStack.ts`), for profiling: whole completions over every model, or streams of the bench's latency model
- * (as the closed-loop latency levels send them).
+ * (as the closed-loop latency levels send them). Prints CPU ms per job of the gateway, chain, indexer and Postgres
+ * (the postmaster's whole tree), the requests the indexer served per job, Postgres backend CPU per job by client
+ * process and, when the server preloads `pg_stat_statements` (`shared_preload_libraries` in
+ * `.local/bench/postgres/data/postgresql.auto.conf`, as `bench/run.ts` sets it), the indexer's costliest statements.
  */
 const info = JSON.parse(readFileSync(".local/bench/stack.json", "utf8")) as StackInfo;
 const clients = Number(process.argv[2] ?? 50);
@@ -51,7 +54,9 @@ const indexerRequests = async (): Promise<Record<string, number>> => {
   const counts: Record<string, number> = {};
   try {
     const text = await (await fetch(`${info.indexerUrl}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
-    for (const match of text.matchAll(/^ponder_http_server_request_duration_ms_count\{[^}]*path="([^"]+)"[^}]*\} (\d+)/gm))
+    for (const match of text.matchAll(
+      /^ponder_http_server_request_duration_ms_count\{[^}]*path="([^"]+)"[^}]*\} (\d+)/gm,
+    ))
       counts[match[1]!] = (counts[match[1]!] ?? 0) + Number(match[2]);
   } catch {
     // No figures: the line is left out.

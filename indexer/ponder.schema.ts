@@ -237,23 +237,20 @@ export const dispute = onchainTable("dispute", (t) => ({
  * feed) tails by cursor, so one index serves it. Each index here is written twice a job (JobOpened, JobSettled);
  * the `id` key and a `(wallet, cursor)` index that nothing read were two more per row.
  */
-export const chainEvent = onchainTable(
-  "chain_event",
-  (t) => ({
-    id: t.text().notNull(),
-    cursor: t.text().primaryKey(),
-    chainId: t.integer().notNull(),
-    blockNumber: t.bigint().notNull(),
-    logIndex: t.integer().notNull(),
-    txHash: t.hex().notNull(),
-    timestamp: t.bigint().notNull(),
-    /** Contract event name, e.g. `JobOpened`, `JobSettled`, `Deposited`, `WorkerSlashed`. */
-    name: t.text().notNull(),
-    /** The wallet the event concerns; null for worker-wide events. */
-    wallet: t.hex(),
-    jobKey: t.hex(),
-    /** Decoded event args (bigints as decimal strings) plus derived facts the webhook needs
-     *  (e.g. `balanceAfter`, `modelId`, `tier`). */
-    data: t.json().notNull(),
-  }),
-);
+export const chainEvent = onchainTable("chain_event", (t) => ({
+  id: t.text().notNull(),
+  cursor: t.text().primaryKey(),
+  chainId: t.integer().notNull(),
+  blockNumber: t.bigint().notNull(),
+  logIndex: t.integer().notNull(),
+  txHash: t.hex().notNull(),
+  timestamp: t.bigint().notNull(),
+  /** Contract event name, e.g. `JobOpened`, `JobSettled`, `Deposited`, `WorkerSlashed`. */
+  name: t.text().notNull(),
+  /** The wallet the event concerns; null for worker-wide events. */
+  wallet: t.hex(),
+  jobKey: t.hex(),
+  /** Decoded event args (bigints as decimal strings) plus derived facts the webhook needs
+   *  (e.g. `balanceAfter`, `modelId`, `tier`). */
+  data: t.json().notNull(),
+}));
