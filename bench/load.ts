@@ -1,12 +1,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { StackInfo } from "../scripts/stack/startLocalStack.js";
 import { gatewayComplete, gatewayStream } from "./clients.js";
+import { DbBreakdown, STATS_FLUSH_MS } from "./dbStats.js";
 import { cpuTotals, memoryMb, pidOfPort, processTree, type Watched } from "./procStats.js";
 
 /**
  * `npx tsx bench/load.ts [clients] [seconds] [whole|stream]`: closed-loop load against `.local/bench/stack.json`
  * (`bench/keepStack.ts`), for profiling: whole completions over every model, or streams of the bench's latency model
- * (as the closed-loop latency levels send them).
+ * (as the closed-loop latency levels send them). Prints CPU ms per job of the gateway, chain, indexer and Postgres
+ * (the postmaster's whole tree), the requests the indexer served per job, Postgres backend CPU per job by client
+ * process and, when the server preloads `pg_stat_statements` (`shared_preload_libraries` in
+ * `.local/bench/postgres/data/postgresql.auto.conf`, as `bench/run.ts` sets it), the indexer's costliest statements.
  */
 const info = JSON.parse(readFileSync(".local/bench/stack.json", "utf8")) as StackInfo;
 const clients = Number(process.argv[2] ?? 50);
@@ -25,7 +29,17 @@ const groups: Watched[] = [
   { name: "gateway", pids: () => (gatewayPid ? processTree(gatewayPid) : []) },
   { name: "chain", pids: () => processTree(pidOfPort(port(info.rpcUrl)) ?? -1) },
   { name: "indexer", pids: () => processTree(pidOfPort(port(info.indexerUrl)) ?? -1) },
+  // The postmaster's tree: every backend, whoever its client (split by client below).
+  { name: "postgres", pids: () => processTree(pidOfPort(port(info.databaseUrl)) ?? -1) },
 ];
+// Postgres backend CPU by client process, and the indexer's statements (pg_stat_statements when loaded).
+const dbWork = await DbBreakdown.open(
+  info.databaseUrl,
+  groups.filter((group) => group.name !== "postgres"),
+);
+const dbFrom = await dbWork.start();
+// BENCH_DB_TABLES=1: rows written per job by table too (their counters need STATS_FLUSH_MS after the load).
+const tablesFrom = process.env.BENCH_DB_TABLES === "1" ? dbFrom : undefined;
 // The gateway's chain calls when `bench/keepStack.ts` counts them (BENCH_COUNT_RPC=1).
 const counterUrl = `http://127.0.0.1:${port(info.rpcUrl) + 18}/counts`;
 const rpcCounts = async (): Promise<Record<string, number>> => {
@@ -35,6 +49,21 @@ const rpcCounts = async (): Promise<Record<string, number>> => {
     return {};
   }
 };
+// Requests the indexer served (Ponder's /metrics): the gateway's index reads and the webhook dispatcher's.
+const indexerRequests = async (): Promise<Record<string, number>> => {
+  const counts: Record<string, number> = {};
+  try {
+    const text = await (await fetch(`${info.indexerUrl}/metrics`, { signal: AbortSignal.timeout(2_000) })).text();
+    for (const match of text.matchAll(
+      /^ponder_http_server_request_duration_ms_count\{[^}]*path="([^"]+)"[^}]*\} (\d+)/gm,
+    ))
+      counts[match[1]!] = (counts[match[1]!] ?? 0) + Number(match[2]);
+  } catch {
+    // No figures: the line is left out.
+  }
+  return counts;
+};
+const requestsBefore = await indexerRequests();
 const cpuBefore = cpuTotals(groups);
 const rpcBefore = await rpcCounts();
 // CLOCK_MONOTONIC µs, the clock of a V8 CPU profile's timestamps: `bench/summarizeProfile.ts` keeps this window.
@@ -93,6 +122,33 @@ console.log(
       ? `; gateway RSS ${memoryMb(gatewayPid)?.rssMb.toFixed(0)} MB (peak ${memoryMb(gatewayPid)?.peakMb.toFixed(0)})`
       : ""),
 );
+const requestsAfter = await indexerRequests();
+console.log(
+  `indexer requests per job: ${Object.keys(requestsAfter)
+    .filter((path) => path !== "/metrics")
+    .map((path) => `${path} ${perJob(requestsAfter[path]! - (requestsBefore[path] ?? 0)).toFixed(3)}`)
+    .join(", ")}`,
+);
+const db = await dbWork.finish(dbFrom, done);
+if (db) {
+  console.log(
+    `Postgres backend CPU ms/job by client: ${Object.entries(db.cpuMsPerJobByClient)
+      .map(([client, ms]) => `${client} ${ms}`)
+      .join(", ")}; statements/job ${db.statementsPerJob}, exec ms/job ${db.execMsPerJob}`,
+  );
+  for (const statement of db.topStatements.filter((entry) => entry.client === "indexer"))
+    console.log(
+      `  indexer ${statement.execMsPerJob} ms ${statement.callsPerJob} calls ${statement.rowsPerJob} rows/job: ${statement.query.slice(0, 110)}`,
+    );
+}
+if (tablesFrom) {
+  await new Promise((resolve) => setTimeout(resolve, STATS_FLUSH_MS));
+  for (const table of await dbWork.tablesSince(tablesFrom, done))
+    console.log(
+      `  rows/job ${table.table}: ${table.insertsPerJob} inserted, ${table.updatesPerJob} updated, ${table.deletesPerJob} deleted`,
+    );
+}
+await dbWork.close();
 const methods = Object.keys(rpcAfter)
   .map((method) => [method, perJob((rpcAfter[method] ?? 0) - (rpcBefore[method] ?? 0))] as const)
   .filter(([, calls]) => calls > 0)

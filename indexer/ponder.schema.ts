@@ -232,25 +232,25 @@ export const dispute = onchainTable("dispute", (t) => ({
  * `id` = `<chainId>:<blockNumber>:<logIndex>` is stable across restarts and replays;
  * `cursor` = zero-padded `<blockNumber 12 digits><logIndex 6 digits>` sorts in chain order, so a consumer
  * tails the log with `WHERE cursor > $last ORDER BY cursor`.
+ *
+ * The key is `cursor`, not `id`: both name the same log (one chain per schema), and the one reader (the webhook
+ * feed) tails by cursor, so one index serves it. Each index here is written twice a job (JobOpened, JobSettled);
+ * the `id` key and a `(wallet, cursor)` index that nothing read were two more per row.
  */
-export const chainEvent = onchainTable(
-  "chain_event",
-  (t) => ({
-    id: t.text().primaryKey(),
-    cursor: t.text().notNull(),
-    chainId: t.integer().notNull(),
-    blockNumber: t.bigint().notNull(),
-    logIndex: t.integer().notNull(),
-    txHash: t.hex().notNull(),
-    timestamp: t.bigint().notNull(),
-    /** Contract event name, e.g. `JobOpened`, `JobSettled`, `Deposited`, `WorkerSlashed`. */
-    name: t.text().notNull(),
-    /** The wallet the event concerns; null for worker-wide events. */
-    wallet: t.hex(),
-    jobKey: t.hex(),
-    /** Decoded event args (bigints as decimal strings) plus derived facts the webhook needs
-     *  (e.g. `balanceAfter`, `modelId`, `tier`). */
-    data: t.json().notNull(),
-  }),
-  (table) => ({ cursorIdx: index().on(table.cursor), walletIdx: index().on(table.wallet, table.cursor) }),
-);
+export const chainEvent = onchainTable("chain_event", (t) => ({
+  id: t.text().notNull(),
+  cursor: t.text().primaryKey(),
+  chainId: t.integer().notNull(),
+  blockNumber: t.bigint().notNull(),
+  logIndex: t.integer().notNull(),
+  txHash: t.hex().notNull(),
+  timestamp: t.bigint().notNull(),
+  /** Contract event name, e.g. `JobOpened`, `JobSettled`, `Deposited`, `WorkerSlashed`. */
+  name: t.text().notNull(),
+  /** The wallet the event concerns; null for worker-wide events. */
+  wallet: t.hex(),
+  jobKey: t.hex(),
+  /** Decoded event args (bigints as decimal strings) plus derived facts the webhook needs
+   *  (e.g. `balanceAfter`, `modelId`, `tier`). */
+  data: t.json().notNull(),
+}));

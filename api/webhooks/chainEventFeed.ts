@@ -1,4 +1,4 @@
-import { and, asc, gt, inArray, lte } from "@ponder/client";
+import { and, asc, gt, inArray, lte, sql } from "@ponder/client";
 import * as schema from "../../indexer/ponder.schema.js";
 import { IndexClient } from "../readModel/indexClient.js";
 
@@ -47,6 +47,7 @@ export function ponderIndexReader(indexerUrl: string, options: FeedOptions = {})
  */
 export function chainEventFeed(index: Pick<IndexClient, "db" | "status">, options: FeedOptions = {}): IndexReader {
   const depth = options.finalityDepth ?? 1;
+  let reads = 0;
   return {
     async chainEventsAfter(position, limit) {
       let newest: bigint | undefined;
@@ -56,7 +57,12 @@ export function chainEventFeed(index: Pick<IndexClient, "db" | "status">, option
         if (head === undefined) return [];
         newest = BigInt(head) - BigInt(depth - 1);
       }
-      const after = gt(schema.chainEvent.cursor, position);
+      // Always true, and a new text each read: the index's /sql caches a result per query text until Ponder's
+      // NOTIFY of the next block reaches it, and the dispatcher is woken by that same NOTIFY, so an identical
+      // earlier read (the same position, the last one found nothing) could still answer "nothing new" and leave
+      // the block's events waiting for the fallback poll (test/webhooks/latency.test.ts, "each indexed block wakes it").
+      const fresh = sql`${reads++}::int >= 0`;
+      const after = and(gt(schema.chainEvent.cursor, position), fresh);
       const rows = await index.db
         .select()
         .from(schema.chainEvent)

@@ -11,6 +11,12 @@ export interface IngestResult {
   /** Chain events read (0 also when another dispatcher holds the cursor). */
   chainEvents: number;
   deliveries: number;
+  /**
+   * A whole batch was read, so more may be waiting: read again at once. A shorter batch was everything the index
+   * had; the next block it commits announces itself (its NOTIFY), so reading again at once would only find nothing
+   * and cost a transaction and an index request per block.
+   */
+  more: boolean;
 }
 
 /**
@@ -26,8 +32,9 @@ export async function ingestChainEvents(
 ): Promise<IngestResult> {
   return inTransaction(pool, async (client) => {
     const position = (await takeCursor(client, CURSOR_NAME))?.position;
-    if (position === undefined) return { chainEvents: 0, deliveries: 0 };
-    const rows = await index.chainEventsAfter(position, options.batchSize ?? 500);
+    if (position === undefined) return { chainEvents: 0, deliveries: 0, more: false };
+    const batchSize = options.batchSize ?? 500;
+    const rows = await index.chainEventsAfter(position, batchSize);
     const creditLow = await CreditLowTracker.load(client, rows);
     // The batch's events in chain order, stored with their deliveries by one statement (recordEvents).
     const events: NewEvent[] = [];
@@ -56,7 +63,7 @@ export async function ingestChainEvents(
         last.cursor,
       ]);
     }
-    return { chainEvents: rows.length, deliveries };
+    return { chainEvents: rows.length, deliveries, more: rows.length >= batchSize };
   });
 }
 

@@ -101,7 +101,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
         });
         const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
         if (result.deliveries + processing > 0) deliverySignal.wake();
-        if (result.chainEvents > 0) continue; // more may be waiting
+        if (result.more) continue;
       } catch (error) {
         logger.warn({ err: error }, "webhook ingestion failed; retrying");
       }
