@@ -7,13 +7,18 @@ import { seedWallets } from "./wallets.js";
  * Starts the bench's stack and keeps it up (Ctrl-C stops it): for profiling against the same settings.
  * `BENCH_WALLETS` (16) client wallets are seeded into `.local/bench/wallets.json` for `bench/load.ts`.
  * `BENCH_COUNT_RPC=1` sends the gateway's chain calls through a counting pass-through (`GET
- * http://127.0.0.1:<8860+18>/counts`), for counting them per job.
+ * http://127.0.0.1:<8860+18>/counts`), for counting them per job. `BENCH_CHAIN_BLOCK_TIME=<seconds>` makes the chain
+ * mine a block every so many seconds instead of automining (the bench's second chain mode).
  */
+const chainBlockTime = Number(process.env.BENCH_CHAIN_BLOCK_TIME ?? 0);
 const counter =
   process.env.BENCH_COUNT_RPC === "1"
     ? await startRpcCounter(`http://127.0.0.1:${BENCH_PORT_BASE}`, BENCH_PORT_BASE + 18)
     : undefined;
-const stack = await obtainStack((message) => console.error(message), counter ? { gatewayRpcUrl: counter.url } : {});
+const stack = await obtainStack((message) => console.error(message), {
+  ...(counter ? { gatewayRpcUrl: counter.url } : {}),
+  ...(chainBlockTime > 0 ? { chainBlockTime } : {}),
+});
 writeFileSync(".local/bench/stack.json", `${JSON.stringify(stack.info, null, 2)}\n`);
 const wallets = await seedWallets(stack.info, [stack.info.apiUrl], Number(process.env.BENCH_WALLETS ?? 16), 2_000n);
 writeFileSync(".local/bench/wallets.json", `${JSON.stringify(wallets, null, 2)}\n`);
