@@ -2,7 +2,6 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
-  http,
   type Hex,
   type PublicClient,
   type WalletClient,
@@ -37,18 +36,20 @@ export function createChainClients(
   pollingIntervalMs: number,
   timeoutMs = 5_000,
 ): ChainClients {
-  const [first] = rpcUrls;
-  if (first === undefined) throw new Error("the chain needs at least one RPC URL");
+  if (rpcUrls.length === 0) throw new Error("the chain needs at least one RPC URL");
   const chain = defineChain({
     id: chainId,
     name: `chain-${chainId}`,
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [...rpcUrls] } },
   });
-  const transport =
-    rpcUrls.length === 1
-      ? http(first, { retryCount: 2, retryDelay: 100, timeout: timeoutMs })
-      : hedgedTransport({ urls: rpcUrls, timeoutMs, hedgeAfterMs: HEDGE_AFTER_MS });
+  const transport = hedgedTransport({
+    urls: rpcUrls,
+    timeoutMs,
+    hedgeAfterMs: HEDGE_AFTER_MS,
+    // One endpoint has no other to hedge to: it gets one more try, as viem's http transport gave it.
+    retryCount: rpcUrls.length === 1 ? 2 : 1,
+  });
   const publicClient = createPublicClient({ chain, transport, pollingInterval: pollingIntervalMs });
   const walletClient = createWalletClient({
     chain,

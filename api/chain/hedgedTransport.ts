@@ -1,4 +1,5 @@
-import { custom, HttpRequestError, RpcRequestError, type Transport } from "viem";
+import { custom, HttpRequestError, RpcRequestError, TimeoutError, type Transport } from "viem";
+import { postJson, RpcTimeoutError, type HttpAnswer } from "./jsonRpcHttp.js";
 
 export interface HedgedTransportOptions {
   /** The chain's JSON-RPC endpoints, best first. */
@@ -7,6 +8,8 @@ export interface HedgedTransportOptions {
   timeoutMs: number;
   /** An endpoint that has not answered within this long gets a second endpoint asked alongside it. */
   hedgeAfterMs: number;
+  /** viem retries a request that failed at every endpoint this many times (100 ms apart). */
+  retryCount?: number;
 }
 
 type JsonRpcBody = { jsonrpc: "2.0"; id: number; method: string; params: unknown };
@@ -14,6 +17,14 @@ type JsonRpcBody = { jsonrpc: "2.0"; id: number; method: string; params: unknown
 /** No usable HTTP answer (timeout, refused or reset connection, a 5xx): the next endpoint may have one. */
 class EndpointFailure extends Error {
   override name = "EndpointFailure";
+  constructor(
+    message: string,
+    /** The HTTP status when there was an answer. */
+    readonly status?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 /**
@@ -22,33 +33,27 @@ class EndpointFailure extends Error {
  * asked too, and so on; the first answer wins (a JSON-RPC error is an answer: a revert is the same everywhere).
  * viem's ranked `fallback` only moves on once an attempt has failed (a stalled endpoint costs every request its
  * full timeout until the next ranking), which stopped the gateway's 1 s chain-liveness probe for the whole outage.
+ * With one endpoint it is a plain JSON-RPC transport over `node:http` (api/chain/jsonRpcHttp.ts).
  */
 export function hedgedTransport(options: HedgedTransportOptions): Transport {
   let nextId = 1;
   let preferred = 0;
 
   const attempt = async (url: string, body: JsonRpcBody, signal: AbortSignal): Promise<unknown> => {
-    let response: Response;
-    let text: string;
+    let answer: HttpAnswer;
     try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
-      });
-      text = await response.text();
+      answer = await postJson(url, JSON.stringify(body), options.timeoutMs, signal);
     } catch (error) {
-      throw new EndpointFailure(`${url}: ${(error as Error).message}`, { cause: error });
+      throw new EndpointFailure(`${url}: ${(error as Error).message}`, undefined, { cause: error });
     }
     let data: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
     try {
-      data = JSON.parse(text || "{}") as typeof data;
+      data = JSON.parse(answer.text || "{}") as typeof data;
     } catch {
-      throw new EndpointFailure(`${url}: HTTP ${response.status} ${text.slice(0, 200)}`);
+      throw new EndpointFailure(`${url}: HTTP ${answer.status} ${answer.text.slice(0, 200)}`, answer.status);
     }
     if (data.error) throw new RpcRequestError({ body, error: data.error, url });
-    if (!response.ok) throw new EndpointFailure(`${url}: HTTP ${response.status}`);
+    if (answer.status < 200 || answer.status > 299) throw new EndpointFailure(`${url}: HTTP ${answer.status}`, answer.status);
     return data.result;
   };
 
@@ -88,7 +93,7 @@ export function hedgedTransport(options: HedgedTransportOptions): Transport {
             failures.push(error);
             if (failures.length === order.length) {
               finish();
-              reject(new HttpRequestError({ body, url: options.urls.join(","), details: String(error.message) }));
+              reject(noAnswer(body, options.urls, failures as EndpointFailure[]));
               return;
             }
             startNext();
@@ -104,6 +109,23 @@ export function hedgedTransport(options: HedgedTransportOptions): Transport {
         return request({ jsonrpc: "2.0", id: nextId++, method, params: params ?? [] });
       },
     },
-    { retryCount: 1, retryDelay: 100 },
+    { retryCount: options.retryCount ?? 1, retryDelay: 100 },
   );
+}
+
+/**
+ * What viem's own http transport would have thrown: a TimeoutError when no endpoint answered in time, else an
+ * HttpRequestError (with the status of the last HTTP answer, if any), which api/errors/dependencyOutage.ts reads.
+ */
+function noAnswer(body: JsonRpcBody, urls: readonly string[], failures: EndpointFailure[]): Error {
+  const url = urls.join(",");
+  if (failures.every((failure) => failure.cause instanceof RpcTimeoutError)) return new TimeoutError({ body, url });
+  const last = failures.at(-1)!;
+  return new HttpRequestError({
+    body,
+    url,
+    details: last.message,
+    ...(last.status === undefined ? {} : { status: last.status }),
+    cause: last,
+  });
 }

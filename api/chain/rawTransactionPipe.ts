@@ -1,4 +1,5 @@
 import { keccak256, type Hex } from "viem";
+import { postJson } from "./jsonRpcHttp.js";
 
 interface Queued {
   raw: Hex;
@@ -121,15 +122,14 @@ export class RawTransactionPipe {
     let answers: unknown;
     for (let attempt = 0; ; attempt++) {
       try {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(
+        const answer = await postJson(
+          url,
+          JSON.stringify(
             batch.map((item, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [item.raw] })),
           ),
-          signal: AbortSignal.timeout(this.timeoutMs),
-        });
-        answers = await response.json();
+          this.timeoutMs,
+        );
+        answers = JSON.parse(answer.text);
         break;
       } catch (error) {
         if (attempt >= MAX_RESENDS || !isNoAnswer(error)) throw error;
@@ -162,5 +162,5 @@ function mostTelling(failures: unknown[]): unknown {
 function isNoAnswer(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (error.name === "TimeoutError" || error.name === "AbortError") return true;
-  return error instanceof TypeError || /ECONNRESET|ECONNREFUSED|socket hang up|fetch failed/i.test(error.message);
+  return /ECONNRESET|ECONNREFUSED|EPIPE|socket hang up/i.test(error.message);
 }
