@@ -311,6 +311,18 @@ export class EscrowChain {
     return this.clients.publicClient.getBlockNumber({ cacheTime: 0 });
   }
 
+  /**
+   * The hash of the canonical chain's block at this height (undefined if the chain has none there yet). Read raw:
+   * only the hash is wanted, not viem's formatting of the whole header.
+   */
+  async blockHashAt(blockNumber: bigint): Promise<Hex | undefined> {
+    const block = await this.clients.publicClient.request({
+      method: "eth_getBlockByNumber",
+      params: [`0x${blockNumber.toString(16)}`, false],
+    });
+    return block?.hash ?? undefined;
+  }
+
   async blockTimestamp(blockNumber: bigint): Promise<bigint> {
     return (await this.clients.publicClient.getBlock({ blockNumber })).timestamp;
   }

@@ -82,6 +82,8 @@ export interface SettlementHandle {
 export interface MinedSettlement {
   hash: Hex;
   blockNumber: bigint;
+  /** The hash of the block that holds the settlement. */
+  blockHash?: Hex;
   /** From the JobSettled event, when the transaction carried one for this job. */
   creditsCharged?: bigint;
 }
@@ -101,6 +103,8 @@ export interface JobChainActions {
   jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }>;
   /** The canonical chain's latest block number (finality checks). */
   headBlock(): Promise<bigint>;
+  /** The hash of the canonical chain's block at this height (finality checks without a `jobOf` per job). */
+  blockHashAt?(blockNumber: bigint): Promise<Hex | undefined>;
   /** Resolves when the chain will accept `refund` for a job with this deadline. */
   waitForDeadline(deadline: bigint): Promise<void>;
   /** The transaction that refunded the job (its `JobRefunded`), whoever sent it; undefined if none is found. */
@@ -155,6 +159,8 @@ export interface JobLifecycleOptions {
 
 /** A head read this recently serves every settlement waiting for its finality meanwhile (finalSoon). */
 const HEAD_REUSE_MS = 50;
+/** How long a settlement not final within `finalWaitMs` is still watched for finality before the sweeper's turn. */
+const FINAL_LATER_MS = 5_000;
 
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
 const REFUND_ATTEMPTS = 30;
@@ -171,6 +177,11 @@ export class JobLifecycle {
   private readonly chain: JobChainActions;
   private readonly logger: Logger;
   private head: { at: number; value: Promise<bigint> } | undefined;
+  /** Canonical block hashes read for finalSoon, by height, each shared by the settlements mined in that block. */
+  private readonly canonical = new Map<bigint, { at: number; value: Promise<Hex | undefined> }>();
+  /** Settlements waiting for the head to bury them (finalSoon), served by one head poll. */
+  private headWaiters: { block: bigint; until: number; resolve: (reached: boolean) => void }[] = [];
+  private headPolling: Promise<void> | undefined;
 
   constructor(private readonly options: JobLifecycleOptions) {
     this.jobs = options.jobs;
@@ -473,9 +484,11 @@ export class JobLifecycle {
             { deferred: "hold" },
           );
           recorded.catch(() => undefined); // awaited below, after the finality check
-          if (await this.finalSoon(job.jobKey, mined.blockNumber)) await this.jobs.update(job.jobId, { final: true });
+          const final = await this.finalSoon(job.jobKey, mined, this.options.finalWaitMs ?? 500);
+          if (final) await this.jobs.update(job.jobId, { final: true });
           this.jobs.writeSoon(job.jobId);
-          await recorded;
+          const { moved } = await recorded;
+          if (!final && moved && this.byBlock(mined)) void this.finalLater(job, mined);
         } catch (error) {
           // The database did not answer: the row stays `settling` and the sweeper finds the job settled on chain.
           // Never an unhandled rejection, which would take the whole process down.
@@ -494,24 +507,88 @@ export class JobLifecycle {
   }
 
   /**
-   * Whether a settlement just mined is final within `finalWaitMs` (the check `confirmFinality` makes): under load
-   * the chain moves `finalityDepth` blocks past it within milliseconds (automine), and the move to `settled` then
-   * carries `final` instead of the sweeper writing the row once more (issue 26). Otherwise, or when the chain does
-   * not answer, the sweeper decides it as before.
+   * Whether a settlement just mined is final within `waitMs` (the check `confirmFinality` makes): under load the
+   * chain moves `finalityDepth` blocks past it within milliseconds (automine), and the move to `settled` then carries
+   * `final` instead of the sweeper writing the row once more (issue 26). Otherwise, or when the chain does not
+   * answer, the sweeper decides it as before. Once deep enough, a settlement whose transaction carried this job's
+   * JobSettled is still in force if its block is still the canonical one at that height: one block read per block,
+   * shared by every job settled in it, instead of a `jobOf` per job (issue 26).
    */
-  private async finalSoon(jobKey: Hex, block: bigint): Promise<boolean> {
+  private async finalSoon(jobKey: Hex, mined: MinedSettlement, waitMs: number): Promise<boolean> {
     const depth = BigInt(this.options.finalityDepth ?? 1);
-    const until = Date.now() + (this.options.finalWaitMs ?? 500);
     try {
-      while ((await this.recentHead()) - block < depth) {
-        if (Date.now() >= until) return false;
-        await new Promise((resolve) => setTimeout(resolve, HEAD_REUSE_MS));
+      if (!(await this.headReaches(mined.blockNumber + depth, Date.now() + waitMs))) return false;
+      if (this.byBlock(mined)) {
+        const canonical = await this.canonicalHash(mined.blockNumber);
+        // Another block there: a reorg took the settlement (or the node lags); the sweeper decides.
+        return canonical?.toLowerCase() === mined.blockHash!.toLowerCase();
       }
       const onChain = await this.chain.jobOf(jobKey);
       return onChain.status === "settled" || onChain.status === "disputed";
     } catch {
       return false;
     }
+  }
+
+  /** Whether the settlement's finality can be read off its block (it carried this job's JobSettled). */
+  private byBlock(mined: MinedSettlement): boolean {
+    return mined.blockHash !== undefined && mined.creditsCharged !== undefined && this.chain.blockHashAt !== undefined;
+  }
+
+  /**
+   * A settlement not final within `finalWaitMs` (a chain with block times: the next block is up to a block time
+   * away) is checked again once the chain is deep enough, within FINAL_LATER_MS, by its block as finalSoon does:
+   * the same write of `final` the sweeper would make, without the sweeper's `jobOf` per job (issue 26). What is not
+   * decided by then is the sweeper's.
+   */
+  private async finalLater(job: JobRef, mined: MinedSettlement): Promise<void> {
+    try {
+      if (await this.finalSoon(job.jobKey, mined, FINAL_LATER_MS)) await this.jobs.update(job.jobId, { final: true });
+    } catch (error) {
+      this.logger.warn({ err: error, job_id: job.jobId }, "recording finality failed; left to the sweeper");
+    }
+  }
+
+  /**
+   * Resolves true once the chain's head is at `block` or past it, false at `until`. One head poll every
+   * HEAD_REUSE_MS serves every waiting settlement.
+   */
+  private async headReaches(block: bigint, until: number): Promise<boolean> {
+    if ((await this.recentHead()) >= block) return true;
+    if (Date.now() >= until) return false;
+    return new Promise((resolve) => {
+      this.headWaiters.push({ block, until, resolve });
+      this.headPolling ??= this.pollHead().finally(() => (this.headPolling = undefined));
+    });
+  }
+
+  private async pollHead(): Promise<void> {
+    while (this.headWaiters.length > 0) {
+      await new Promise((resolve) => setTimeout(resolve, HEAD_REUSE_MS).unref());
+      // A failed read decides nothing: the waiters wait on until their bound.
+      const head = await this.recentHead().catch(() => undefined);
+      const now = Date.now();
+      this.headWaiters = this.headWaiters.filter((waiter) => {
+        if (head !== undefined && head >= waiter.block) waiter.resolve(true);
+        else if (now >= waiter.until) waiter.resolve(false);
+        else return true;
+        return false;
+      });
+    }
+  }
+
+  /** The canonical hash at `blockNumber`, read at most once per HEAD_REUSE_MS for all jobs settled in that block. */
+  private canonicalHash(blockNumber: bigint): Promise<Hex | undefined> {
+    const now = Date.now();
+    const cached = this.canonical.get(blockNumber);
+    if (cached && now - cached.at <= HEAD_REUSE_MS) return cached.value;
+    for (const [height, entry] of this.canonical) if (now - entry.at > HEAD_REUSE_MS) this.canonical.delete(height);
+    const value = this.chain.blockHashAt!(blockNumber);
+    this.canonical.set(blockNumber, { at: now, value });
+    value.catch(() => {
+      if (this.canonical.get(blockNumber)?.value === value) this.canonical.delete(blockNumber);
+    });
+    return value;
   }
 
   /** The chain's head, read at most once per HEAD_REUSE_MS for all jobs (a lower bound of the head: it only

@@ -15,7 +15,10 @@ export type WaitForChainDeadline = (deadline: bigint) => Promise<void>;
 
 /** What the production chain actions are made of: the escrow contract, the settlement batcher, the deadline wait. */
 export interface ChainActionsDeps {
-  chain: Pick<EscrowChain, "failJob" | "refund" | "sender" | "settledJobOf" | "jobOf" | "blockNumber" | "refundTxOf">;
+  chain: Pick<
+    EscrowChain,
+    "failJob" | "refund" | "sender" | "settledJobOf" | "jobOf" | "blockNumber" | "blockHashAt" | "refundTxOf"
+  >;
   batcher: Pick<SettlementBatcher, "enqueue">;
   waitForChainDeadline: WaitForChainDeadline;
 }
@@ -49,6 +52,7 @@ export function chainActionsOf(deps: ChainActionsDeps): JobChainActions {
         return {
           hash,
           blockNumber: txReceipt.blockNumber,
+          blockHash: txReceipt.blockHash,
           ...(facts ? { creditsCharged: facts.creditsCharged } : {}),
         };
       });
@@ -58,6 +62,7 @@ export function chainActionsOf(deps: ChainActionsDeps): JobChainActions {
     },
     jobOf: (jobKey) => deps.chain.jobOf(jobKey),
     headBlock: () => deps.chain.blockNumber(),
+    blockHashAt: (blockNumber) => deps.chain.blockHashAt(blockNumber),
     waitForDeadline: (deadline) => deps.waitForChainDeadline(deadline),
     refundTxOf: (jobKey) => deps.chain.refundTxOf(jobKey),
     refusalOf: (error) => revertOf(error)?.name,
