@@ -107,6 +107,8 @@ interface Tracked {
 }
 
 const FILLER_GAS = 21_000n;
+/** While receipts are not there at once (a chain with block times), one wait in this many still looks at once. */
+const RECEIPT_PROBE_EVERY = 16;
 const FILLER_PURPOSE = "no-op";
 /** Nonce-too-low and fee refusals, as geth, Hardhat (EDR), anvil and reth word them. */
 const NONCE_TOO_LOW = /nonce too low|nonce has already been used|NonceTooLow/i;
@@ -143,6 +145,9 @@ export class TransactionManager {
   private polling: Promise<void> | undefined;
   /** The newest head block number the receipt poll has seen. */
   private polledHead: bigint | undefined;
+  /** Whether the last look for a receipt right after sending found it (automine): then every wait looks at once. */
+  private receiptsAtOnce = true;
+  private sinceProbe = 0;
 
   constructor(private readonly options: TransactionManagerOptions) {}
 
@@ -619,7 +624,17 @@ export class TransactionManager {
     entry.waitedUntil = Math.max(entry.waitedUntil ?? 0, deadline);
     if (this.waited.has(entry) || entry.mined) return;
     this.waited.add(entry);
-    void this.lookUp(entry, this.polledHead).then(() => {
+    // On a chain with block times a transaction just sent cannot have a receipt yet: its first look is then the
+    // poll's at the next head, save for one probe in RECEIPT_PROBE_EVERY, whose hit (automine again) brings the
+    // looks at once back.
+    const now = this.receiptsAtOnce || ++this.sinceProbe >= RECEIPT_PROBE_EVERY;
+    const first = now
+      ? this.lookUp(entry, this.polledHead).then((found) => {
+          this.sinceProbe = 0;
+          this.receiptsAtOnce = found;
+        })
+      : Promise.resolve((entry.lookedAtHead = this.polledHead));
+    void first.then(() => {
       this.polling ??= this.pollWaited().finally(() => (this.polling = undefined));
     });
   }
@@ -638,21 +653,25 @@ export class TransactionManager {
     }
   }
 
-  /** One look for `entry`'s receipt (any version, newest first); `head` is a block at or below the chain's now. */
-  private async lookUp(entry: Tracked, head: bigint | undefined): Promise<void> {
+  /**
+   * One look for `entry`'s receipt (any version, newest first); `head` is a block at or below the chain's now.
+   * Whether the entry is mined (or no longer waited for) after it.
+   */
+  private async lookUp(entry: Tracked, head: bigint | undefined): Promise<boolean> {
     if (entry.mined || this.tracked.get(entry.nonce) !== entry || Date.now() >= (entry.waitedUntil ?? 0)) {
       this.waited.delete(entry);
-      return;
+      return true;
     }
     for (const attempt of [...entry.attempts].reverse()) {
       const receipt = await this.options.client.getTransactionReceipt({ hash: attempt.hash }).catch(() => undefined);
       if (receipt) {
         if (!entry.mined) this.markMined(entry, receipt);
         this.waited.delete(entry);
-        return;
+        return true;
       }
     }
     entry.lookedAtHead = head;
+    return false;
   }
 
   /** A transaction this manager does not (or no longer) track: poll its receipt. */
