@@ -40,6 +40,9 @@ class EscrowRevert extends Error {
  * Test double of the chain actions (`JobChainActions`): an in-memory escrow with the real contract's rules that
  * matter here — a job leaves `open` once; refund only after the deadline — and a log of every action sent.
  */
+/** The hash of the block the in-memory chain mines settlements in. */
+const BLOCK_7: Hex = `0x${"b7".repeat(32)}`;
+
 class InMemoryEscrowChain implements JobChainActions {
   readonly jobs = new Map<Hex, { status: ChainJobStatus; deadline: bigint }>();
   readonly sent: { action: "settle" | "failJob" | "refund"; jobKey: Hex }[] = [];
@@ -122,13 +125,31 @@ class InMemoryEscrowChain implements JobChainActions {
       await Promise.resolve();
       if (this.refuseSettlementWith) throw new EscrowRevert(this.refuseSettlementWith);
       this.close(jobKey, "settled");
-      return { hash, blockNumber: 7n, creditsCharged: BigInt(receipt.completionTokens) };
+      return {
+        hash,
+        blockNumber: 7n,
+        ...(this.canonicalBlocks ? { blockHash: BLOCK_7 } : {}),
+        creditsCharged: BigInt(receipt.completionTokens),
+      };
     })();
     mined.catch(() => undefined);
     return { submitted: Promise.resolve(hash), mined };
   }
 
+  /** The jobOf reads made (finality from a settlement's block needs none). */
+  jobOfReads = 0;
+  /** When set, settlements carry their block's hash and the chain answers block hashes from here (the canonical
+   *  chain); unset, finality is read with jobOf as a chain without block facts gives it. */
+  canonicalBlocks: Map<bigint, Hex> | undefined;
+  blockHashAt?: (blockNumber: bigint) => Promise<Hex | undefined>;
+
+  withBlocks(): void {
+    this.canonicalBlocks = new Map([[7n, BLOCK_7]]);
+    this.blockHashAt = async (blockNumber) => this.canonicalBlocks?.get(blockNumber);
+  }
+
   async jobOf(jobKey: Hex): Promise<{ status: ChainJobStatus; deadline: bigint }> {
+    this.jobOfReads++;
     return this.jobs.get(jobKey) ?? { status: "none", deadline: 0n };
   }
 
@@ -1004,6 +1025,59 @@ describe("finality (issue 25)", () => {
     });
 
     expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+  });
+
+  it("reads a buried settlement's finality off its block, without a jobOf", async () => {
+    chain.withBlocks();
+    const job = await jobIn("processing");
+    chain.head = 8n;
+
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+    expect(chain.jobOfReads).toBe(0);
+  });
+
+  it("does not take a settlement whose block a reorg replaced as final", async () => {
+    chain.withBlocks();
+    chain.canonicalBlocks!.set(7n, `0x${"c7".repeat(32)}`);
+    const job = await jobIn("processing");
+    chain.head = 8n;
+
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: false });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await row(job.jobId)).final).toBe(false);
+  });
+
+  it("marks a settlement the chain buries after its move to settled final by its block (a chain with block times)", async () => {
+    chain.withBlocks();
+    const job = await jobIn("processing");
+
+    await gateway().conclude(job, {
+      kind: "receipt",
+      receipt: receiptFor(job.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+    expect(await eventually(job.jobId, "settled")).toMatchObject({ settlement_block: "7", final: false });
+    chain.head = 8n;
+
+    for (let i = 0; i < 100 && !(await row(job.jobId)).final; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await row(job.jobId)).final).toBe(true);
+    expect(chain.jobOfReads).toBe(0);
   });
 
   it("marks a settled row final only once its settlement is the finality depth deep", async () => {
