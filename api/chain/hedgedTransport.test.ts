@@ -87,9 +87,9 @@ describe("hedgedTransport", () => {
     const thrown = await clientOf([stalled.url], 200)
       .getBlockNumber({ cacheTime: 0 })
       .catch((caught: unknown) => caught);
-    expect((thrown as { walk: (fn: (e: unknown) => boolean) => unknown }).walk((e) => e instanceof TimeoutError)).toBeInstanceOf(
-      TimeoutError,
-    );
+    expect(
+      (thrown as { walk: (fn: (e: unknown) => boolean) => unknown }).walk((e) => e instanceof TimeoutError),
+    ).toBeInstanceOf(TimeoutError);
   });
 
   it("throws an HttpRequestError (with the status) when no endpoint gives a JSON-RPC answer", async () => {

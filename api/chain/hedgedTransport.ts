@@ -53,7 +53,8 @@ export function hedgedTransport(options: HedgedTransportOptions): Transport {
       throw new EndpointFailure(`${url}: HTTP ${answer.status} ${answer.text.slice(0, 200)}`, answer.status);
     }
     if (data.error) throw new RpcRequestError({ body, error: data.error, url });
-    if (answer.status < 200 || answer.status > 299) throw new EndpointFailure(`${url}: HTTP ${answer.status}`, answer.status);
+    if (answer.status < 200 || answer.status > 299)
+      throw new EndpointFailure(`${url}: HTTP ${answer.status}`, answer.status);
     return data.result;
   };
 
