@@ -161,6 +161,8 @@ export interface JobLifecycleOptions {
 const HEAD_REUSE_MS = 50;
 /** How long a settlement not final within `finalWaitMs` is still watched for finality before the sweeper's turn. */
 const FINAL_LATER_MS = 5_000;
+/** The head poll's pause while only such settlements wait: nothing is held on them. */
+const LATER_HEAD_POLL_MS = 250;
 
 /** A refund refused as early is sent again this many times (the chain's clock may trail the wall clock). */
 const REFUND_ATTEMPTS = 30;
@@ -180,7 +182,7 @@ export class JobLifecycle {
   /** Canonical block hashes read for finalSoon, by height, each shared by the settlements mined in that block. */
   private readonly canonical = new Map<bigint, { at: number; value: Promise<Hex | undefined> }>();
   /** Settlements waiting for the head to bury them (finalSoon), served by one head poll. */
-  private headWaiters: { block: bigint; until: number; resolve: (reached: boolean) => void }[] = [];
+  private headWaiters: { block: bigint; until: number; urgent: boolean; resolve: (reached: boolean) => void }[] = [];
   private headPolling: Promise<void> | undefined;
 
   constructor(private readonly options: JobLifecycleOptions) {
@@ -514,10 +516,10 @@ export class JobLifecycle {
    * JobSettled is still in force if its block is still the canonical one at that height: one block read per block,
    * shared by every job settled in it, instead of a `jobOf` per job (issue 26).
    */
-  private async finalSoon(jobKey: Hex, mined: MinedSettlement, waitMs: number): Promise<boolean> {
+  private async finalSoon(jobKey: Hex, mined: MinedSettlement, waitMs: number, urgent = true): Promise<boolean> {
     const depth = BigInt(this.options.finalityDepth ?? 1);
     try {
-      if (!(await this.headReaches(mined.blockNumber + depth, Date.now() + waitMs))) return false;
+      if (!(await this.headReaches(mined.blockNumber + depth, Date.now() + waitMs, urgent))) return false;
       if (this.byBlock(mined)) {
         const canonical = await this.canonicalHash(mined.blockNumber);
         // Another block there: a reorg took the settlement (or the node lags); the sweeper decides.
@@ -543,28 +545,31 @@ export class JobLifecycle {
    */
   private async finalLater(job: JobRef, mined: MinedSettlement): Promise<void> {
     try {
-      if (await this.finalSoon(job.jobKey, mined, FINAL_LATER_MS)) await this.jobs.update(job.jobId, { final: true });
+      if (await this.finalSoon(job.jobKey, mined, FINAL_LATER_MS, false))
+        await this.jobs.update(job.jobId, { final: true });
     } catch (error) {
       this.logger.warn({ err: error, job_id: job.jobId }, "recording finality failed; left to the sweeper");
     }
   }
 
   /**
-   * Resolves true once the chain's head is at `block` or past it, false at `until`. One head poll every
-   * HEAD_REUSE_MS serves every waiting settlement.
+   * Resolves true once the chain's head is at `block` or past it, false at `until`. One head poll serves every
+   * waiting settlement: every HEAD_REUSE_MS while one waits `urgent`ly (its row's write is held meanwhile), else
+   * every LATER_HEAD_POLL_MS.
    */
-  private async headReaches(block: bigint, until: number): Promise<boolean> {
+  private async headReaches(block: bigint, until: number, urgent: boolean): Promise<boolean> {
     if ((await this.recentHead()) >= block) return true;
     if (Date.now() >= until) return false;
     return new Promise((resolve) => {
-      this.headWaiters.push({ block, until, resolve });
+      this.headWaiters.push({ block, until, urgent, resolve });
       this.headPolling ??= this.pollHead().finally(() => (this.headPolling = undefined));
     });
   }
 
   private async pollHead(): Promise<void> {
     while (this.headWaiters.length > 0) {
-      await new Promise((resolve) => setTimeout(resolve, HEAD_REUSE_MS).unref());
+      const pause = this.headWaiters.some((waiter) => waiter.urgent) ? HEAD_REUSE_MS : LATER_HEAD_POLL_MS;
+      await new Promise((resolve) => setTimeout(resolve, pause).unref());
       // A failed read decides nothing: the waiters wait on until their bound.
       const head = await this.recentHead().catch(() => undefined);
       const now = Date.now();
