@@ -42,8 +42,13 @@ export class CompletionPipeline {
   }
 
   /** Settles, fails or refunds from the relay's outcome; the charge and credits remaining come back (concludeJob.ts). */
-  conclude(prepared: PreparedCompletion, opened: OpenedJob, outcome: RelayOutcome): Promise<ConcludedJob> {
-    return concludeJob(this.deps.conclude, prepared, opened, outcome);
+  async conclude(prepared: PreparedCompletion, opened: OpenedJob, outcome: RelayOutcome): Promise<ConcludedJob> {
+    const concluded = await concludeJob(this.deps.conclude, prepared, opened, outcome);
+    if (concluded.kind === "charged") {
+      this.answering.add(opened.jobId);
+      this.holdWhileSettling(opened.jobId, concluded.settlement.mined);
+    }
+    return concluded;
   }
 
   /** Something unexpected broke the request: the escrow goes back now rather than at the deadline. */
@@ -53,6 +58,37 @@ export class CompletionPipeline {
 
   /** The request is over (answered or not): the sweeper may look at the job again. */
   finished(opened: OpenedJob): void {
-    this.deps.activeJobs.delete(opened.jobId);
+    this.answering.delete(opened.jobId);
+    if (!this.settlingHere.has(opened.jobId)) this.deps.activeJobs.delete(opened.jobId);
+  }
+
+  /** Charged jobs whose request is still writing its answer here. */
+  private readonly answering = new Set<string>();
+  /** Charged jobs whose settlement this process is still following (see holdWhileSettling). */
+  private readonly settlingHere = new Set<string>();
+
+  /**
+   * A charged job stays this process's own until its settlement is mined (or SETTLING_HOLD_MS passed): the
+   * sweeper would otherwise read the chain for every answered job whose settlement is still on its way (one
+   * `jobOf` each per sweep, issue 26) only to find what this process is about to record itself. A settlement that
+   * fails, or never ends, lets go, and the sweeper follows the chain as before.
+   */
+  private holdWhileSettling(jobId: string, mined: Promise<unknown>): void {
+    this.settlingHere.add(jobId);
+    let timer: NodeJS.Timeout | undefined;
+    const capped = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SETTLING_HOLD_MS);
+      timer.unref();
+    });
+    void Promise.race([mined.then(() => undefined), capped])
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(timer);
+        this.settlingHere.delete(jobId);
+        if (!this.answering.has(jobId)) this.deps.activeJobs.delete(jobId);
+      });
   }
 }
+
+/** The longest a charged job is held from the sweeper while its settlement is on its way. */
+const SETTLING_HOLD_MS = 120_000;

@@ -121,7 +121,7 @@ export class GatewayMetrics {
     const sources = () => this.sources;
     new Gauge({
       name: "gateway_active_jobs",
-      help: "Jobs this gateway process is relaying now.",
+      help: "Jobs this gateway process is running now: relaying, or following its settlement until mined.",
       registers: [this.registry],
       collect() {
         this.set(sources()?.activeJobs.size ?? 0);
