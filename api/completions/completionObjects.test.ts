@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { chunkObject, completionIdOf, contentChunkEvent, completionObject, usageChunkObject, usageOf } from "./completionObjects.js";
+import {
+  chunkObject,
+  completionIdOf,
+  contentChunkEvent,
+  completionObject,
+  usageChunkObject,
+  usageOf,
+} from "./completionObjects.js";
 import { SSE_DONE, sseEvent } from "./sseFraming.js";
 
 const meta = {
@@ -25,7 +32,16 @@ describe("completion objects", () => {
   });
 
   it("writes a content chunk's event from its template byte for byte as the chunk object's", () => {
-    const texts = ["Hi", "", ' "quoted" \\ back', "line\nbreak\t", "\u0000\u001f\u2028\u2029", "é中😀", "\ud800 lone", "</script>"];
+    const texts = [
+      "Hi",
+      "",
+      ' "quoted" \\ back',
+      "line\nbreak\t",
+      "\u0000\u001f\u2028\u2029",
+      "é中😀",
+      "\ud800 lone",
+      "</script>",
+    ];
     for (const withRole of [true, false]) {
       const event = contentChunkEvent(meta, withRole);
       for (const content of texts) {

@@ -77,8 +77,7 @@ export function contentChunkEvent(meta: CompletionMeta, withRole: boolean): (con
   const delta = withRole ? { role: "assistant" as const, content: marker } : { content: marker };
   const parts = sseEvent(chunkObject(meta, delta, null)).split(JSON.stringify(marker));
   if (parts.length !== 2) {
-    return (content) =>
-      sseEvent(chunkObject(meta, withRole ? { role: "assistant", content } : { content }, null));
+    return (content) => sseEvent(chunkObject(meta, withRole ? { role: "assistant", content } : { content }, null));
   }
   const [before, after] = parts as [string, string];
   return (content) => before + JSON.stringify(content) + after;
