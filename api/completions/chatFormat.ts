@@ -5,12 +5,13 @@ import {
   chunkObject,
   completionIdOf,
   completionObject,
+  contentChunkEvent,
   usageChunkObject,
   type CompletionMeta,
 } from "./completionObjects.js";
 import type { CompletionFormat, CompletionProtocol } from "./completionFormat.js";
 import { parseChatRequest, type ChatCompletionRequest } from "./requestSchema.js";
-import { doneWasWritten, endSse, startSse, writeDone, writeSse } from "./writeSse.js";
+import { doneWasWritten, endSse, startSse, writeDone, writeSse, writeSseEvent } from "./writeSse.js";
 
 /** POST /v1/chat/completions as a protocol of the shared pipeline: the body is the job itself. */
 export function chatProtocol(maxMessages: number, docsUrl: string): CompletionProtocol<ChatCompletionRequest> {
@@ -34,13 +35,20 @@ export function chatProtocol(maxMessages: number, docsUrl: string): CompletionPr
 /** Chat completion chunks (spec, "Streaming response"), or the chat completion object. */
 function chatFormat(meta: CompletionMeta, includeUsage: boolean, docsUrl: string): CompletionFormat {
   let firstChunk = true;
+  // Built once the fingerprint (the serving backend) is known: every chunk carries it.
+  let firstEvent: ((content: string) => string) | undefined;
+  let nextEvent: ((content: string) => string) | undefined;
   return {
     streamStarted(_res, backend) {
       meta.systemFingerprint = backend;
     },
     token(res, text) {
-      writeSse(res, chunkObject(meta, firstChunk ? { role: "assistant", content: text } : { content: text }, null));
-      firstChunk = false;
+      if (firstChunk) {
+        firstChunk = false;
+        writeSseEvent(res, (firstEvent ??= contentChunkEvent(meta, true))(text));
+      } else {
+        writeSseEvent(res, (nextEvent ??= contentChunkEvent(meta, false))(text));
+      }
     },
     streamFinished(res, result) {
       if (firstChunk) writeSse(res, chunkObject(meta, { role: "assistant", content: "" }, null));

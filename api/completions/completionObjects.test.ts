@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { chunkObject, completionIdOf, completionObject, usageChunkObject, usageOf } from "./completionObjects.js";
+import {
+  chunkObject,
+  completionIdOf,
+  contentChunkEvent,
+  completionObject,
+  usageChunkObject,
+  usageOf,
+} from "./completionObjects.js";
 import { SSE_DONE, sseEvent } from "./sseFraming.js";
 
 const meta = {
@@ -22,6 +29,29 @@ describe("completion objects", () => {
       usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
       system_fingerprint: "simulated",
     });
+  });
+
+  it("writes a content chunk's event from its template byte for byte as the chunk object's", () => {
+    const texts = [
+      "Hi",
+      "",
+      ' "quoted" \\ back',
+      "line\nbreak\t",
+      "\u0000\u001f\u2028\u2029",
+      "é中😀",
+      "\ud800 lone",
+      "</script>",
+    ];
+    for (const withRole of [true, false]) {
+      const event = contentChunkEvent(meta, withRole);
+      for (const content of texts) {
+        const delta = withRole ? { role: "assistant" as const, content } : { content };
+        expect(event(content)).toBe(sseEvent(chunkObject(meta, delta, null)));
+      }
+    }
+    // A meta that contains the marker itself still gets the same bytes.
+    const odd = { ...meta, model: "\u0000content\u0000" };
+    expect(contentChunkEvent(odd, false)("x")).toBe(sseEvent(chunkObject(odd, { content: "x" }, null)));
   });
 
   it("builds chunks with a delta and a null finish reason until the last", () => {

@@ -13,12 +13,24 @@ export function startSse(res: Response, headers: Record<string, string>): void {
   // The settlement transaction is known only after the last token: it travels as an HTTP trailer.
   res.setHeader("trailer", "x-service-settlement-tx");
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.socket?.setNoDelay(true);
+  const socket = res.socket;
+  socket?.setNoDelay(true);
+  // The head and whatever follows in this tick (the first token: onServing comes right before it) leave in one
+  // write instead of two; uncorked before the event loop goes on, so nothing waits (issue 26).
+  if (socket && !socket.writableCorked) {
+    socket.cork();
+    process.nextTick(() => socket.uncork());
+  }
   res.flushHeaders();
 }
 
 export function writeSse(res: Response, payload: unknown): void {
   if (!res.writableEnded && !res.destroyed) res.write(sseEvent(payload));
+}
+
+/** Writes an event already framed (`sseEvent`, or a template of one: `contentChunkEvent`). */
+export function writeSseEvent(res: Response, event: string): void {
+  if (!res.writableEnded && !res.destroyed) res.write(event);
 }
 
 /** Writes `data: [DONE]` once: the answer is complete, whatever follows (only the trailer) is optional. */

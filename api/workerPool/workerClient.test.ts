@@ -47,6 +47,54 @@ describe("WorkerClient.runJob", () => {
     ]);
   });
 
+  it("splits lines however the answer is cut: mid-line, mid-character, blank lines, a last line without newline", async () => {
+    const body = Buffer.from(
+      `${JSON.stringify({ type: "token", text: "é" })}\n\n${JSON.stringify({ type: "token", text: "b" })}\n` +
+        JSON.stringify({ type: "token", text: "c" }),
+    );
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      // Every byte in its own write, a few apart: "é" is two bytes, so it arrives split.
+      let at = 0;
+      const next = () => {
+        if (at === body.length) return void res.end();
+        res.write(body.subarray(at, ++at));
+        setImmediate(next);
+      };
+      next();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    expect(await eventsOf(endpoint)).toEqual([
+      { type: "token", text: "é" },
+      { type: "token", text: "b" },
+      { type: "token", text: "c" },
+    ]);
+  });
+
+  it("yields every line of a long answer read faster than it is consumed", async () => {
+    const lines = Array.from({ length: 500 }, (_, index) => JSON.stringify({ type: "token", text: String(index) }));
+    const endpoint = await workerAnswering(lines);
+    const events: WorkerEvent[] = [];
+    for await (const event of new WorkerClient("token").runJob(endpoint, payload, AbortSignal.timeout(5_000))) {
+      events.push(event);
+      if (events.length % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(events.map((event) => (event.type === "token" ? event.text : ""))).toEqual(
+      lines.map((_, index) => String(index)),
+    );
+  });
+
+  it("error: an answer cut before its end is a failure, not an end", async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.write(`${JSON.stringify({ type: "token", text: "a" })}\n`, () => setTimeout(() => res.destroy(), 20));
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await expect(eventsOf(endpoint)).rejects.toThrow();
+  });
+
   it("error: a token event without text is refused", async () => {
     const endpoint = await workerAnswering([JSON.stringify({ type: "token", text: 7 })]);
     await expect(eventsOf(endpoint)).rejects.toThrow();

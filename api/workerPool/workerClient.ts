@@ -2,7 +2,6 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { cancelResponseSchema, healthSchema, workerEventSchema } from "./workerProtocol.js";
 import type { CancelResponse, WorkerEvent, WorkerHealth, WorkerJobPayload } from "./workerProtocol.js";
-import { ndjsonLines } from "./ndjsonLines.js";
 
 /** HTTP client of the worker protocol (docs/DESIGN.md), authenticated with the shared gateway token. */
 export class WorkerClient {
@@ -45,10 +44,16 @@ export class WorkerClient {
     // A done or error line ends the answer, and the relay stops reading there: the rest (the end of the chunked
     // body) is then read off so the connection goes back to the pool; any other early stop drops the connection.
     let over = false;
+    const lines = new NdjsonLines(response);
     try {
-      for await (const line of ndjsonLines(
-        response.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
-      )) {
+      for (;;) {
+        const line = lines.shift();
+        if (line === undefined) {
+          if (lines.failure) throw lines.failure;
+          if (lines.ended) return;
+          await lines.arrival();
+          continue;
+        }
         let json: unknown;
         try {
           json = JSON.parse(line);
@@ -67,6 +72,7 @@ export class WorkerClient {
         yield event;
       }
     } finally {
+      lines.stop();
       if (!response.readableEnded) {
         if (over) response.resume();
         else response.destroy();
@@ -113,5 +119,103 @@ export class WorkerRequestError extends Error {
     readonly status?: number,
   ) {
     super(message);
+  }
+}
+
+/** How many unread lines pause the worker's answer until the relay catches up. */
+const MAX_UNREAD_LINES = 64;
+
+/**
+ * The lines of a worker's NDJSON answer, split as its `data` events arrive. Read straight off the response rather
+ * than through its async iterator and a line generator: those were two more promise chains per token, and the
+ * Node stream machinery and garbage collection were the largest costs of a streamed job (issue 26).
+ */
+class NdjsonLines {
+  private lines: string[] = [];
+  private head = 0;
+  private partial = "";
+  private wake: (() => void) | undefined;
+  ended = false;
+  failure: Error | undefined;
+
+  constructor(private readonly body: IncomingMessage) {
+    body.setEncoding("utf8");
+    body.on("data", this.onData);
+    body.once("end", this.onEnd);
+    // Kept after `stop`: an error of a body read off to its end must not go unhandled.
+    body.on("error", this.onError);
+    body.once("close", this.onClose);
+  }
+
+  /** The next complete line, if one has arrived. */
+  shift(): string | undefined {
+    if (this.head === this.lines.length) return undefined;
+    const line = this.lines[this.head++];
+    if (this.head === this.lines.length) {
+      this.lines.length = 0;
+      this.head = 0;
+      if (this.body.isPaused() && !this.ended) this.body.resume();
+    }
+    return line;
+  }
+
+  /** Resolves when a line arrives, the answer ends or fails. */
+  arrival(): Promise<void> {
+    return new Promise((resolve) => (this.wake = resolve));
+  }
+
+  /** Nothing more is read into lines (what is left of the body is drained or dropped by the caller). */
+  stop(): void {
+    this.body.off("data", this.onData);
+    this.body.off("end", this.onEnd);
+    this.body.off("close", this.onClose);
+    this.wake = undefined;
+  }
+
+  private readonly onData = (chunk: string) => {
+    let start = 0;
+    let newline = chunk.indexOf("\n");
+    if (newline < 0) {
+      this.partial += chunk;
+      return;
+    }
+    while (newline >= 0) {
+      let line = chunk.slice(start, newline);
+      if (this.partial !== "") {
+        line = this.partial + line;
+        this.partial = "";
+      }
+      line = line.trim();
+      if (line !== "") this.lines.push(line);
+      start = newline + 1;
+      newline = chunk.indexOf("\n", start);
+    }
+    this.partial = chunk.slice(start);
+    if (this.lines.length - this.head >= MAX_UNREAD_LINES) this.body.pause();
+    this.notify();
+  };
+
+  private readonly onEnd = () => {
+    const last = this.partial.trim();
+    this.partial = "";
+    if (last !== "") this.lines.push(last);
+    this.ended = true;
+    this.notify();
+  };
+
+  private readonly onError = (error: Error) => {
+    this.failure ??= error;
+    this.notify();
+  };
+
+  private readonly onClose = () => {
+    if (!this.ended) this.failure ??= new WorkerRequestError("the worker's answer ended before it was complete");
+    this.notify();
+  };
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
   }
 }
