@@ -72,9 +72,14 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
   // A worker of this file's own: 300 ms to the first token, then 40 tokens at 40 tokens/s. A request lives
   // ~1.4 s: validation, escrow, routing (300 ms), then one token every 25 ms.
   const OUTPUT_TOKENS = 40;
-  // The earliest instant a whole answer can exist: the worker's first token at 300 ms, its 40 tokens at 40/s.
-  const WHOLE_ANSWER_MIN_MS = 300 + (OUTPUT_TOKENS * 1_000) / 40;
-  const RUNS = Number(process.env.DISCONNECT_RUNS ?? 24);
+  // The earliest instant a whole answer can exist: the worker's first token at 300 ms, the other 39 at 40/s.
+  const WHOLE_ANSWER_MIN_MS = 300 + ((OUTPUT_TOKENS - 1) * 1_000) / 40;
+  // Tokens the gateway may write before it can see a close: the client's FIN and the next tokens race, and the
+  // simulated worker catches up on a late timer in a burst (it paces against its start time), so a burst that
+  // lands as the client closes is on the client's machine, unread. Observed: 0 or 1 almost always, 4 once in ~200.
+  const UNREAD_SLACK_TOKENS = 5;
+  // At most 90: the checks read one page (100) of the wallet's jobs.
+  const RUNS = Math.min(Number(process.env.DISCONNECT_RUNS ?? 24), 90);
   const SEED = Number(process.env.DISCONNECT_SEED ?? Date.now() % 1_000_000);
   let client: ClientWallet;
   let modelId: string;
@@ -96,7 +101,9 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
 
   /** Sends a completion on a raw socket and destroys it after `delayMs`; what reached the client by then. */
   function hangUpAfter(stream: boolean, delayMs: number): Promise<{ tokens: number; whole: boolean }> {
-    const body = JSON.stringify(chatBody(modelId, { stream, max_tokens: 60 }));
+    // max_tokens cuts the simulated text (which runs up to a sentence past the worker's maximum) at exactly
+    // OUTPUT_TOKENS, so a whole answer has a known size.
+    const body = JSON.stringify(chatBody(modelId, { stream, max_tokens: OUTPUT_TOKENS }));
     const url = new URL(stackInfo().apiUrl);
     const head =
       `POST /v1/chat/completions HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${client.apiKey}\r\n` +
@@ -179,7 +186,7 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
         // The same slack as mid-stream: tokens the gateway wrote before it could see the close (its event loop busy
         // when the client's FIN and the worker's first token arrived together) reached the client's socket unread.
         seen.closeRacedFirstToken++;
-        expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(3);
+        expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(UNREAD_SLACK_TOKENS);
         continue;
       }
       if (received.tokens === 0) {
@@ -192,7 +199,7 @@ describe("item 1: a client that hangs up at any instant is charged only for the 
         // not read yet when it hung up.
         expect(final.status, label).toBe("settled");
         expect(final.usage.completion_tokens, label).toBeGreaterThanOrEqual(received.tokens);
-        expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(received.tokens + 3);
+        expect(final.usage.completion_tokens, label).toBeLessThanOrEqual(received.tokens + UNREAD_SLACK_TOKENS);
       }
     }
     console.log(`[disconnect] seed ${SEED}: ${JSON.stringify(seen)}`);
