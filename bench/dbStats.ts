@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
@@ -252,12 +253,20 @@ export class DbBreakdown {
       app: string | null;
       type: string;
     }>("SELECT pid, client_port AS port, application_name AS app, backend_type AS type FROM pg_stat_activity");
-    const clientOfPort = this.clientsByPort();
+    const groupOfInode = this.groupsBySocket();
+    const clientOfPort = this.clientsByPort(groupOfInode);
+    const peerOfInode = unixSocketPeers();
     const backends = new Map<number, BackendSample>();
     for (const row of backendRows) {
       let client = "background";
       if (row.type === "client backend") {
-        const owner = (row.port !== null && clientOfPort.get(row.port)) || "other";
+        // client_port -1: a Unix-socket connection (the stack's own processes use the server's socket).
+        const owner =
+          (row.port !== null && row.port >= 0
+            ? clientOfPort.get(row.port)
+            : socketInodesOf(row.pid)
+                .map((inode) => groupOfInode.get(peerOfInode.get(inode) ?? ""))
+                .find((group) => group !== undefined)) || "other";
         client = row.app ? `${owner}:${row.app}` : owner;
       }
       backends.set(row.pid, { client, cpuSeconds: ownCpuSeconds(row.pid) });
@@ -265,26 +274,16 @@ export class DbBreakdown {
     return backends;
   }
 
-  /** Local port of each connection to the server → the name of the group whose process holds its socket. */
-  private clientsByPort(): Map<number, string> {
+  /** The inode of every socket a watched group's processes hold → the group's name. */
+  private groupsBySocket(): Map<string, string> {
     const groupOfInode = new Map<string, string>();
     for (const group of [...this.groups, { name: "bench", pids: () => [process.pid] }])
-      for (const pid of group.pids()) {
-        let fds: string[] = [];
-        try {
-          fds = readdirSync(`/proc/${pid}/fd`);
-        } catch {
-          continue;
-        }
-        for (const fd of fds) {
-          try {
-            const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-            if (match) groupOfInode.set(match[1]!, group.name);
-          } catch {
-            // Closed meanwhile.
-          }
-        }
-      }
+      for (const pid of group.pids()) for (const inode of socketInodesOf(pid)) groupOfInode.set(inode, group.name);
+    return groupOfInode;
+  }
+
+  /** Local port of each TCP connection to the server → the name of the group whose process holds its socket. */
+  private clientsByPort(groupOfInode: Map<string, string>): Map<number, string> {
     const byPort = new Map<number, string>();
     for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
       let text = "";
@@ -308,6 +307,46 @@ export class DbBreakdown {
   async close(): Promise<void> {
     await this.client.end();
   }
+}
+
+/** The inodes of the sockets a process holds (none when it is gone). */
+function socketInodesOf(pid: number): string[] {
+  let fds: string[] = [];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  const inodes: string[] = [];
+  for (const fd of fds) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.push(match[1]!);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return inodes;
+}
+
+/**
+ * Each connected Unix socket's inode → its peer's inode, from `ss -xn` (the kernel tells peers only over netlink,
+ * not in /proc/net/unix). Empty when `ss` is missing: Unix-socket clients then count as "other".
+ */
+function unixSocketPeers(): Map<string, string> {
+  const peers = new Map<string, string>();
+  let text = "";
+  try {
+    text = execFileSync("ss", ["-xn"], { encoding: "utf8", timeout: 5_000, maxBuffer: 64 * 1024 * 1024 });
+  } catch {
+    return peers;
+  }
+  // Netid State Recv-Q Send-Q Local-Address Local-Inode Peer-Address Peer-Inode
+  for (const line of text.split("\n").slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length >= 8 && fields[7] !== "0") peers.set(fields[5]!, fields[7]!);
+  }
+  return peers;
 }
 
 /** A backend's own CPU seconds (utime + stime; a backend has no children). 0 when it is gone. */
