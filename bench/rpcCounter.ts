@@ -1,7 +1,8 @@
 import { createServer, request, type Server } from "node:http";
 
 /**
- * A JSON-RPC pass-through that counts the calls it forwards by method (batch members one by one), for a
+ * A JSON-RPC pass-through that counts the calls it forwards by method (batch members one by one; `eth_call` by
+ * function selector), for a
  * measurement run only (`bench/keepStack.ts` with `BENCH_COUNT_RPC=1` puts it between the gateway and the chain
  * node). `GET /counts` answers the counts so far as JSON.
  */
@@ -22,9 +23,12 @@ export async function startRpcCounter(
         return;
       }
       try {
-        const parsed = JSON.parse(body.toString("utf8")) as { method?: string } | { method?: string }[];
+        type Call = { method?: string; params?: [{ data?: string; input?: string }?] };
+        const parsed = JSON.parse(body.toString("utf8")) as Call | Call[];
         for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
-          const method = call.method ?? "?";
+          // eth_call by function selector: which reads the chain node serves.
+          const input = call.method === "eth_call" ? (call.params?.[0]?.data ?? call.params?.[0]?.input) : undefined;
+          const method = `${call.method ?? "?"}${input ? `:${input.slice(0, 10)}` : ""}`;
           counts.set(method, (counts.get(method) ?? 0) + 1);
         }
         if (Array.isArray(parsed)) counts.set("(batches)", (counts.get("(batches)") ?? 0) + 1);
