@@ -155,6 +155,9 @@ export class CreditLedger {
    * part back and the request waits for it (at most `recallWaitMs`). Refused only when the credits are not there.
    */
   async reserve(wallet: Address, jobKey: Hex, credits: bigint): Promise<ReserveResult> {
+    // Every lock costs something (the catalog refuses zero prices). A figure of zero would never need a take, and
+    // a slice not yet usable would send the loop below round without an await that waits for anything.
+    if (credits <= 0n) throw new RangeError(`a reservation must be positive, got ${credits} credits`);
     const address = wallet.toLowerCase();
     const key = jobKey.toLowerCase();
     if (!this.options.slices || this.closed) return this.reserveDirect(address, key, credits);

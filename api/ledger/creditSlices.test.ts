@@ -31,6 +31,14 @@ describe("credit slices", () => {
     expect(await db.reserved(WALLET)).toBe(10n);
   });
 
+  it("a reservation of zero or fewer credits is an error, not a loop", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 1_000n);
+    await expect(ledger.reserve(WALLET, jobKey(1), 0n)).rejects.toThrow(RangeError);
+    await expect(ledger.reserve(WALLET, jobKey(2), -5n)).rejects.toThrow(RangeError);
+    expect(await db.reserved(WALLET)).toBe(0n);
+  });
+
   it("later slices grow with the wallet's rate, at most doubling", async () => {
     const ledger = db.gateway({});
     await db.indexBalance(WALLET, 100_000n);
