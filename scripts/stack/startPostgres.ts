@@ -53,6 +53,7 @@ export async function startPostgres(options: StartPostgresOptions): Promise<Runn
   if (process.getuid?.() === 0) chmodSync(options.stateDir, statSync(options.stateDir).mode | 0o055);
   chmodSync(parent, 0o777);
 
+  const socketDir = socketDirFor(parent, options.port);
   const log = options.onLog ?? (() => {});
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -61,8 +62,15 @@ export async function startPostgres(options: StartPostgresOptions): Promise<Runn
     password: PASSWORD,
     authMethod: "scram-sha-256",
     persistent: true,
-    // Listen on loopback only.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+    // Listen on loopback only, and on a Unix socket in the state folder when its path fits.
+    postgresFlags: [
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "max_connections=200",
+      "-c",
+      `unix_socket_directories=${socketDir ?? ""}`,
+    ],
     onLog: log,
     onError: (error) => log(String(error)),
   });
@@ -76,11 +84,25 @@ export async function startPostgres(options: StartPostgresOptions): Promise<Runn
   }
   await ensureDatabase(options.port, database);
 
+  // The port stays in the URL: it names the socket file, and tools find the server's process by it.
+  const viaSocket = socketDir ? `?host=${encodeURIComponent(socketDir)}` : "";
   return {
-    databaseUrl: `postgresql://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}`,
+    databaseUrl: `postgresql://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${database}${viaSocket}`,
     embedded: true,
     stop: () => server.stop(),
   };
+}
+
+/**
+ * Where the embedded server's Unix socket lives, or `undefined` when its path would pass the kernel's limit for a
+ * socket path (108 bytes with the terminating NUL); clients then use TCP on loopback. The stack's processes talk to
+ * their own server over the socket: a query over TCP on loopback cost its client about 29 µs of CPU against 19 over
+ * the socket (10,000 queries from a pool of 10, node-postgres), and its server more, since the sender of a loopback
+ * TCP segment also pays for the receiver's network stack — at about 14 statements per settled job (issue 26).
+ */
+function socketDirFor(dir: string, port: number): string | undefined {
+  const MAX_SOCKET_PATH_BYTES = 107;
+  return Buffer.byteLength(path.join(dir, `.s.PGSQL.${port}`)) <= MAX_SOCKET_PATH_BYTES ? dir : undefined;
 }
 
 async function ensureDatabase(port: number, database: string): Promise<void> {
