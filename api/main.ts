@@ -21,7 +21,7 @@ import { RawTransactionPipe } from "./chain/rawTransactionPipe.js";
 import { TransactionManager } from "./chain/transactionManager.js";
 import { TransactionSender } from "./chain/transactionSender.js";
 import { TransactionStore } from "./chain/transactionStore.js";
-import { secp256k1Backend, transactionAccount } from "./chain/secp256k1.js";
+import { keccakBackend, secp256k1Backend, transactionAccount } from "./chain/secp256k1.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { createPool } from "./db/createPool.js";
 import { endpointsFor, routerOf } from "./endpoints/index.js";
@@ -131,7 +131,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   );
   // Transactions signed by libsecp256k1 where its binding loads (api/chain/secp256k1.ts).
   const gatewayAccount = transactionAccount(config.GATEWAY_PRIVATE_KEY as Hex);
-  logger.info({ secp256k1: secp256k1Backend }, "transaction signing and receipt recovery");
+  logger.info({ secp256k1: secp256k1Backend, keccak: keccakBackend }, "transaction signing and receipt recovery");
   const transactions = new TransactionManager({
     chainId: deployment.chainId,
     account: gatewayAccount,

@@ -1,4 +1,5 @@
-import { keccak256, type Hex } from "viem";
+import type { Hex } from "viem";
+import { keccak256Hex } from "./secp256k1.js";
 import { postJson } from "./jsonRpcHttp.js";
 
 interface Queued {
@@ -143,7 +144,7 @@ export class RawTransactionPipe {
       const answer = byId.get(id);
       if (answer?.result) return { ok: true, hash: answer.result };
       const message = answer?.error?.message ?? "the node gave no answer for this transaction";
-      if (ALREADY_HAVE.test(message)) return { ok: true, hash: keccak256(item.raw) };
+      if (ALREADY_HAVE.test(message)) return { ok: true, hash: keccak256Hex(item.raw) };
       return { ok: false, error: new RawTransactionError(message, revertDataOf(answer?.error?.data)) };
     });
   }

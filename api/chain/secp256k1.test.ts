@@ -1,8 +1,16 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { keccak256, parseGwei, parseTransaction, recoverTransactionAddress, toHex, type Hex } from "viem";
+import { bytesToHex, keccak256, parseGwei, parseTransaction, recoverTransactionAddress, toHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { receiptDigest, recoverReceiptSigner, signReceipt, type Receipt } from "@credit-metered/client";
-import { recoverAddress, secp256k1Backend, secp256k1On, transactionAccount } from "./secp256k1.js";
+import {
+  keccak256Hex,
+  keccakBackend,
+  recoverAddress,
+  secp256k1Backend,
+  secp256k1On,
+  transactionAccount,
+} from "./secp256k1.js";
 
 const KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const viemAccount = privateKeyToAccount(KEY);
@@ -61,5 +69,33 @@ describe("secp256k1", () => {
 
   it("error: a signature of another length does not recover", () => {
     expect(() => recoverAddress(receiptDigest(domain, receipt), `0x${"11".repeat(64)}`)).toThrow();
+  });
+});
+
+describe("keccak-256 of transactions", () => {
+  it("runs on the keccak package's prebuilt binding on this platform", () => {
+    expect(keccakBackend).toBe("native");
+  });
+
+  it("gives viem's keccak256 for any bytes, empty to batch-sized", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 20_000 }), (bytes) => {
+        const hex = bytesToHex(bytes);
+        expect(keccak256Hex(hex)).toBe(keccak256(hex));
+        expect(keccak256Hex(hex.toUpperCase().replace("0X", "0x") as Hex)).toBe(keccak256(hex));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("input that is not whole hex bytes gets viem's answer, not a hash of the part Buffer would decode", () => {
+    for (const odd of ["0xabzz", "0xabc", "0x0", "abcd"] as Hex[]) expect(keccak256Hex(odd)).toBe(keccak256(odd));
+  });
+
+  it("signs a batch-sized transaction byte for byte as viem's signer does, with its hash", async () => {
+    const batch = { ...transaction, data: bytesToHex(new Uint8Array(8_000).map((_, i) => i % 251)) };
+    const raw = await transactionAccount(KEY).signTransaction(batch);
+    expect(raw).toBe(await viemAccount.signTransaction(batch));
+    expect(keccak256Hex(raw)).toBe(keccak256(raw));
   });
 });

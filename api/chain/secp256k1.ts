@@ -1,7 +1,8 @@
-// The gateway's secp256k1 (transaction signing, receipt recovery) is the client package's Node entry's: one
+// The gateway's secp256k1 (transaction signing, receipt recovery) and keccak (transaction hashes) is the client package's Node entry's: one
 // implementation for the gateway and the worker (packages/client/src/secp256k1.ts, loaded in node.ts).
 export {
   type DigestSignature,
+  type Keccak256Hex,
   type NativeSecp256k1,
   type Secp256k1,
   recoverAddress,
@@ -9,4 +10,6 @@ export {
   secp256k1On,
   signDigest,
   transactionAccount,
+  keccak256Hex,
+  keccakBackend,
 } from "@credit-metered/client/node";

@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import {
-  keccak256,
   parseTransaction,
   type Address,
   type Hex,
@@ -10,6 +9,7 @@ import {
 } from "viem";
 import { phaseTraceOn, traceTransaction } from "../observability/phaseTrace.js";
 import { bumpedFees, capped, type FeeOracle, type Fees } from "./feeOracle.js";
+import { keccak256Hex } from "./secp256k1.js";
 import { RawTransactionError, type RawTransactionPipe } from "./rawTransactionPipe.js";
 import type { StoredTransaction, TransactionLog } from "./transactionStore.js";
 
@@ -567,7 +567,7 @@ export class TransactionManager {
       value: 0n,
       ...fees,
     });
-    return { hash: keccak256(raw), raw, fees, sentAt: Date.now() };
+    return { hash: keccak256Hex(raw), raw, fees, sentAt: Date.now() };
   }
 
   private track(nonce: number, request: TransactionRequest, first: Attempt, filler: boolean): Tracked {

@@ -24,6 +24,12 @@ export interface NativeSecp256k1 {
   ecdsaRecover(signature: Uint8Array, recid: number, message: Uint8Array, compressed: boolean): Uint8Array;
 }
 
+/**
+ * keccak-256 of hex-encoded bytes, as viem's `keccak256(hex)`. node.ts passes the `keccak` package's native one; the
+ * default is viem's (browser-safe).
+ */
+export type Keccak256Hex = (data: Hex) => Hex;
+
 export interface DigestSignature {
   r: Hex;
   s: Hex;
@@ -47,13 +53,16 @@ export interface Secp256k1 {
   transactionAccount(privateKey: Hex): LocalAccount;
 }
 
-/** The implementation on `native`, or on @noble/curves without it (tests compare the two). */
-export function secp256k1On(native: NativeSecp256k1 | undefined): Secp256k1 {
+/**
+ * The implementation on `native`, or on @noble/curves without it (tests compare the two). `hash` hashes the
+ * serialized transactions `transactionAccount` signs (kilobytes of calldata for a batch).
+ */
+export function secp256k1On(native: NativeSecp256k1 | undefined, hash: Keccak256Hex = keccak256): Secp256k1 {
   return {
     backend: native ? "native" : "js",
     signDigest: (digest, privateKey) => signDigestOn(native, digest, privateKey),
     recoverAddress: (digest, signature) => recoverAddressOn(native, digest, signature),
-    transactionAccount: (privateKey) => transactionAccountOn(native, privateKey),
+    transactionAccount: (privateKey) => transactionAccountOn(native, hash, privateKey),
   };
 }
 
@@ -97,7 +106,7 @@ function recoverAddressOn(native: NativeSecp256k1 | undefined, digest: Hex, sign
   return getAddress(`0x${keccak256(publicKey.subarray(1)).slice(26)}`);
 }
 
-function transactionAccountOn(native: NativeSecp256k1 | undefined, privateKey: Hex): LocalAccount {
+function transactionAccountOn(native: NativeSecp256k1 | undefined, hash: Keccak256Hex, privateKey: Hex): LocalAccount {
   const base = privateKeyToAccount(privateKey);
   const account = toAccount({
     address: base.address,
@@ -112,7 +121,7 @@ function transactionAccountOn(native: NativeSecp256k1 | undefined, privateKey: H
       ) => Hex;
       // EIP-4844 sidecars are not part of the signed payload (as in viem's signTransaction).
       const signable = transaction.type === "eip4844" ? { ...transaction, sidecars: false as const } : transaction;
-      const signature = signDigestOn(native, keccak256(serializer(signable)), privateKey);
+      const signature = signDigestOn(native, hash(serializer(signable)), privateKey);
       return serializer(transaction, signature);
     },
   });
