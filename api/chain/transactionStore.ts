@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Address, Hex } from "viem";
 import type { Fees } from "./feeOracle.js";
+import { pgArray } from "../db/pgArray.js";
 
 /** One tracked transaction as it is kept across restarts: the version broadcast now and every hash at its nonce. */
 export interface StoredTransaction {
@@ -152,16 +153,16 @@ export class TransactionStore implements TransactionLog {
         [
           this.chainId,
           this.signer,
-          removed,
-          saved.map((row) => String(row.nonce)),
-          saved.map((row) => row.purpose),
-          saved.map((row) => row.filler),
-          saved.map((row) => row.raw.slice(2)),
-          saved.map((row) => row.fees.maxFeePerGas.toString()),
-          saved.map((row) => row.fees.maxPriorityFeePerGas.toString()),
-          saved.map((row) => row.hashes.join(",")),
-          saved.map((row) => row.sentAt),
-          saved.map((row) => row.replacedAt ?? null),
+          pgArray(removed),
+          pgArray(saved.map((row) => String(row.nonce))),
+          pgArray(saved.map((row) => row.purpose)),
+          pgArray(saved.map((row) => row.filler)),
+          pgArray(saved.map((row) => row.raw.slice(2))),
+          pgArray(saved.map((row) => row.fees.maxFeePerGas.toString())),
+          pgArray(saved.map((row) => row.fees.maxPriorityFeePerGas.toString())),
+          pgArray(saved.map((row) => row.hashes.join(","))),
+          pgArray(saved.map((row) => row.sentAt)),
+          pgArray(saved.map((row) => row.replacedAt ?? null)),
         ],
       );
     } catch (error) {

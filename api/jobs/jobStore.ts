@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Hex } from "viem";
 import type { JobState } from "@credit-metered/client";
 import type { Receipt } from "../chain/receiptTypes.js";
+import { pgArray } from "../db/pgArray.js";
 
 /** The gateway's own job rows use the Job resource's statuses. */
 export type GatewayJobStatus = JobState;
@@ -648,16 +649,16 @@ function insertStatement(jobs: NewGatewayJob[]): Statement {
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::integer[], $9::bigint[], $10::integer[])
              AS u(job_id, job_key, wallet, key_hash, model, tier, stream, max_tokens, credits_locked, prompt_tokens)`,
     values: [
-      jobs.map((job) => job.jobId),
-      jobs.map((job) => job.jobKey),
-      jobs.map((job) => job.wallet.toLowerCase()),
-      jobs.map((job) => job.keyHash.toLowerCase()),
-      jobs.map((job) => job.model),
-      jobs.map((job) => job.tier),
-      jobs.map((job) => job.stream),
-      jobs.map((job) => job.maxTokens),
-      jobs.map((job) => String(job.creditsLocked)),
-      jobs.map((job) => job.promptTokens),
+      pgArray(jobs.map((job) => job.jobId)),
+      pgArray(jobs.map((job) => job.jobKey)),
+      pgArray(jobs.map((job) => job.wallet.toLowerCase())),
+      pgArray(jobs.map((job) => job.keyHash.toLowerCase())),
+      pgArray(jobs.map((job) => job.model)),
+      pgArray(jobs.map((job) => job.tier)),
+      pgArray(jobs.map((job) => job.stream)),
+      pgArray(jobs.map((job) => job.maxTokens)),
+      pgArray(jobs.map((job) => String(job.creditsLocked))),
+      pgArray(jobs.map((job) => job.promptTokens)),
     ],
     moves: [],
   };
@@ -668,12 +669,12 @@ function updateStatement(items: Exclude<Pending, { kind: "insert" }>[]): Stateme
   const first = items[0]!;
   const columns = Object.keys(first.patch).sort() as (keyof JobPatch)[];
   const sorted = [...items].sort((a, b) => (a.jobId < b.jobId ? -1 : a.jobId > b.jobId ? 1 : 0));
-  const values: unknown[] = [sorted.map((item) => item.jobId)];
+  const values: unknown[] = [pgArray(sorted.map((item) => item.jobId))];
   const arrays = ["$1::text[]"];
   const names = ["job_id"];
   const sets: string[] = [];
   if (first.kind === "move") {
-    values.push(sorted.map((item) => (item.kind === "move" ? item.from.join(",") : "")));
+    values.push(pgArray(sorted.map((item) => (item.kind === "move" ? item.from.join(",") : ""))));
     arrays.push(`$${values.length}::text[]`);
     names.push("from_statuses");
     values.push(first.to);
@@ -681,7 +682,7 @@ function updateStatement(items: Exclude<Pending, { kind: "insert" }>[]): Stateme
   }
   columns.forEach((column, i) => {
     const type = COLUMN_TYPES[column];
-    values.push(sorted.map((item) => sqlValue(column, item.patch[column])));
+    values.push(pgArray(sorted.map((item) => sqlValue(column, item.patch[column]))));
     // jsonb travels as text: an array of JSON documents is not a literal node-postgres writes.
     arrays.push(`$${values.length}::${type === "jsonb" ? "text" : type}[]`);
     names.push(`c${i}`);

@@ -4,6 +4,7 @@ import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { ISSUED_KEY_STATUSES } from "@credit-metered/client";
 import { CreditSlice } from "./creditSlice.js";
+import { pgArray } from "../db/pgArray.js";
 
 /** Key status as the index records it (indexer/ponder.schema.ts `api_key.status`). */
 export const indexedKeyStatus = z.enum(ISSUED_KEY_STATUSES);
@@ -460,13 +461,13 @@ export class CreditLedger {
           interval(sliceOptions?.ttlMs ?? 0),
           interval(this.options.reservationTtlMs),
           wallet ?? null,
-          plan.map((entry) => entry.slice.id),
-          plan.map((entry) => entry.giveBack.toString()),
-          plan.map((entry) => entry.slice.free.toString()),
-          inflight.map((entry) => entry.slice.id),
-          inflight.map((entry) => entry.key),
-          inflight.map((entry) => entry.credits.toString()),
-          dropped,
+          pgArray(plan.map((entry) => entry.slice.id)),
+          pgArray(plan.map((entry) => entry.giveBack.toString())),
+          pgArray(plan.map((entry) => entry.slice.free.toString())),
+          pgArray(inflight.map((entry) => entry.slice.id)),
+          pgArray(inflight.map((entry) => entry.key)),
+          pgArray(inflight.map((entry) => entry.credits.toString())),
+          pgArray(dropped),
           interval(CONTENDED_MS),
         ],
       );

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { API_VERSION, type EventName } from "@credit-metered/client/http";
+import { pgArray } from "../db/pgArray.js";
 
 /** A fact to announce; `id` comes from eventIdFor(source, event). */
 export interface NewEvent {
@@ -70,12 +71,12 @@ export async function recordEvents(client: pg.PoolClient, events: readonly NewEv
      SELECT deliveries::text AS deliveries, CASE WHEN deliveries > 0 THEN pg_notify($7, '') END AS notified
      FROM counted`,
     [
-      events.map((event) => event.id),
-      events.map((event) => event.event),
-      events.map((event) => event.wallet?.toLowerCase() ?? null),
-      events.map((event) => event.createdAt),
-      events.map((event) => event.source),
-      events.map(envelopeBody),
+      pgArray(events.map((event) => event.id)),
+      pgArray(events.map((event) => event.event)),
+      pgArray(events.map((event) => event.wallet?.toLowerCase() ?? null)),
+      pgArray(events.map((event) => event.createdAt.toISOString())),
+      pgArray(events.map((event) => event.source)),
+      pgArray(events.map(envelopeBody)),
       DELIVERY_CHANNEL,
     ],
   );
