@@ -183,7 +183,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   });
   const locks = new LockBatcher(
     {
-      openJobBatch: (requests) => chain.openJobBatch(requests),
+      openJobBatch: (requests, onSigned) => chain.openJobBatch(requests, onSigned),
       waitMined: (hash) => sender.waitMined(hash),
       outcomesOf: (receipt) => chain.lockOutcomesOf(receipt),
     },

@@ -169,8 +169,9 @@ export class EscrowChain {
   /**
    * Many locks in one transaction; a lock the escrow cannot take is skipped (JobOpenSkipped), never reverting,
    * so the gas limit is a bound per lock instead of an estimate (which would cost round trips on the hot path).
+   * `onSigned` hears the hash once the transaction is signed, before it leaves (TransactionManager.send).
    */
-  openJobBatch(requests: readonly LockRequest[]): Promise<Hex> {
+  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex> {
     return this.sender.send(
       {
         address: this.deployment.contracts.creditEscrow,
@@ -186,7 +187,7 @@ export class EscrowChain {
           })),
         ],
       },
-      { gasLimit: LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length) },
+      { gasLimit: LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length), onSigned },
     );
   }
 

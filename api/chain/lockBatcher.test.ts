@@ -24,9 +24,13 @@ class HeldNode implements LockPort {
   skip = new Set<string>();
   failSend = false;
 
-  openJobBatch(requests: readonly LockRequest[]): Promise<Hex> {
+  /** Whether the node double tells the batcher when it signed (the transaction manager does). */
+  tellsSigned = false;
+
+  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex> {
     this.batches.push([...requests]);
     const index = this.batches.length;
+    if (this.tellsSigned) onSigned?.(`0x${index.toString(16).padStart(64, "0")}`);
     return new Promise((resolve, reject) =>
       this.releases.push(() =>
         this.failSend ? reject(new Error("node refused")) : resolve(`0x${index.toString(16).padStart(64, "0")}`),
@@ -85,6 +89,42 @@ describe("LockBatcher (group commit)", () => {
     expect(new Set(hashes).size).toBe(1);
   });
 
+  it("a lock learns its batch's hash once the batch is signed, before the node accepted it", async () => {
+    const node = new HeldNode();
+    node.tellsSigned = true;
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
+    const queued = batcher.enqueue(lock(1));
+    let accepted = false;
+    void queued.sent.then(() => (accepted = true));
+    expect(await queued.signed).toMatch(/^0x0+1$/);
+    expect(accepted).toBe(false);
+    node.accept();
+    expect(await queued.sent).toBe(await queued.signed);
+  });
+
+  it("locks queued while a signed batch waits for the node still leave together after it was accepted", async () => {
+    const node = new HeldNode();
+    node.tellsSigned = true;
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
+    await batcher.enqueue(lock(1)).signed;
+    const waiting = [2, 3].map((n) => batcher.enqueue(lock(n)));
+    await tick();
+    expect(node.batches).toHaveLength(1);
+    node.accept();
+    await tick();
+    expect(node.batches[1]).toEqual([lock(2), lock(3)]);
+    node.accept();
+    await Promise.all(waiting.map((queued) => queued.sent));
+  });
+
+  it("without word from the port, a lock's signed hash is the accepted one", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, logger, metrics });
+    const queued = batcher.enqueue(lock(1));
+    node.accept();
+    expect(await queued.signed).toBe(await queued.sent);
+  });
+
   it("a batch carries at most `max` locks; the rest leave with the next", async () => {
     const node = new HeldNode();
     const batcher = new LockBatcher(node, { max: 2, logger, metrics });
@@ -123,6 +163,7 @@ describe("LockBatcher (group commit)", () => {
     node.failSend = true;
     const refused = batcher.enqueue(lock(1));
     node.accept();
+    await expect(refused.signed).rejects.toThrow("node refused");
     await expect(refused.sent).rejects.toThrow("node refused");
     await expect(refused.mined).rejects.toThrow("node refused");
     node.failSend = false;

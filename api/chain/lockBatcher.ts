@@ -37,8 +37,11 @@ export type LockOutcome =
   | { kind: "skipped"; reason: OpenSkipReason; blockNumber: bigint };
 
 export interface LockPort {
-  /** Signs and sends `openJobBatch`; resolves with the hash once the node accepted the transaction. */
-  openJobBatch(requests: readonly LockRequest[]): Promise<Hex>;
+  /**
+   * Signs and sends `openJobBatch`; resolves with the hash once the node accepted the transaction. `onSigned`, when
+   * the port can tell, hears the hash as soon as the transaction is signed, before it leaves.
+   */
+  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex>;
   /** Resolves with the mined receipt; rejects when the transaction reverted. */
   waitMined(hash: Hex): Promise<TransactionReceipt>;
   /** The JobOpened / JobOpenSkipped of each lock in a mined batch, by job key (lower-case). */
@@ -46,7 +49,12 @@ export interface LockPort {
 }
 
 export interface QueuedLock {
-  /** The batch transaction's hash, once signed and accepted by the node (not mined). */
+  /**
+   * The batch transaction's hash once it is signed at its nonce, before it is recorded and broadcast (or with
+   * `sent`, for a port that cannot tell); rejects when the batch could not be signed or sent.
+   */
+  signed: Promise<Hex>;
+  /** The hash of the batch transaction a node accepted (not mined): `signed`'s, unless the nodes made it re-sign. */
   sent: Promise<Hex>;
   /** What the mined batch did with this lock; rejects when the batch reverted or was never mined. */
   mined: Promise<LockOutcome>;
@@ -54,6 +62,7 @@ export interface QueuedLock {
 
 interface Pending {
   request: LockRequest;
+  signed: PromiseWithResolvers<Hex>;
   sent: PromiseWithResolvers<Hex>;
   mined: PromiseWithResolvers<LockOutcome>;
 }
@@ -75,13 +84,19 @@ export class LockBatcher {
   ) {}
 
   enqueue(request: LockRequest): QueuedLock {
-    const item: Pending = { request, sent: Promise.withResolvers(), mined: Promise.withResolvers() };
+    const item: Pending = {
+      request,
+      signed: Promise.withResolvers(),
+      sent: Promise.withResolvers(),
+      mined: Promise.withResolvers(),
+    };
     // A caller may stop listening (client gone); never an unhandled rejection.
+    item.signed.promise.catch(() => undefined);
     item.sent.promise.catch(() => undefined);
     item.mined.promise.catch(() => undefined);
     this.queue.push(item);
     this.pump();
-    return { sent: item.sent.promise, mined: item.mined.promise };
+    return { signed: item.signed.promise, sent: item.sent.promise, mined: item.mined.promise };
   }
 
   /** Resolves once everything queued has been sent and mined (or failed). */
@@ -107,10 +122,16 @@ export class LockBatcher {
     const began = phaseTraceOn ? performance.now() : 0;
     let hash: Hex;
     try {
-      hash = await this.port.openJobBatch(batch.map((item) => item.request));
+      hash = await this.port.openJobBatch(
+        batch.map((item) => item.request),
+        (signedHash) => {
+          for (const item of batch) item.signed.resolve(signedHash);
+        },
+      );
     } catch (error) {
       this.options.logger.error({ err: error, locks: batch.length }, "lock batch could not be sent");
       for (const item of batch) {
+        item.signed.reject(error);
         item.sent.reject(error);
         item.mined.reject(error);
       }
@@ -118,7 +139,11 @@ export class LockBatcher {
     }
     this.options.metrics.lockBatchSize.observe(batch.length);
     if (phaseTraceOn) traceTransaction(hash, { batchBegan: began, batchSize: batch.length });
-    for (const item of batch) item.sent.resolve(hash);
+    for (const item of batch) {
+      // A port that cannot tell when it signed: the accepted hash is the first one known.
+      item.signed.resolve(hash);
+      item.sent.resolve(hash);
+    }
     const mined = this.port.waitMined(hash).then(
       (receipt) => {
         const outcomes = this.port.outcomesOf(receipt);

@@ -238,6 +238,22 @@ describe("TransactionManager", () => {
     expect(filler.to?.toLowerCase()).toBe(account.address.toLowerCase());
   });
 
+  it("tells the hash as soon as the transaction is signed, before it is recorded (so before any node has it)", async () => {
+    const store = new TransactionStore(pool, chain.chainId, account.address);
+    let saves = 0;
+    const log = Object.assign(Object.create(store) as TransactionStore, {
+      save: (row: Parameters<TransactionStore["save"]>[0]) => {
+        saves++;
+        return store.save(row);
+      },
+    });
+    const transactions = manager({ log });
+    let told: { hash: Hex; savesBefore: number } | undefined;
+    const hash = await transactions.send(call, (signed) => (told = { hash: signed, savesBefore: saves }));
+    expect(told).toEqual({ hash, savesBefore: 0 });
+    expect(saves).toBe(1);
+  });
+
   it("sends through the other endpoints when one is down", async () => {
     const transactions = manager({ rpcUrls: ["http://127.0.0.1:1", chain.rpcUrl] });
     const hash = await transactions.send(call);

@@ -181,8 +181,12 @@ export class TransactionManager {
    * Signs `request` at the next nonce and broadcasts it; resolves with its hash once a node accepted it. Rejects
    * with the node's RawTransactionError when it reverted while being mined (automine), or with
    * TransactionNotSentError when every node refused it (its nonce is then filled by a no-op).
+   *
+   * `onSigned` is told the hash as soon as the transaction is signed at its nonce, before it is recorded and
+   * broadcast (the lock's job is routed then: openEscrow.ts). The hash it resolves with is the one a node took,
+   * which differs only when the nodes made it re-sign (another sender at the nonce, fees below the node's floor).
    */
-  async send(request: TransactionRequest): Promise<Hex> {
+  async send(request: TransactionRequest, onSigned?: (hash: Hex) => void): Promise<Hex> {
     const began = phaseTraceOn ? performance.now() : 0;
     const fees = await this.options.fees.fees();
     const feesAt = phaseTraceOn ? performance.now() : 0;
@@ -194,6 +198,7 @@ export class TransactionManager {
         this.nextNonce = nonce + 1;
         return this.track(nonce, request, signed, false);
       });
+      if (attempt === 0) onSigned?.(entry.attempts[0]!.hash);
       const signedAt = phaseTraceOn ? performance.now() : 0;
       try {
         // Written before any node sees the bytes, so a restart finds every transaction that may be mined.

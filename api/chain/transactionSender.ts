@@ -49,7 +49,7 @@ export class TransactionSender {
 
   async send<TAbi extends Abi, TName extends ContractFunctionName<TAbi, "nonpayable" | "payable">>(
     write: ContractWrite<TAbi, TName>,
-    options: { gasLimit?: bigint } = {},
+    options: { gasLimit?: bigint; onSigned?: (hash: Hex) => void } = {},
   ): Promise<Hex> {
     const { publicClient } = this.clients;
     // viem's generic parameter plumbing cannot follow the generic write through; the shapes are checked above.
@@ -61,7 +61,7 @@ export class TransactionSender {
     const gas: bigint = options.gasLimit ?? withHeadroom(await publicClient.estimateContractGas(call));
     const data = encodeFunctionData(write as unknown as Parameters<typeof encodeFunctionData>[0]);
     try {
-      return await this.manager.send({ to: write.address, data, gas, purpose: write.functionName });
+      return await this.manager.send({ to: write.address, data, gas, purpose: write.functionName }, options.onSigned);
     } catch (error) {
       // Reverted while being mined (automine): the same decoded error viem gives for a reverted write (revertOf).
       if (error instanceof RawTransactionError && error.data && error.data !== "0x") {

@@ -72,10 +72,13 @@ export interface OpenedJob {
 
 /**
  * Reserves the credits in the ledger, then queues the lock (group commit) and returns once its batch transaction
- * is signed and accepted by the node, so the escrow transaction exists before any worker sees the job
- * (ARCHITECTURE "Lock"; spec rule 3). In `confirmed` mode, or beyond the unconfirmed-exposure bound, it returns
- * only once the lock is mined. The gateway_job row is written alongside the lock and committed before routing; a
- * lock whose row is missing (a crash in between) is an expired open escrow the sweep refunds from the index.
+ * is signed at its nonce and on its way to the node (recorded, then broadcast in nonce order), so the escrow
+ * transaction and its hash exist before any worker sees the job (ARCHITECTURE "Lock"; spec rule 3) without the
+ * node's round trip on the path to the first token (docs/DESIGN.md "Routed once the lock is signed"). A lock no node
+ * takes stops the job like a lock the escrow skipped: nothing is charged. In `confirmed` mode, or beyond the
+ * unconfirmed-exposure bound, it returns only once the lock is mined. The gateway_job row is written alongside the
+ * lock and committed before routing; a lock whose row is missing (a crash in between) is an expired open escrow
+ * the sweep refunds from the index.
  */
 export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
   const startedAt = Date.now();
@@ -118,10 +121,14 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
   });
   const queuedAt = phaseTraceOn ? performance.now() : 0;
   const queued = deps.locks.enqueue(request);
-  const done = { insert: 0, sent: 0 };
+  const done = { insert: 0, signed: 0, sent: 0 };
   if (phaseTraceOn) {
     void inserted.then(
       () => (done.insert = performance.now()),
+      () => undefined,
+    );
+    void queued.signed.then(
+      () => (done.signed = performance.now()),
       () => undefined,
     );
     void queued.sent.then(
@@ -129,7 +136,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
       () => undefined,
     );
   }
-  const [row, send] = await Promise.allSettled([inserted, untilSentOrNodeSilent(deps, queued.sent)]);
+  const [row, send] = await Promise.allSettled([inserted, untilSentOrNodeSilent(deps, queued.signed)]);
 
   if (row.status === "rejected") {
     if (send.status === "rejected") await release();
@@ -178,6 +185,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
       sign: tx?.sign,
       persist: tx?.persist,
       broadcast: tx?.broadcast,
+      signed: done.signed - queuedAt,
       sent: done.sent - queuedAt,
       both: sentAt - queuedAt,
       after: now - sentAt,
@@ -198,6 +206,17 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     lockRefused: refused.signal,
     endedWithoutCharge: false,
   };
+
+  // The nodes made the batch re-sign (another sender at its nonce, fees under their floor): the job follows the
+  // transaction that left. A batch no node took is handled with `mined`, which rejects with the same error.
+  void queued.sent.then(
+    async (hash) => {
+      if (hash.toLowerCase() === opened.escrowTx.toLowerCase()) return;
+      opened.escrowTx = hash;
+      await deps.jobs.update(jobId, { escrow_tx: hash });
+    },
+    () => undefined,
+  );
 
   const routedUnmined = deps.config.LOCK_MODE === "submitted" && deps.unconfirmedLocks.tryAdmit(credits);
   const refuse = (apiError: ApiError, reason: string) => {
@@ -229,13 +248,28 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         throw apiError;
       },
       async (error: unknown): Promise<never> => {
-        deps.logger.error({ err: error, job_id: jobId, tx: escrowTx }, "lock batch reverted or not mined");
+        if (
+          await queued.sent.then(
+            () => false,
+            () => true,
+          )
+        ) {
+          // No node took the batch: nothing can be locked (its nonce is filled by a no-op), the reservation goes
+          // back now and the job, already routed, stops.
+          const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
+          if (!mapped) deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
+          const apiError = mapped ?? serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
+          await closeUnlocked(mapped ? mapped.code : "not_sent");
+          refuse(apiError, mapped ? mapped.code : "lock_not_sent");
+          throw apiError;
+        }
+        deps.logger.error({ err: error, job_id: jobId, tx: opened.escrowTx }, "lock batch reverted or not mined");
         const apiError = serviceUnavailable("The escrow lock did not go through. Retry shortly.");
         // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may still land (the
         // transaction manager keeps it until final), within the escrow's MAX_LOCK_DELAY of its acceptance; if it
         // does, it goes back at once. The reservation stays until the index shows the lock (or it expires).
         if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
-        else void watchLateLock(deps, jobId, jobKey, escrowTx);
+        else void watchLateLock(deps, jobId, jobKey, opened.escrowTx);
         refuse(apiError, "lock_reverted");
         throw apiError;
       },

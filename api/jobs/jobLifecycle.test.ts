@@ -703,6 +703,70 @@ describe("group commit of job rows (issue 26)", () => {
     for (const job of jobs) expect(chain.count("failJob", job.jobKey)).toBe(1);
   });
 
+  /** A session holding `sql`'s lock until `release` (a group stuck behind it is "being committed"). */
+  async function holding(sql: string, values: unknown[] = []): Promise<{ release: () => Promise<void> }> {
+    const client = await pools[0]!.connect();
+    await client.query("BEGIN");
+    await client.query(sql, values);
+    return {
+      release: async () => {
+        await client.query("ROLLBACK");
+        client.release();
+      },
+    };
+  }
+
+  const newRow = (jobId: string) => ({
+    jobId,
+    jobKey: keccak256(toHex(jobId)),
+    wallet: "0x00000000000000000000000000000000000000bb" as Hex,
+    keyHash: keccak256(toHex("key")),
+    model: "test-model",
+    tier: "standard" as const,
+    stream: false,
+    maxTokens: 64,
+    creditsLocked: 1_000,
+    promptTokens: 5,
+  });
+
+  it("commits a new job's row while another job's write is still being committed", async () => {
+    const busy = await jobIn("processing");
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const lock = await holding("SELECT 1 FROM gateway_job WHERE job_id = $1 FOR UPDATE", [busy.jobId]);
+    try {
+      const stuck = lifecycle.conclude(busy, { kind: "failed", reason: "worker gone" });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const jobId = `job_${process.pid}_${++sequence}`;
+      let stuckDone = false;
+      void stuck.finally(() => (stuckDone = true));
+      await jobs.insert(newRow(jobId));
+      expect(stuckDone).toBe(false);
+      expect((await tableRow(jobId)).status).toBe("pending");
+    } finally {
+      await lock.release();
+    }
+  });
+
+  it("writes a job's facts made while its insert is on its way after the insert, never lost", async () => {
+    const jobs = stores.at(-1) ?? (gateway(), stores.at(-1)!);
+    const jobId = `job_${process.pid}_${++sequence}`;
+    // Inserts and updates alike wait for this lock: which statement reaches the row first is the store's order.
+    const lock = await holding("LOCK TABLE gateway_job IN SHARE MODE");
+    let inserted: Promise<void>;
+    try {
+      inserted = jobs.insert(newRow(jobId));
+      await jobs.update(jobId, { first_token_ms: 7 });
+      jobs.writeSoon(jobId);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+    } finally {
+      await lock.release();
+    }
+    await inserted;
+    await jobs.flush();
+    expect((await tableRow(jobId)).first_token_ms).toBe(7);
+  });
+
   it("writes a job's facts and moves in the order they were made", async () => {
     const job = await jobIn("pending");
     const lifecycle = gateway();

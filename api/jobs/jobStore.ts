@@ -173,10 +173,13 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
 /**
  * The gateway_job table (db/migrations/001_gateway_jobs.sql), written by group commit (issue 26 "Two writes per
  * job"): a job's row is written when it is created and when it closes; what happens between rides those writes.
- * - `insert` and `transition` (the status moves whose result a caller acts on: the close to `settling`, `failed`,
- *   `refunded`) flush at once when no group is being written, else right after it: no added wait when idle, many
- *   jobs per commit under load. They resolve once committed, so the receipt stored by the move to `settling` is
- *   durable before it is settled or answered.
+ * - `insert` has a lane of its own: inserts flush at once when no insert is being written, else right after it,
+ *   alongside the group of updates (a new job waits behind other new jobs only, not behind other jobs' closes:
+ *   its row is on the path to the first token). A job's later writes wait for its insert (`inserting`).
+ * - `transition` (the status moves whose result a caller acts on: the close to `settling`, `failed`, `refunded`)
+ *   flushes at once when no group is being written, else right after it: no added wait when idle, many jobs per
+ *   commit under load. Both resolve once committed, so the receipt stored by the move to `settling` is durable
+ *   before it is settled or answered.
  * - `update` (side facts: transaction hashes, deadline, first-token time) and `transition(…, { deferred: "hold" })`
  *   (the acknowledgement, pending → processing) are held in memory and folded into the job's next move: its
  *   statement writes them too. A job without a move for `holdMs` (a long stream) gets them written on their own.
@@ -194,6 +197,10 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
  */
 export class JobStore {
   private queue: Pending[] = [];
+  /** New rows waiting for the insert lane, and the jobs whose insert is queued there or being committed. */
+  private inserts: Extract<Pending, { kind: "insert" }>[] = [];
+  private readonly inserting = new Set<string>();
+  private insertsFlushing: Promise<void> | undefined;
   /** The group being committed: shown by reads until it is (re-applying a committed write changes nothing). */
   private inFlight: Pending[] = [];
   /** Facts and held moves of each job, oldest job first (a job's entry goes when released). */
@@ -219,9 +226,36 @@ export class JobStore {
   /** Writes the new row; resolves once committed (openEscrow sends the lock alongside and routes the job only after both). */
   insert(job: NewGatewayJob): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } });
-      this.schedule(true);
+      this.inserts.push({ kind: "insert", jobId: job.jobId, job, done: { resolve, reject } });
+      this.inserting.add(job.jobId);
+      this.insertsFlushing ??= this.writeInserts();
     });
+  }
+
+  /** The insert lane: every insert queued meanwhile leaves in the next statement. */
+  private async writeInserts(): Promise<void> {
+    try {
+      while (this.inserts.length > 0) {
+        const group = this.inserts;
+        this.inserts = [];
+        try {
+          await this.commit(group).catch((error: unknown) => {
+            if (!RETRYABLE_CODES.has((error as { code?: string }).code ?? "")) throw error;
+            return this.commit(group);
+          });
+          for (const item of group) item.done.resolve();
+        } catch (error) {
+          this.logger?.warn({ err: error, writes: group.length }, "insert of job rows failed");
+          for (const item of group) item.done.reject(error);
+        } finally {
+          for (const item of group) this.inserting.delete(item.jobId);
+        }
+      }
+    } finally {
+      this.insertsFlushing = undefined;
+      // Writes of those jobs made while their insert was on its way were left in the queue.
+      if (this.queue.length > 0) this.schedule(true);
+    }
   }
 
   /**
@@ -271,7 +305,8 @@ export class JobStore {
 
   /** Commits everything held and queued (shutdown, tests). */
   async flush(): Promise<void> {
-    while (this.held.size > 0 || this.queue.length > 0 || this.flushing) {
+    while (this.held.size > 0 || this.queue.length > 0 || this.flushing || this.insertsFlushing) {
+      await this.insertsFlushing;
       // Facts made while a group commits (a settlement recorded meanwhile) are held: they go with the next one.
       for (const jobId of [...this.held.keys()]) this.release(jobId);
       if (!this.flushing) this.schedule(true);
@@ -322,6 +357,8 @@ export class JobStore {
   private schedule(urgent: boolean): void {
     if (urgent) this.due = true;
     if (this.flushing) return; // the running group starts the next one when it ends
+    // Writes that wait only for their job's insert: the insert lane schedules them when it is done.
+    if (!this.queue.some((item) => !this.inserting.has(item.jobId))) return;
     if (this.due) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = undefined;
@@ -339,8 +376,11 @@ export class JobStore {
     try {
       while (this.due && this.queue.length > 0) {
         this.due = false;
-        const group = this.queue;
-        this.queue = [];
+        // A job's writes never overtake its insert: they wait in the queue until the insert lane is done.
+        const group = this.queue.filter((item) => !this.inserting.has(item.jobId));
+        if (group.length === 0) break;
+        this.queue =
+          group.length === this.queue.length ? [] : this.queue.filter((item) => this.inserting.has(item.jobId));
         this.inFlight = group;
         await this.writeGroup(group);
         this.inFlight = [];
@@ -348,7 +388,8 @@ export class JobStore {
     } finally {
       this.inFlight = [];
       this.flushing = undefined;
-      if (this.queue.length > 0) this.schedule(this.due);
+      // What waits only for an insert is scheduled again by the insert lane when it is done.
+      if (this.queue.some((item) => !this.inserting.has(item.jobId))) this.schedule(this.due);
     }
   }
 
