@@ -32,17 +32,23 @@ export class DeliverySlots {
     private readonly onError: (error: unknown, delivery: Claimed) => void,
   ) {}
 
-  /** Claims due deliveries for the free slots and starts them; returns how many were started. */
-  async fill(): Promise<number> {
+  /**
+   * Claims due deliveries for the free slots and starts them. Resolves `true` when the claim came back whole and
+   * slots are still free: more may be due, claim again at once. A shorter claim took every delivery due and
+   * claimable then; one that comes due later is announced (NOTIFY, a freed slot) or found by the poll, so claiming
+   * again at once would only repeat a statement that finds nothing.
+   */
+  async fill(): Promise<boolean> {
     const free = this.options.maxInFlight - this.total;
-    if (free <= 0) return 0;
+    if (free <= 0) return false;
+    const batchSize = Math.min(free, this.run.batchSize);
     const claimed = await claimDueDeliveries(
       this.pool,
-      { ...this.run, batchSize: Math.min(free, this.run.batchSize) },
+      { ...this.run, batchSize },
       { inFlight: this.inFlight, perEndpoint: this.options.perEndpoint },
     );
     for (const delivery of claimed) this.start(delivery);
-    return claimed.length;
+    return claimed.length >= batchSize && !this.full;
   }
 
   /** Whether every slot is taken (claiming more would find none free). */

@@ -5,6 +5,7 @@ import { ingestChainEvents } from "./ingestChainEvents.js";
 import { ingestProcessingJobs } from "./ingestProcessingJobs.js";
 import { DELIVERY_CHANNEL } from "./recordEvent.js";
 import { DeliverySlots } from "./deliverySlots.js";
+import { startRoundLoop } from "./roundLoop.js";
 import { createSender } from "./sendDelivery.js";
 import type { TargetPolicy } from "./targetPolicy.js";
 
@@ -40,6 +41,11 @@ export interface DispatcherDeps {
   ingestFallbackMs?: number;
   /** How often due deliveries are looked for when nothing announced one (retries come due this way). Default 500 ms. */
   deliveryIntervalMs?: number;
+  /** Least time between the starts of two ingestion rounds woken by notifications or the gateway (they are
+   *  coalesced: roundLoop.ts). Default 50 ms. */
+  ingestMinGapMs?: number;
+  /** Least time between the starts of two delivery claims woken by announcements or freed slots. Default 10 ms. */
+  deliveryMinGapMs?: number;
   /** How long a claimed delivery is reserved; a crashed dispatcher's claims come back after it. Must exceed
    *  `timeoutMs`. Default timeoutMs + 30 s. */
   leaseMs?: number;
@@ -61,6 +67,12 @@ export interface Dispatcher {
   /** Runs an ingestion and a delivery round now (tests, and the gateway after it enqueued something). */
   wake(): void;
 }
+
+/** Woken ingestion is paced to at most 20 rounds/s however many blocks and jobs wake it: an event waits ≤ 50 ms
+ *  more. A full batch is still read again at once. */
+const INGEST_MIN_GAP_MS = 50;
+/** Woken delivery claims at most 100/s; one endpoint (2 slots) still gets up to 200 attempts/s. */
+const DELIVERY_MIN_GAP_MS = 10;
 
 const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
 
@@ -86,50 +98,48 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     batchSize: deps.batchSize ?? 32,
   };
   let stopping = false;
-  // A wake that arrives while a loop is busy is remembered, so the next sleep returns at once (no lost wake-up).
-  const ingestSignal = createSignal();
-  const deliverySignal = createSignal();
   // Whether the index's notifications reach this dispatcher (its LISTEN connection is up).
   let indexWakes = false;
-
-  const ingestLoop = async () => {
-    while (!stopping) {
-      try {
-        const result = await ingestChainEvents(deps.pool, deps.index, {
-          onMalformed: (rowId, error) =>
-            logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
-        });
-        const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
-        if (result.deliveries + processing > 0) deliverySignal.wake();
-        if (result.more) continue;
-      } catch (error) {
-        logger.warn({ err: error }, "webhook ingestion failed; retrying");
-      }
-      if (!stopping)
-        await ingestSignal.wait(indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100));
-    }
-  };
 
   const slots = new DeliverySlots(
     deps.pool,
     sender,
     runOptions,
     { maxInFlight: deps.maxInFlight ?? 256, perEndpoint: deps.perEndpointInFlight ?? 2 },
-    () => deliverySignal.wake(),
+    () => claims.wake(),
     (error, delivery) => logger.warn({ err: error, deliveryId: delivery.id }, "webhook attempt not recorded"),
   );
   // Claims whenever a slot is free or something became due; attempts run in their slots, never as a round.
-  const deliveryLoop = async () => {
-    while (!stopping) {
+  const claims = startRoundLoop({
+    round: async () => {
       try {
-        if ((await slots.fill()) > 0 && !slots.full) continue;
+        return await slots.fill();
       } catch (error) {
         logger.warn({ err: error }, "webhook delivery claim failed; retrying");
+        return false;
       }
-      if (!stopping) await deliverySignal.wait(deps.deliveryIntervalMs ?? 500);
-    }
-    await slots.drain();
-  };
+    },
+    idleMs: () => deps.deliveryIntervalMs ?? 500,
+    minGapMs: deps.deliveryMinGapMs ?? DELIVERY_MIN_GAP_MS,
+  });
+  const ingestion = startRoundLoop({
+    round: async () => {
+      try {
+        const result = await ingestChainEvents(deps.pool, deps.index, {
+          onMalformed: (rowId, error) =>
+            logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
+        });
+        const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
+        if (result.deliveries + processing > 0) claims.wake();
+        return result.more;
+      } catch (error) {
+        logger.warn({ err: error }, "webhook ingestion failed; retrying");
+        return false;
+      }
+    },
+    idleMs: () => (indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100)),
+    minGapMs: deps.ingestMinGapMs ?? INGEST_MIN_GAP_MS,
+  });
 
   // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the
   // gateway's job.processing) wake this one at once, and so does each block the index commits (indexChannel).
@@ -139,9 +149,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       const client = await deps.pool.connect();
       if (stopping) return client.release();
       listener = client;
-      client.on("notification", (message) =>
-        message.channel === DELIVERY_CHANNEL ? deliverySignal.wake() : ingestSignal.wake(),
-      );
+      client.on("notification", (message) => (message.channel === DELIVERY_CHANNEL ? claims.wake() : ingestion.wake()));
       client.on("error", (error) => {
         indexWakes = false;
         logger.warn({ err: error }, "webhook LISTEN connection failed; polling only");
@@ -157,19 +165,17 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   })();
 
-  const loops = Promise.all([ingestLoop(), deliveryLoop()]);
   logger.info({ owner }, "webhook dispatcher started");
 
   return {
     wake() {
-      ingestSignal.wake();
-      deliverySignal.wake();
+      ingestion.wake();
+      claims.wake();
     },
     async stop() {
       stopping = true;
-      ingestSignal.wake();
-      deliverySignal.wake();
-      await loops;
+      await Promise.all([ingestion.stop(), claims.stop()]);
+      await slots.drain();
       await listening;
       const client = listener as pg.PoolClient | null;
       if (client) {
@@ -185,30 +191,4 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
 /** The channel Ponder NOTIFYs on each block it indexes into `schema` (its live-query channel, ponder/drizzle/onchain). */
 export function indexNotifyChannel(schema: string): string {
   return `${schema}_live_query`;
-}
-
-function createSignal() {
-  let pending = false;
-  let waker: (() => void) | null = null;
-  return {
-    wake() {
-      if (waker) waker();
-      else pending = true;
-    },
-    wait(ms: number): Promise<void> {
-      if (pending) {
-        pending = false;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          waker = null;
-          resolve();
-        };
-        const timer = setTimeout(done, ms);
-        waker = done;
-      });
-    },
-  };
 }
