@@ -6,7 +6,7 @@ import type { TimedLine } from "./testing/jobClient.js";
 import { startWorkerProcess } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
-const PORT = 8664;
+const PORT = 8792;
 let worker: WorkerProcess;
 
 beforeAll(async () => {
