@@ -3,6 +3,14 @@ import pg from "pg";
 /** A query (or the wait for a free connection) that takes longer fails instead of hanging a request. */
 const QUERY_TIMEOUT_MS = 15_000;
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long a connection may sit idle before the pool closes it (node-postgres's default is 10 s). Each new
+ * connection costs its SCRAM-SHA-256 login (4,096 PBKDF2 rounds and webcrypto HMACs in this process) and a
+ * backend start: with 10 s, every lull of traffic longer than that (each bench level begins after one) emptied
+ * the pool and the next burst paid up to `max` logins, ~2% of the gateway's profiled CPU in the first seconds
+ * of a load (issue 26). A minute keeps them across such lulls; a gateway left idle still gives them back.
+ */
+export const IDLE_TIMEOUT_MS = 60_000;
 
 /**
  * One pool per process; every query of the gateway's own tables goes through it. Connections start with
@@ -25,6 +33,7 @@ export function createPool(
     options: `-c search_path="${schema}",public${gatewayOption}${commitOption}`,
     query_timeout: QUERY_TIMEOUT_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    idleTimeoutMillis: IDLE_TIMEOUT_MS,
   });
   // An idle connection the server dropped (restart, network) must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);
