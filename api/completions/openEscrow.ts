@@ -2,7 +2,7 @@ import type { Hex } from "viem";
 import { MAX_LOCK_DELAY_SECONDS, jobIdToBytes32, newJobId } from "@credit-metered/client";
 import type { Logger } from "pino";
 import type { EscrowChain } from "../chain/escrowChain.js";
-import type { LockBatcher, LockOutcome, LockRequest } from "../chain/lockBatcher.js";
+import type { LockBatcher, LockOutcome, LockRequest, QueuedLock } from "../chain/lockBatcher.js";
 import { TransactionRevertedError } from "../chain/transactionSender.js";
 import { mapOpenJobRevert, mapSkippedLock } from "../chain/mapOpenJobRevert.js";
 import type { GatewayConfig } from "../config.js";
@@ -136,12 +136,12 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
       () => undefined,
     );
   }
-  const [row, send] = await Promise.allSettled([inserted, untilSentOrNodeSilent(deps, queued.signed)]);
+  const [row, send] = await Promise.allSettled([inserted, untilSignedOrNodeSilent(deps, queued.signed)]);
 
   if (row.status === "rejected") {
     if (send.status === "rejected") await release();
     // Sent (or maybe sent): the reservation stays until the index shows the lock, which goes back once mined.
-    else followUnroutedLock(deps, jobId, jobKey, queued.mined, release);
+    else followUnroutedLock(deps, jobId, jobKey, queued, release);
     throw row.reason;
   }
   let escrowTx: Hex;
@@ -155,7 +155,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         () => undefined,
       );
       // The client gets a 503 now: a lock that opens later goes back at once.
-      followUnroutedLock(deps, jobId, jobKey, queued.mined, release);
+      followUnroutedLock(deps, jobId, jobKey, queued, release);
       throw new DeadlineExceededError("the chain node stopped answering while the lock was being sent");
     }
     escrowTx = send.value;
@@ -336,20 +336,23 @@ async function returnLateLock(deps: EscrowDeps, jobId: string, jobKey: Hex): Pro
 
 /**
  * A lock sent for a job that is not routed (its row not written, or the node went silent before the send was
- * confirmed): once mined, an opened lock goes back at once (returnLateLock); one skipped or reverted locked
- * nothing, so its reservation goes back. Until then the reservation stays, as for any lock not yet indexed.
+ * confirmed): once mined, an opened lock goes back at once (returnLateLock); one skipped, reverted or taken by no node
+ * locked nothing, so its reservation goes back. A lock sent but not known to be mined may still land: its reservation
+ * stays until the index shows it (or the reservation expires), as for any lock not yet indexed.
  */
 function followUnroutedLock(
   deps: EscrowDeps,
   jobId: string,
   jobKey: Hex,
-  mined: Promise<LockOutcome>,
+  queued: Pick<QueuedLock, "sent" | "mined">,
   release: () => Promise<unknown>,
 ): void {
-  void mined.then(
-    (outcome) => (outcome.kind === "opened" ? returnLateLock(deps, jobId, jobKey) : release()),
-    (error: unknown) => (error instanceof TransactionRevertedError ? release() : undefined),
-  );
+  void Promise.allSettled([queued.sent, queued.mined]).then(([sent, mined]) => {
+    if (mined.status === "fulfilled")
+      return mined.value.kind === "opened" ? returnLateLock(deps, jobId, jobKey) : release();
+    if (sent.status === "rejected" || mined.reason instanceof TransactionRevertedError) return release();
+    return undefined;
+  });
 }
 
 /** Follows a lock batch not mined in time: if it lands and opened this job, the job is failed at once. */
@@ -364,8 +367,8 @@ async function watchLateLock(deps: EscrowDeps, jobId: string, jobKey: Hex, escro
   }
 }
 
-/** The batch's hash once the node accepted it, or "node_silent" as soon as the node is known to have stopped. */
-async function untilSentOrNodeSilent(deps: EscrowDeps, sent: Promise<Hex>): Promise<Hex | "node_silent"> {
+/** The batch's hash once it is signed at its nonce, or "node_silent" as soon as the node is known to have stopped. */
+async function untilSignedOrNodeSilent(deps: EscrowDeps, signed: Promise<Hex>): Promise<Hex | "node_silent"> {
   let timer: NodeJS.Timeout | undefined;
   const silent = new Promise<"node_silent">((resolve) => {
     timer = setInterval(() => {
@@ -373,7 +376,7 @@ async function untilSentOrNodeSilent(deps: EscrowDeps, sent: Promise<Hex>): Prom
     }, LOCK_WATCH_MS);
   });
   try {
-    return await Promise.race([sent, silent]);
+    return await Promise.race([signed, silent]);
   } finally {
     clearInterval(timer);
   }

@@ -99,25 +99,35 @@ describe("recovery of jobs a gateway left open", () => {
     expect(job.on_chain?.proof_hash).toBe(`sha256:${outputHashOf(text).slice(2)}`);
   }, 60_000);
 
-  it("refunds a job without a receipt once its chain deadline has passed", async () => {
-    const { jobId } = await orphanJob();
-    const job = await waitForJobStatus(client.apiKey, jobId, "refunded", 170_000);
-    expect(job.credits_charged).toBe(0);
-  }, 200_000);
+  // Both refund cases wait out the same 120 s: their jobs are locked together, so the second test finds its deadline
+  // already passed.
+  describe("once the chain deadline has passed", () => {
+    let withoutReceipt: { jobId: string; jobKey: Hex };
+    let rowless: { jobId: string; jobKey: Hex };
+    beforeAll(async () => {
+      withoutReceipt = await orphanJob();
+      rowless = await lockOnChain();
+      expect(await chainStatusOf(rowless.jobKey)).toBe("open");
+    });
 
-  // The row and the lock are written side by side (openEscrow.ts): a crash may leave a lock whose row never
-  // committed. Nothing of this gateway's holds it, so the sweep refunds it from the index.
-  it("refunds a lock whose job row was never written once its chain deadline has passed", async () => {
-    const { jobId, jobKey } = await lockOnChain();
-    expect(await chainStatusOf(jobKey)).toBe("open");
-    const until = Date.now() + 170_000;
-    let status = "open";
-    while (status === "open" && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      status = await chainStatusOf(jobKey);
-    }
-    expect(status).toBe("refunded");
-    const rows = await db.query("SELECT 1 FROM api.gateway_job WHERE job_id = $1", [jobId]);
-    expect(rows.rowCount).toBe(0);
-  }, 200_000);
+    it("refunds a job without a receipt", async () => {
+      const job = await waitForJobStatus(client.apiKey, withoutReceipt.jobId, "refunded", 170_000);
+      expect(job.credits_charged).toBe(0);
+    }, 200_000);
+
+    // The row and the lock are written side by side (openEscrow.ts): a crash may leave a lock whose row never
+    // committed. Nothing of this gateway's holds it, so the sweep refunds it from the index.
+    it("refunds a lock whose job row was never written", async () => {
+      const { jobId, jobKey } = rowless;
+      const until = Date.now() + 170_000;
+      let status = await chainStatusOf(jobKey);
+      while (status === "open" && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        status = await chainStatusOf(jobKey);
+      }
+      expect(status).toBe("refunded");
+      const rows = await db.query("SELECT 1 FROM api.gateway_job WHERE job_id = $1", [jobId]);
+      expect(rows.rowCount).toBe(0);
+    }, 200_000);
+  });
 });
