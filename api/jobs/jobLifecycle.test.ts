@@ -133,7 +133,7 @@ class InMemoryEscrowChain implements JobChainActions {
       };
     })();
     mined.catch(() => undefined);
-    return { submitted: Promise.resolve(hash), mined };
+    return { signed: Promise.resolve(hash), submitted: Promise.resolve(hash), mined };
   }
 
   /** The jobOf reads made (finality from a settlement's block needs none). */
@@ -746,6 +746,35 @@ describe("group commit of job rows (issue 26)", () => {
     } finally {
       await lock.release();
     }
+  });
+
+  it("commits a new job's row with the next group of updates while the insert lane is still busy", async () => {
+    const closing = await jobIn("processing");
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const blocked = newRow(`job_${process.pid}_${++sequence}`);
+    // Another session's uncommitted row with the same id: the lane's insert of it waits for that session.
+    const lock = await holding(
+      `INSERT INTO gateway_job (job_id, job_key, wallet, key_hash, model, tier, status, stream, max_tokens, credits_locked)
+       VALUES ($1, $2, $3, $4, 'test-model', 'standard', 'pending', false, 64, 1000)`,
+      [blocked.jobId, blocked.jobKey, blocked.wallet, blocked.keyHash],
+    );
+    let first: Promise<void> | undefined;
+    try {
+      first = jobs.insert(blocked);
+      first.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const jobId = `job_${process.pid}_${++sequence}`;
+      const second = jobs.insert(newRow(jobId));
+      const conclusion = await lifecycle.conclude(closing, { kind: "failed", reason: "worker gone" });
+      await second;
+      expect(conclusion.kind).toBe("closed");
+      expect((await tableRow(jobId)).status).toBe("pending");
+    } finally {
+      await lock.release();
+    }
+    await first;
+    expect((await tableRow(blocked.jobId)).status).toBe("pending");
   });
 
   it("writes a job's facts made while its insert is on its way after the insert, never lost", async () => {

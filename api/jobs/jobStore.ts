@@ -173,9 +173,10 @@ const RETRYABLE_CODES = new Set(["40P01", "40001"]);
 /**
  * The gateway_job table (db/migrations/001_gateway_jobs.sql), written by group commit (issue 26 "Two writes per
  * job"): a job's row is written when it is created and when it closes; what happens between rides those writes.
- * - `insert` has a lane of its own: inserts flush at once when no insert is being written, else right after it,
- *   alongside the group of updates (a new job waits behind other new jobs only, not behind other jobs' closes:
- *   its row is on the path to the first token). A job's later writes wait for its insert (`inserting`).
+ * - `insert` has a lane of its own: inserts flush at once when no insert is being written, else right after it or
+ *   with the next group of updates, whichever starts first (a new job waits behind other new jobs only, not behind
+ *   other jobs' closes: its row is on the path to the first token). A job's later writes wait for its insert
+ *   (`inserting`).
  * - `transition` (the status moves whose result a caller acts on: the close to `settling`, `failed`, `refunded`)
  *   flushes at once when no group is being written, else right after it: no added wait when idle, many jobs per
  *   commit under load. Both resolve once committed, so the receipt stored by the move to `settling` is durable
@@ -377,13 +378,23 @@ export class JobStore {
       while (this.due && this.queue.length > 0) {
         this.due = false;
         // A job's writes never overtake its insert: they wait in the queue until the insert lane is done.
-        const group = this.queue.filter((item) => !this.inserting.has(item.jobId));
-        if (group.length === 0) break;
+        const updates = this.queue.filter((item) => !this.inserting.has(item.jobId));
+        if (updates.length === 0) break;
         this.queue =
-          group.length === this.queue.length ? [] : this.queue.filter((item) => this.inserting.has(item.jobId));
+          updates.length === this.queue.length ? [] : this.queue.filter((item) => this.inserting.has(item.jobId));
+        // Inserts waiting for the lane's current commit ride this group instead (one commit fewer; they would
+        // otherwise wait for that commit to end first). Their jobs' own writes still wait for the next group.
+        const absorbed = this.inserts;
+        this.inserts = [];
+        const group: Pending[] = [...absorbed, ...updates];
         this.inFlight = group;
         await this.writeGroup(group);
         this.inFlight = [];
+        if (absorbed.length > 0) {
+          for (const item of absorbed) this.inserting.delete(item.jobId);
+          // Their jobs' writes made meanwhile go next, as the insert lane sends them.
+          if (this.queue.some((item) => absorbed.some((insert) => insert.jobId === item.jobId))) this.due = true;
+        }
       }
     } finally {
       this.inFlight = [];
