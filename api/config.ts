@@ -36,6 +36,12 @@ export const configSchema = z.object({
    * (the authority for money) and recovery make good. `on` waits for the flush on every commit.
    */
   DB_SYNCHRONOUS_COMMIT: z.enum(["off", "local", "on"]).default("off"),
+  /**
+   * Parameterised queries run as named prepared statements, planned once per connection (api/db/preparingClient.ts;
+   * docs/DESIGN.md "Prepared statements"). `false` for a pooler in transaction mode that cannot keep them (PgBouncer
+   * before 1.21, or without `max_prepared_statements`).
+   */
+  DB_PREPARED_STATEMENTS: boolean.default(true),
   /** Ponder's HTTP root; the gateway queries `${INDEXER_URL}/sql` through @ponder/client. */
   INDEXER_URL: z.url(),
   /** The chain's JSON-RPC endpoint; with RPC_URLS, the first of them by default. */
@@ -259,6 +265,7 @@ export const dispatcherConfigSchema = configSchema
   .pick({
     DATABASE_URL: true,
     DB_SYNCHRONOUS_COMMIT: true,
+    DB_PREPARED_STATEMENTS: true,
     CHAIN_FINALITY_DEPTH: true,
     API_DB_SCHEMA: true,
     INDEXER_URL: true,

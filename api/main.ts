@@ -111,13 +111,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const metrics = new GatewayMetrics();
   const signer = privateKeyToAccount(config.GATEWAY_PRIVATE_KEY as Hex).address.toLowerCase();
   const gatewayId = config.GATEWAY_ID ?? `gw-${signer}`;
-  const pool = createPool(
-    config.DATABASE_URL,
-    config.API_DB_SCHEMA,
-    undefined,
-    gatewayId,
-    config.DB_SYNCHRONOUS_COMMIT,
-  );
+  const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA, undefined, gatewayId, {
+    synchronousCommit: config.DB_SYNCHRONOUS_COMMIT,
+    prepareStatements: config.DB_PREPARED_STATEMENTS,
+  });
   const applied = await migrate(pool, config.API_DB_SCHEMA);
   if (applied.length > 0) logger.info({ applied }, "migrations applied");
 

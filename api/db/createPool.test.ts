@@ -22,7 +22,7 @@ describe("createPool", () => {
   });
 
   it("runs every connection with the synchronous_commit it is given", async () => {
-    const pool = createPool(postgres.databaseUrl, "public", 2, undefined, "off");
+    const pool = createPool(postgres.databaseUrl, "public", 2, undefined, { synchronousCommit: "off" });
     try {
       const clients = await Promise.all([pool.connect(), pool.connect()]);
       const settings = await Promise.all(clients.map((client) => client.query("SHOW synchronous_commit")));

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { PreparingClient } from "./preparingClient.js";
 
 /** A query (or the wait for a free connection) that takes longer fails instead of hanging a request. */
 const QUERY_TIMEOUT_MS = 15_000;
@@ -22,18 +23,27 @@ export function createPool(
   schema: string,
   max = 20,
   gatewayId?: string,
-  synchronousCommit?: "off" | "local" | "on",
+  options: {
+    synchronousCommit?: "off" | "local" | "on";
+    /** Parameterised queries as named prepared statements (preparingClient.ts); default true. */
+    prepareStatements?: boolean;
+  } = {},
 ): pg.Pool {
+  const { synchronousCommit, prepareStatements = true } = options;
   // `app.gateway_id` fills gateway_job.gateway_id by column default (migration 030): every job row names its owner.
   const gatewayOption = gatewayId ? ` -c app.gateway_id=${gatewayId}` : "";
   const commitOption = synchronousCommit ? ` -c synchronous_commit=${synchronousCommit}` : "";
+  // A prepared statement is otherwise planned again at every call for as long as PostgreSQL's custom plans look
+  // cheaper than the generic one, which is always for the statements that take arrays (preparingClient.ts).
+  const planOption = prepareStatements ? " -c plan_cache_mode=force_generic_plan" : "";
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
-    options: `-c search_path="${schema}",public${gatewayOption}${commitOption}`,
+    options: `-c search_path="${schema}",public${gatewayOption}${commitOption}${planOption}`,
     query_timeout: QUERY_TIMEOUT_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: IDLE_TIMEOUT_MS,
+    ...(prepareStatements ? { Client: PreparingClient } : {}),
   });
   // An idle connection the server dropped (restart, network) must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);

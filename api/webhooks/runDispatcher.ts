@@ -14,7 +14,10 @@ try {
   console.error((error as Error).message);
   process.exit(2);
 }
-const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA, undefined, undefined, config.DB_SYNCHRONOUS_COMMIT);
+const pool = createPool(config.DATABASE_URL, config.API_DB_SCHEMA, undefined, undefined, {
+  synchronousCommit: config.DB_SYNCHRONOUS_COMMIT,
+  prepareStatements: config.DB_PREPARED_STATEMENTS,
+});
 await migrate(pool, config.API_DB_SCHEMA);
 const log = (level: string) => (obj: object, msg?: string) =>
   console.error(JSON.stringify({ level, msg, ...obj, err: (obj as { err?: Error }).err?.message }));
