@@ -243,8 +243,7 @@ export class EscrowChain {
    * Settles receipts in one transaction, sent at once behind their locks (same signer, later nonce): a receipt the
    * escrow cannot settle, its lock skipped included, is skipped (`SettlementSkipped`), never reverting the batch.
    */
-  /** `onSigned` hears the hash once the transaction is signed, before it leaves (TransactionManager.send). */
-  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[], onSigned?: (hash: Hex) => void): Promise<Hex> {
+  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex> {
     return this.sender.send(
       {
         address: this.deployment.contracts.creditEscrow,
@@ -252,7 +251,7 @@ export class EscrowChain {
         functionName: "settleBatch",
         args: [receipts.map(receiptArg), [...signatures]],
       },
-      { gasLimit: SETTLE_BATCH_GAS_BASE + SETTLE_GAS_PER_RECEIPT * BigInt(receipts.length), onSigned },
+      { gasLimit: SETTLE_BATCH_GAS_BASE + SETTLE_GAS_PER_RECEIPT * BigInt(receipts.length) },
     );
   }
 

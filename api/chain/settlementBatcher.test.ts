@@ -21,20 +21,10 @@ class RecordingSettlementPort implements SettlementPort {
     return this.hash();
   }
 
-  /** When set, a batch is signed (its hash told) and then waits for this before a node takes it. */
-  nodeTakes: Promise<void> | undefined;
-
-  async settleBatch(
-    receipts: readonly Receipt[],
-    _signatures: readonly Hex[],
-    onSigned?: (hash: Hex) => void,
-  ): Promise<Hex> {
+  async settleBatch(receipts: readonly Receipt[]): Promise<Hex> {
     if (this.refuseBatch) throw new Error("batch would revert");
     this.sent.push(`batch:${receipts.map((r) => r.jobId).join(",")}`);
-    const hash = this.hash(this.revertBatch ? "reverting" : "");
-    onSigned?.(hash);
-    await this.nodeTakes;
-    return hash;
+    return this.hash(this.revertBatch ? "reverting" : "");
   }
 
   skippedJobs(): ReadonlySet<string> {
@@ -84,30 +74,6 @@ describe("SettlementBatcher", () => {
     const hashes = await Promise.all(tickets.map((t) => t.submitted));
     expect(port.sent).toEqual(["batch:0x1,0x2,0x3"]);
     expect(new Set(hashes).size).toBe(1);
-  });
-
-  it("tells the settlement's hash once it is signed, before a node took it", async () => {
-    const port = new RecordingSettlementPort();
-    const node = Promise.withResolvers<void>();
-    port.nodeTakes = node.promise;
-    const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger, metrics });
-    const ticket = batcher.enqueue(receipt(1), "0x");
-    let submitted = false;
-    void ticket.submitted.then(() => (submitted = true));
-    const signed = await ticket.signed;
-    expect(submitted).toBe(false);
-    node.resolve();
-    expect(await ticket.submitted).toBe(signed);
-  });
-
-  it("tells a batch settled job by job by the hash of the job's own transaction", async () => {
-    const port = new RecordingSettlementPort();
-    port.refuseBatch = true;
-    const batcher = new SettlementBatcher(port, { windowMs: 5, max: 10, logger, metrics });
-    const ticket = batcher.enqueue(receipt(1), "0x");
-    const signed = await ticket.signed;
-    expect(port.sent).toEqual(["settle:0x1"]);
-    expect(signed).toBe(await ticket.submitted);
   });
 
   it("sends a receipt that follows a quiet window at once, without waiting out the window", async () => {

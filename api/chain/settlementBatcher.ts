@@ -5,18 +5,13 @@ import type { Receipt } from "./receiptTypes.js";
 
 export interface SettlementPort {
   settle(receipt: Receipt, signature: Hex): Promise<Hex>;
-  /** Signs and sends `settleBatch`; resolves once a node accepted it. `onSigned`, when the port can tell, hears the
-   *  hash as soon as the transaction is signed at its nonce, before it leaves. */
-  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[], onSigned?: (hash: Hex) => void): Promise<Hex>;
+  settleBatch(receipts: readonly Receipt[], signatures: readonly Hex[]): Promise<Hex>;
   waitMined(hash: Hex): Promise<TransactionReceipt>;
   /** Job ids (lower-case) a mined `settleBatch` skipped (`SettlementSkipped`): their jobs are still open. */
   skippedJobs(receipt: TransactionReceipt): ReadonlySet<string>;
 }
 
 export interface SettlementTicket {
-  /** Resolves with the settlement transaction hash as soon as it is signed at its nonce, before it leaves (what the
-   *  client's answer names: issue 26, nothing waits for the node); `submitted`'s, for a port that cannot tell. */
-  signed: Promise<Hex>;
   /** Resolves with the settlement transaction hash as soon as it is sent (not mined). */
   submitted: Promise<Hex>;
   /** Resolves with the mined receipt of the transaction that settled this job (its hash: the version mined, which
@@ -27,7 +22,6 @@ export interface SettlementTicket {
 interface Pending {
   receipt: Receipt;
   signature: Hex;
-  signed: PromiseWithResolvers<Hex>;
   submitted: PromiseWithResolvers<Hex>;
   mined: PromiseWithResolvers<{ hash: Hex; receipt: TransactionReceipt }>;
 }
@@ -60,17 +54,10 @@ export class SettlementBatcher {
   ) {}
 
   enqueue(receipt: Receipt, signature: Hex): SettlementTicket {
-    const item: Pending = {
-      receipt,
-      signature,
-      signed: Promise.withResolvers(),
-      submitted: Promise.withResolvers(),
-      mined: Promise.withResolvers(),
-    };
+    const item: Pending = { receipt, signature, submitted: Promise.withResolvers(), mined: Promise.withResolvers() };
     // Nobody may be awaiting `mined` yet (non-streaming waits for `submitted` only); never an unhandled rejection.
     item.mined.promise.catch(() => undefined);
     item.submitted.promise.catch(() => undefined);
-    item.signed.promise.catch(() => undefined);
     const queuedAt = Date.now();
     item.mined.promise.then(
       () => this.options.metrics.settlementLag.observe((Date.now() - queuedAt) / 1000),
@@ -86,7 +73,7 @@ export class SettlementBatcher {
       const quiet = Date.now() - this.lastSentAt >= this.options.windowMs;
       this.timer = setTimeout(() => this.flush(), quiet ? 0 : this.options.windowMs);
     }
-    return { signed: item.signed.promise, submitted: item.submitted.promise, mined: item.mined.promise };
+    return { submitted: item.submitted.promise, mined: item.mined.promise };
   }
 
   /** Sends everything queued now. */
@@ -114,20 +101,13 @@ export class SettlementBatcher {
       hash = await this.port.settleBatch(
         batch.map((item) => item.receipt),
         batch.map((item) => item.signature),
-        (signedHash) => {
-          for (const item of batch) item.signed.resolve(signedHash);
-        },
       );
     } catch (error) {
       this.options.logger.warn({ err: error, size: batch.length }, "settleBatch refused; settling one by one");
       await Promise.all(batch.map((item) => this.settleOne(item)));
       return;
     }
-    for (const item of batch) {
-      // A port that cannot tell when it signed: the accepted hash is the first one known.
-      item.signed.resolve(hash);
-      item.submitted.resolve(hash);
-    }
+    for (const item of batch) item.submitted.resolve(hash);
     try {
       const receipt = await this.port.waitMined(hash);
       const skipped = this.port.skippedJobs(receipt);
@@ -149,14 +129,10 @@ export class SettlementBatcher {
   private async settleOne(item: Pending, alreadySubmitted = false): Promise<void> {
     try {
       const hash = await this.port.settle(item.receipt, item.signature);
-      if (!alreadySubmitted) {
-        item.signed.resolve(hash);
-        item.submitted.resolve(hash);
-      }
+      if (!alreadySubmitted) item.submitted.resolve(hash);
       const receipt = await this.port.waitMined(hash);
       item.mined.resolve({ hash: receipt.transactionHash, receipt });
     } catch (error) {
-      item.signed.reject(error);
       item.submitted.reject(error);
       item.mined.reject(error);
     }

@@ -39,7 +39,6 @@ describe("CompletionPipeline: a charged job and the sweeper", () => {
   it("stays the process's own after its request ends, until its settlement is mined", async () => {
     const mined = Promise.withResolvers<MinedSettlement>();
     const { pipeline, activeJobs } = pipelineSettlingWith({
-      signed: Promise.resolve("0x01" as Hex),
       submitted: Promise.resolve("0x01" as Hex),
       mined: mined.promise,
     });
@@ -56,7 +55,6 @@ describe("CompletionPipeline: a charged job and the sweeper", () => {
     const mined = Promise.withResolvers<MinedSettlement>();
     mined.promise.catch(() => undefined);
     const { pipeline, activeJobs } = pipelineSettlingWith({
-      signed: Promise.resolve("0x01" as Hex),
       submitted: Promise.resolve("0x01" as Hex),
       mined: mined.promise,
     });
@@ -69,7 +67,6 @@ describe("CompletionPipeline: a charged job and the sweeper", () => {
 
   it("stays running while its request is still answered, even once its settlement is mined", async () => {
     const { pipeline, activeJobs } = pipelineSettlingWith({
-      signed: Promise.resolve("0x01" as Hex),
       submitted: Promise.resolve("0x01" as Hex),
       mined: Promise.resolve({ hash: "0x01" as Hex, blockNumber: 1n }),
     });

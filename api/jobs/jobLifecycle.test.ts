@@ -133,7 +133,7 @@ class InMemoryEscrowChain implements JobChainActions {
       };
     })();
     mined.catch(() => undefined);
-    return { signed: Promise.resolve(hash), submitted: Promise.resolve(hash), mined };
+    return { submitted: Promise.resolve(hash), mined };
   }
 
   /** The jobOf reads made (finality from a settlement's block needs none). */

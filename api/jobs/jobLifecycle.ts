@@ -73,12 +73,8 @@ export function sourcesOf(to: GatewayJobStatus): GatewayJobStatus[] {
   return (Object.keys(JOB_TRANSITIONS) as GatewayJobStatus[]).filter((from) => canMove(from, to));
 }
 
-/** What settling a receipt gives the caller: the transaction as soon as it is signed and once sent, and the mined
- *  facts. */
+/** What settling a receipt gives the caller: the transaction as soon as it is sent, and the mined facts. */
 export interface SettlementHandle {
-  /** The hash once the settlement is signed at its nonce (the answer names it without waiting for the node). */
-  signed: Promise<Hex>;
-  /** The hash a node accepted: `signed`'s unless the nodes made it re-sign, or the batch was settled job by job. */
   submitted: Promise<Hex>;
   mined: Promise<MinedSettlement>;
 }

@@ -58,7 +58,7 @@ export function chainActionsOf(deps: ChainActionsDeps): JobChainActions {
       });
       // Nobody may be awaiting `mined` (non-streaming answers wait for `submitted` only).
       mined.catch(() => undefined);
-      return { signed: ticket.signed, submitted: ticket.submitted, mined };
+      return { submitted: ticket.submitted, mined };
     },
     jobOf: (jobKey) => deps.chain.jobOf(jobKey),
     headBlock: () => deps.chain.blockNumber(),

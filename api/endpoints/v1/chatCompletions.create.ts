@@ -17,7 +17,7 @@ import type { Endpoint } from "../endpoint.js";
 import { chatCompletionRequestSchema, chatCompletionSchema } from "@credit-metered/client/http";
 import { COMPLETION_ERRORS, IDEMPOTENCY_KEY_HEADER, JOB_HEADERS } from "../../openapi/operation.js";
 
-/** How long a whole completion waits for its settlement transaction to be signed, for the header. */
+/** How long a whole completion waits for its settlement transaction to be sent, for the header. */
 const SETTLEMENT_HEADER_WAIT_MS = 10_000;
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -198,10 +198,10 @@ async function runCompletion(
       // The receipt is stored (the charge is now certain): the client gets the end of the answer, its charge and
       // [DONE] at once, never held for the chain (api/README.md "When the connection breaks"). The settlement
       // transaction follows as the trailer; the connection stays open only for that.
-      const knownTx = await settlementTxIfSigned(settlement.signed);
+      const knownTx = await settlementTxIfSent(settlement.submitted);
       const usageNow = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(knownTx));
       format.streamFinished(res, { ...answer, usage: usageNow });
-      const settlementTx = knownTx ?? (await settlementTxOf(settlement.signed));
+      const settlementTx = knownTx ?? (await settlementTxOf(settlement.submitted));
       const usage = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(settlementTx));
       const completion = format.body({ ...answer, usage });
       await remember({
@@ -214,7 +214,7 @@ async function runCompletion(
       format.endStream(res, settlementTx);
       return;
     }
-    const settlementTx = await settlementTxOf(settlement.signed);
+    const settlementTx = await settlementTxOf(settlement.submitted);
     const usage = usageOf(charge.promptTokens, charge.completionTokens, serviceCharge(settlementTx));
     const completion = format.body({ ...answer, usage });
     const headers = headersWith(settlementTx);
@@ -238,26 +238,24 @@ async function runCompletion(
   }
 }
 
-/** The settlement transaction if it was already signed; never waits. */
-async function settlementTxIfSigned(signed: Promise<Hex>): Promise<Hex | undefined> {
+/** The settlement transaction if it was already sent; never waits. */
+async function settlementTxIfSent(submitted: Promise<Hex>): Promise<Hex | undefined> {
   const notYet = Symbol("not yet");
   // A settled promise resolves before a macrotask; one turn of the event loop tells whether it already has.
   const value = await Promise.race([
-    signed.catch(() => undefined),
+    submitted.catch(() => undefined),
     new Promise<typeof notYet>((resolve) => setImmediate(() => resolve(notYet))),
   ]);
   return value === notYet ? undefined : value;
 }
 
-/** The settlement transaction once signed at its nonce (not once a node took it: issue 26, nothing waits for the
- *  node); none after SETTLEMENT_HEADER_WAIT_MS. */
-async function settlementTxOf(signed: Promise<Hex>): Promise<Hex | undefined> {
+async function settlementTxOf(submitted: Promise<Hex>): Promise<Hex | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), SETTLEMENT_HEADER_WAIT_MS);
   });
   try {
-    return await Promise.race([signed.catch(() => undefined), timeout]);
+    return await Promise.race([submitted.catch(() => undefined), timeout]);
   } finally {
     clearTimeout(timer);
   }
