@@ -73,6 +73,9 @@ export interface Dispatcher {
 const INGEST_MIN_GAP_MS = 50;
 /** Woken delivery claims at most 100/s; one endpoint (2 slots) still gets up to 200 attempts/s. */
 const DELIVERY_MIN_GAP_MS = 10;
+/** A failed LISTEN connection is opened again after 1 s, doubling to at most 30 s while it keeps failing. */
+const LISTEN_RETRY_MS = 1_000;
+const LISTEN_RETRY_MAX_MS = 30_000;
 
 const silent: DispatcherLogger = { info() {}, warn() {}, error() {} };
 
@@ -142,28 +145,63 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   });
 
   // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the
-  // gateway's job.processing) wake this one at once, and so does each block the index commits (indexChannel).
+  // gateway's job.processing) wake this one at once, and so does each block the index commits (indexChannel). A
+  // connection that fails (server restart, a terminated backend) is replaced after a pause; until then the loops
+  // poll at their short intervals.
   let listener: pg.PoolClient | null = null;
-  const listening = (async () => {
+  let relisten: NodeJS.Timeout | undefined;
+  let listenFailures = 0;
+  const listen = async (): Promise<void> => {
+    let client: pg.PoolClient | undefined;
     try {
-      const client = await deps.pool.connect();
+      client = await deps.pool.connect();
       if (stopping) return client.release();
-      listener = client;
-      client.on("notification", (message) => (message.channel === DELIVERY_CHANNEL ? claims.wake() : ingestion.wake()));
-      client.on("error", (error) => {
+      const connection = client;
+      listener = connection;
+      connection.on("notification", (message) =>
+        message.channel === DELIVERY_CHANNEL ? claims.wake() : ingestion.wake(),
+      );
+      let failed = false;
+      // `on`, not `once`: a client may emit more than one error, and an unheard one would take the process down.
+      connection.on("error", (error) => {
+        if (failed) return;
+        failed = true;
         indexWakes = false;
-        logger.warn({ err: error }, "webhook LISTEN connection failed; polling only");
+        if (listener === connection) listener = null;
+        connection.release(error);
+        logger.warn({ err: error }, "webhook LISTEN connection failed; polling until it is back");
+        listenAgain();
       });
-      await client.query(`LISTEN ${DELIVERY_CHANNEL}`);
+      await connection.query(`LISTEN ${DELIVERY_CHANNEL}`);
       if (deps.indexChannel) {
-        await client.query(`LISTEN ${client.escapeIdentifier(deps.indexChannel)}`);
+        await connection.query(`LISTEN ${connection.escapeIdentifier(deps.indexChannel)}`);
         indexWakes = true;
       }
+      listenFailures = 0;
+      // Events that came while nobody listened are picked up now rather than at the next fallback poll.
+      ingestion.wake();
+      claims.wake();
     } catch (error) {
       indexWakes = false;
-      logger.warn({ err: error }, "webhook LISTEN unavailable; polling only");
+      if (client && listener === client) {
+        listener = null;
+        client.release(error as Error);
+      }
+      logger.warn({ err: error }, "webhook LISTEN unavailable; polling until it is back");
+      listenAgain();
     }
-  })();
+  };
+  const listenAgain = () => {
+    if (stopping || relisten) return;
+    listenFailures += 1;
+    const pauseMs = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_MS * 2 ** Math.min(listenFailures - 1, 5));
+    relisten = setTimeout(() => {
+      relisten = undefined;
+      listening = listen();
+    }, pauseMs);
+    relisten.unref();
+  };
+  let listening = listen();
 
   logger.info({ owner }, "webhook dispatcher started");
 
@@ -176,6 +214,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       stopping = true;
       await Promise.all([ingestion.stop(), claims.stop()]);
       await slots.drain();
+      if (relisten) clearTimeout(relisten);
       await listening;
       const client = listener as pg.PoolClient | null;
       if (client) {

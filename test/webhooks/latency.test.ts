@@ -69,4 +69,40 @@ describe("latency", () => {
       await woken.close();
     }
   });
+
+  it("a dispatcher whose LISTEN connection was cut listens again: a later block still wakes it", async () => {
+    const woken = await webhookFixture(stack, { name: "latency_relisten", walletIndex: 34, receiverPort: 8785 });
+    try {
+      woken.startDispatcher({
+        indexChannel: indexNotifyChannel(stack.indexSchema),
+        ingestIntervalMs: 60_000,
+        ingestFallbackMs: 60_000,
+      });
+      const listeners = async () =>
+        (
+          await woken.pool.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %live_query%' AND pid <> pg_backend_pid()",
+          )
+        ).rows.map((row) => row.pid);
+      const cut = await waitFor("the dispatcher's LISTEN connection", async () => {
+        const pids = await listeners();
+        return pids.length > 0 ? pids : undefined;
+      });
+      await woken.pool.query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS t(pid)", [cut]);
+      await waitFor("a new LISTEN connection", async () => (await listeners()).some((pid) => !cut.includes(pid)), {
+        timeoutMs: 10_000,
+      });
+      // Its round after listening again has run; only a notification can bring the next event in.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const receipt = await woken.chain.deposit(woken.wallet, 100n);
+      const tx = receipt.transactionHash.toLowerCase();
+      await waitFor(
+        `delivery of ${tx} woken by the index`,
+        async () => woken.receiver.requests.some((request) => request.rawBody.includes(tx)),
+        { timeoutMs: 10_000 },
+      );
+    } finally {
+      await woken.close();
+    }
+  });
 });
