@@ -136,6 +136,8 @@ export type LocalStack = StackInfo & {
 };
 
 export const INDEXER_SCHEMA = "chain_index";
+/** Folder of a stack's state where tests claim spare catalog models (test/support/workers.ts). */
+export const MODEL_CLAIMS_FOLDER = "model-claims";
 // Each child gets SIGINT then SIGKILL within its own grace; this bounds the rest (embedded Postgres waits for an
 // exit event that never comes when a terminal Ctrl-C already reached it, since it shares our process group).
 const STOP_TIMEOUT_MS = 15_000;
@@ -165,6 +167,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const webDistDir = path.join(stateDir, "web-dist");
   rmSync(deploymentsFile, { force: true });
   rmSync(path.join(stateDir, "stack.json"), { force: true });
+  // Tests' claims on the spare catalog models (test/support/workers.ts) belong to the chain that is being replaced:
+  // a state folder kept from an earlier run would otherwise leave the new chain's spares claimed.
+  rmSync(path.join(stateDir, MODEL_CLAIMS_FOLDER), { recursive: true, force: true });
 
   const gatewayCount = options.gateways ?? 1;
   if (!Number.isInteger(gatewayCount) || gatewayCount < 1 || gatewayCount > MAX_LOCAL_GATEWAYS)

@@ -11,6 +11,7 @@ import path from "node:path";
 import { contracts, freshAccount, modelCatalogAbi, publicClient } from "./chain.js";
 import { modelKeyOf, type TierName } from "@credit-metered/client";
 import { spareModelId } from "../../scripts/deploy/spareModels.js";
+import { MODEL_CLAIMS_FOLDER } from "../../scripts/stack/startLocalStack.js";
 import { stackInfo } from "./stackInfo.js";
 import { EXTRA_PORTS } from "./testStackOptions.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
@@ -25,7 +26,7 @@ export async function claimCatalogModel(
   label: string,
   { tier = "lite", contextWindow = 32_768 }: { tier?: TierName; contextWindow?: number } = {},
 ): Promise<string> {
-  const claims = path.join(path.dirname(stackInfo().deploymentsFile), "model-claims");
+  const claims = path.join(path.dirname(stackInfo().deploymentsFile), MODEL_CLAIMS_FOLDER);
   mkdirSync(claims, { recursive: true });
   for (let n = 1; ; n++) {
     const modelId = spareModelId(tier, contextWindow, n);
