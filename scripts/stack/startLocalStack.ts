@@ -9,7 +9,8 @@ import { LAUNCH_CATALOG, type Deployment } from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, LOCAL_WORKER_COUNT, localPrivateKey } from "@credit-metered/client/local";
 import { loadDeployment } from "@credit-metered/client/node";
 import { seedDemo, type DemoSeed } from "./seedDemo.js";
-import { spawnChild } from "./spawnChild.js";
+import { buildWeb } from "./buildWeb.js";
+import { runToCompletion } from "./runToCompletion.js";
 import { MAX_LOCAL_GATEWAYS, localGatewayAddress, localGatewayPrivateKey } from "../deploy/localGateways.js";
 import { startGatewayProxy } from "./gatewayProxy.js";
 import { setIntervalMining, startChain, type RunningChain } from "./startChain.js";
@@ -193,7 +194,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       progress("contracts compiled");
     }
 
-    if (options.buildWeb ?? true) await buildWeb(webDistDir, logDir, echo, progress);
+    if (options.buildWeb ?? true) {
+      // This stack's own copy (the gateway serves it): stacks of parallel test suites must not empty each other's.
+      const web = await buildWeb(webDistDir, path.join(logDir, "web-build.log"), echo);
+      if (web.status === "built") progress("web app built");
+      else if (web.status === "cached") progress("web app unchanged, copied from its build cache");
+      else if (web.status === "failed") {
+        progress(`web app not built (${web.error.message.split("\n")[0]}); the API starts without it`);
+      }
+    }
 
     const chain: RunningChain = await startChain({
       port: options.ports.rpc,
@@ -431,58 +440,4 @@ function postmasterPid(stateDir: string): number | null {
 
 function webDistExists(webDistDir: string): boolean {
   return existsSync(path.join(webDistDir, "index.html"));
-}
-
-/**
- * Builds the web app into this stack's own `<stateDir>/web-dist` (the gateway serves it; stacks of parallel test
- * suites must not empty each other's build); false when there is none or the build failed.
- */
-async function buildWeb(
-  webDistDir: string,
-  logDir: string,
-  echo: boolean,
-  progress: (message: string) => void,
-): Promise<boolean> {
-  if (!existsSync(path.join(repoRoot, "web/index.html"))) return false;
-  try {
-    await runToCompletion(
-      "web build",
-      path.join(repoRoot, "node_modules/.bin/vite"),
-      ["build", "--config", "web/vite.config.ts", "--outDir", webDistDir, "--emptyOutDir", "--logLevel", "warn"],
-      { logFile: path.join(logDir, "web-build.log"), echo },
-    );
-    progress("web app built");
-    return true;
-  } catch (error) {
-    progress(`web app not built (${(error as Error).message.split("\n")[0]}); the API starts without it`);
-    return false;
-  }
-}
-
-/** Runs a one-shot command (compile, deploy) as a child and fails with its log's tail if it exits non-zero. */
-async function runToCompletion(
-  what: string,
-  command: string,
-  args: string[],
-  options: { logFile: string; echo: boolean },
-): Promise<void> {
-  rmSync(options.logFile, { force: true });
-  const handle = spawnChild({ command, args, cwd: repoRoot, logFile: options.logFile, echo: options.echo });
-  const code = await new Promise<number | null>((resolve) => {
-    if (!handle.isAlive()) resolve(handle.child.exitCode);
-    handle.child.once("exit", (exitCode) => resolve(exitCode));
-  });
-  await handle.stop();
-  if (code !== 0) {
-    const tail = readFileTail(options.logFile);
-    throw new Error(`${what} failed (exit ${code}); ${options.logFile}:\n${tail}`);
-  }
-}
-
-function readFileTail(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no output)";
-  }
 }
