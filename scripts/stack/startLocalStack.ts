@@ -17,7 +17,13 @@ import { setIntervalMining, startChain, type RunningChain } from "./startChain.j
 import { startGateway, type RunningGateway } from "./startGateway.js";
 import { startIndexer, type RunningIndexer } from "./startIndexer.js";
 import { startPostgres, type RunningPostgres } from "./startPostgres.js";
-import { assignModels, startWorkers, type RunningWorker, type WorkerSpec } from "./startWorkers.js";
+import {
+  assignModels,
+  launchWorkers,
+  registerLaunchedWorkers,
+  type LaunchedWorker,
+  type WorkerSpec,
+} from "./startWorkers.js";
 import { waitFor } from "./waitFor.js";
 
 /** The launch catalog's model ids; the deploy script lists them, the pool hosts them. */
@@ -204,6 +210,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     }
 
+    // The pool's processes need no chain or database and take seconds of CPU each to start (module loading, the
+    // token counter's warm-up): they start now and overlap the chain, deployment and indexer, which mostly keep
+    // one core busy; their registration waits for the contracts.
+    const gatewayToken = randomBytes(24).toString("hex");
+    const workerCount = options.workerCount ?? 4;
+    if (workerCount > LOCAL_WORKER_COUNT) throw new Error(`at most ${LOCAL_WORKER_COUNT} pool workers`);
+    const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
+    const workers: LaunchedWorker[] = await launchWorkers({
+      specs: assignment.map((models, index) => ({
+        ...options.workerDefaults,
+        privateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.firstWorker + index),
+        port: options.ports.workerBase + index,
+        models,
+      })),
+      gatewayToken,
+      logDir,
+      echo,
+    });
+    for (const worker of workers) stops.push({ name: `worker ${worker.endpoint}`, stop: worker.stop });
+    progress(`${workers.length} worker processes launched`);
+
     const chain: RunningChain = await startChain({
       port: options.ports.rpc,
       logFile: path.join(logDir, "chain.log"),
@@ -258,25 +285,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push({ name: "indexer", stop: indexer.stop });
     progress(`indexer ready at ${indexer.indexerUrl}`);
 
-    const gatewayToken = randomBytes(24).toString("hex");
-    const workerCount = options.workerCount ?? 4;
-    if (workerCount > LOCAL_WORKER_COUNT) throw new Error(`at most ${LOCAL_WORKER_COUNT} pool workers`);
-    const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
-    const workers: RunningWorker[] = await startWorkers({
-      specs: assignment.map((models, index) => ({
-        ...options.workerDefaults,
-        privateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.firstWorker + index),
-        port: options.ports.workerBase + index,
-        models,
-      })),
-      gatewayToken,
-      rpcUrl: chain.rpcUrl,
-      deploymentsFile,
-      logDir,
-      echo,
-    });
-    for (const worker of workers) stops.push({ name: `worker ${worker.endpoint}`, stop: worker.stop });
-    progress(`${workers.length} workers registered`);
+    await registerLaunchedWorkers(workers, { rpcUrl: chain.rpcUrl, deploymentsFile });
+    progress(`${workers.length} workers registered and answering`);
 
     const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, { usdg: options.demoUsdg ?? 100n });
     progress(`demo wallet ${demo.wallet} funded with ${demo.credits} credits`);
