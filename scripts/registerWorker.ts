@@ -19,8 +19,15 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { z } from "zod";
-import { mintStablecoin, mintStake } from "./deploy/fundLocal.js";
+import {
+  type LocalChain,
+  type Mint,
+  localChainClients,
+  mintAll,
+  waitMined as waitLocalMined,
+} from "./deploy/fundLocal.js";
 import { creditEscrowAbi, modelKeyOf, stablecoinAbi, stakeTokenAbi, workerRegistryAbi } from "@credit-metered/client";
+import { settleAll } from "./stack/settleAll.js";
 import { loadDeployment } from "@credit-metered/client/node";
 
 const LOCAL_CHAIN_ID = 31337;
@@ -58,6 +65,11 @@ const WORKER_STATUS_NONE = 0;
 /** Mints (local chains), approves and registers a worker with its endpoint, models and stake; idempotent. */
 export async function registerWorker(params: RegisterWorkerParams): Promise<RegisterWorkerResult> {
   const deployments = loadDeployment(params.deploymentsFile);
+  if (deployments.chainId === LOCAL_CHAIN_ID) {
+    const [result] = await registerLocalWorkers({ ...params, workers: [params] });
+    if (!result) throw new Error("registerLocalWorkers answered nothing");
+    return result;
+  }
   const { stakeToken, workerRegistry: registry, stablecoin, creditEscrow } = deployments.contracts;
   const account = privateKeyToAccount(params.workerPrivateKey);
   const chain = { ...hardhat, id: deployments.chainId };
@@ -77,12 +89,7 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
     params.stake ??
     (await publicClient.readContract({ address: registry, abi: workerRegistryAbi, functionName: "minStake" }));
 
-  const local = deployments.chainId === LOCAL_CHAIN_ID;
-  const bond = params.bond ?? (local ? LOCAL_WORKER_BOND : 0n);
-  if (local) {
-    await mintStake({ rpcUrl: params.rpcUrl, deployment: deployments }, account.address, stake);
-    if (bond > 0n) await mintStablecoin({ rpcUrl: params.rpcUrl, deployment: deployments }, account.address, bond);
-  }
+  const bond = params.bond ?? 0n;
   if (bond > 0n) {
     await waitMined(
       publicClient,
@@ -126,6 +133,135 @@ export async function registerWorker(params: RegisterWorkerParams): Promise<Regi
 async function waitMined(client: PublicClient, hash: Hex): Promise<void> {
   const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
   if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+}
+
+/** One worker of a batch: what `registerWorker` takes besides the chain. */
+export type WorkerRegistration = Omit<RegisterWorkerParams, "rpcUrl" | "deploymentsFile">;
+
+export type RegisterWorkersParams = Pick<RegisterWorkerParams, "rpcUrl" | "deploymentsFile"> & {
+  workers: WorkerRegistration[];
+};
+
+/** Registers several workers, each as `registerWorker` would (results in the same order); idempotent. */
+export async function registerWorkers(params: RegisterWorkersParams): Promise<RegisterWorkerResult[]> {
+  if (loadDeployment(params.deploymentsFile).chainId === LOCAL_CHAIN_ID) return registerLocalWorkers(params);
+  const results: RegisterWorkerResult[] = [];
+  for (const worker of params.workers) results.push(await registerWorker({ ...params, ...worker }));
+  return results;
+}
+
+/**
+ * The local chain's registration, batched: the stake and bond for every worker are minted first by the one minter,
+ * back to back (mintAll), while each worker approves its own; then every worker posts its bond; then the workers
+ * register in the given order (so the chain lists them as it would one by one). Each worker sends from its own
+ * account with its own nonces, so the workers' transactions need not wait for each other's receipts, only their
+ * own dependencies (approve before postBond and register, mint before them too). Nothing else may send from the
+ * minter or these workers meanwhile.
+ */
+async function registerLocalWorkers(params: RegisterWorkersParams): Promise<RegisterWorkerResult[]> {
+  const deployment = loadDeployment(params.deploymentsFile);
+  const { stakeToken, workerRegistry: registry, stablecoin, creditEscrow } = deployment.contracts;
+  const chain: LocalChain = { rpcUrl: params.rpcUrl, deployment };
+  const workers = params.workers.map((worker) => {
+    const account = privateKeyToAccount(worker.workerPrivateKey);
+    return { ...worker, account, clients: localChainClients(chain, account) };
+  });
+  const reader = workers[0]?.clients.publicClient;
+  if (!reader) return [];
+
+  const statuses = await Promise.all(
+    workers.map(({ account }) =>
+      reader.readContract({
+        address: registry,
+        abi: workerRegistryAbi,
+        functionName: "getWorker",
+        args: [account.address],
+      }),
+    ),
+  );
+  const pending = workers.filter((_, index) => statuses[index]?.status === WORKER_STATUS_NONE);
+  const minStake = pending.some((worker) => worker.stake === undefined)
+    ? await reader.readContract({ address: registry, abi: workerRegistryAbi, functionName: "minStake" })
+    : 0n;
+  const plans = await Promise.all(
+    pending.map(async (worker) => ({
+      ...worker,
+      stake: worker.stake ?? minStake,
+      bond: worker.bond ?? LOCAL_WORKER_BOND,
+      nonce: await reader.getTransactionCount({ address: worker.account.address, blockTag: "pending" }),
+    })),
+  );
+
+  // Approvals need no balance, so they go while the minter mints.
+  await settleAll([
+    mintAll(
+      chain,
+      plans.flatMap(({ account, stake, bond }): Mint[] => [
+        { token: "stakeToken", to: account.address, amount: stake },
+        ...(bond > 0n ? [{ token: "stablecoin" as const, to: account.address, amount: bond }] : []),
+      ]),
+    ),
+    ...plans.map(async (plan) => {
+      const { clients, stake, bond } = plan;
+      const hashes = [
+        await clients.walletClient.writeContract({
+          address: stakeToken,
+          abi: stakeTokenAbi,
+          functionName: "approve",
+          args: [registry, stake],
+          nonce: plan.nonce++,
+        }),
+      ];
+      if (bond > 0n) {
+        hashes.push(
+          await clients.walletClient.writeContract({
+            address: stablecoin,
+            abi: stablecoinAbi,
+            functionName: "approve",
+            args: [creditEscrow, bond],
+            nonce: plan.nonce++,
+          }),
+        );
+      }
+      await Promise.all(hashes.map((hash) => waitLocalMined(clients, hash)));
+    }),
+  ]);
+
+  await settleAll(
+    plans.map(async (plan) => {
+      if (plan.bond === 0n) return;
+      const hash = await plan.clients.walletClient.writeContract({
+        address: creditEscrow,
+        abi: creditEscrowAbi,
+        functionName: "postBond",
+        args: [plan.account.address, plan.bond],
+        nonce: plan.nonce++,
+      });
+      await waitLocalMined(plan.clients, hash);
+    }),
+  );
+
+  const txHashes = new Map<Address, Hex>();
+  for (const plan of plans) {
+    txHashes.set(
+      plan.account.address,
+      await plan.clients.walletClient.writeContract({
+        address: registry,
+        abi: workerRegistryAbi,
+        functionName: "register",
+        args: [plan.endpoint, plan.models.map(modelKeyOf), plan.stake],
+        nonce: plan.nonce++,
+      }),
+    );
+  }
+  await settleAll(plans.map((plan) => waitLocalMined(plan.clients, txHashes.get(plan.account.address) as Hex)));
+
+  return workers.map(({ account }) => {
+    const txHash = txHashes.get(account.address);
+    return txHash
+      ? { worker: account.address, txHash, alreadyRegistered: false }
+      : { worker: account.address, alreadyRegistered: true };
+  });
 }
 
 const cliEnvSchema = z.object({

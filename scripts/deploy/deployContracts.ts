@@ -25,7 +25,7 @@ import {
   modelKeyOf,
   tierIndex,
 } from "@credit-metered/client";
-import { localAccounts } from "@credit-metered/client/local";
+import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { type ChainClients, createChainClients } from "./chainClients.js";
 import type { DeployableName } from "./deployables.js";
 import { readArtifact } from "./readArtifact.js";
@@ -86,13 +86,14 @@ export interface DeployContractsOptions {
 
 /** The local stack's role holders. */
 export function localDeployAccounts(): DeployAccounts {
-  const local = localAccounts();
+  // One account at a time: deriving from the mnemonic costs tens of ms each, and localAccounts() derives all 14.
+  const address = (index: number) => localAccount(index).address;
   return {
-    deployer: local.admin,
-    gateway: local.gateway.address,
-    arbiter: local.arbiter.address,
-    operator: local.operator.address,
-    treasury: local.treasury.address,
+    deployer: localAccount(LOCAL_ACCOUNT_INDEX.admin),
+    gateway: address(LOCAL_ACCOUNT_INDEX.gateway),
+    arbiter: address(LOCAL_ACCOUNT_INDEX.arbiter),
+    operator: address(LOCAL_ACCOUNT_INDEX.operator),
+    treasury: address(LOCAL_ACCOUNT_INDEX.treasury),
   };
 }
 
@@ -186,17 +187,19 @@ export async function deployContracts(options: DeployContractsOptions): Promise<
     await send(clients, () => clients.walletClient.sendTransaction({ to: gateway, value: fund }));
   }
 
-  const models: Deployment["models"] = [];
-  for (const model of catalogModels) {
-    const key = modelKeyOf(model.id);
-    const stored = await clients.publicClient.readContract({
-      address: modelCatalog,
-      abi: modelCatalogAbi,
-      functionName: "getModel",
-      args: [key],
-    });
-    models.push({ id: model.id, key, index: stored.index });
-  }
+  // Independent reads (a test stack lists dozens of models): in parallel rather than one round trip each.
+  const models: Deployment["models"] = await Promise.all(
+    catalogModels.map(async (model) => {
+      const key = modelKeyOf(model.id);
+      const stored = await clients.publicClient.readContract({
+        address: modelCatalog,
+        abi: modelCatalogAbi,
+        functionName: "getModel",
+        args: [key],
+      });
+      return { id: model.id, key, index: stored.index };
+    }),
+  );
 
   const record: DeploymentJson = {
     chainId: clients.chain.id,

@@ -52,6 +52,15 @@ export interface StandardJsonEntry {
   file: string;
 }
 
+/** A compilation's input (`<id>.json`) and output ASTs (`<id>.output.json`) from `artifacts/build-info`. */
+function readBuild(buildInfoId: string) {
+  const buildInfoFile = path.join(root, "artifacts", "build-info", `${buildInfoId}.json`);
+  const buildInfo = buildInfoSchema.parse(JSON.parse(readFileSync(buildInfoFile, "utf8")));
+  const outputFile = path.join(root, "artifacts", "build-info", `${buildInfoId}.output.json`);
+  const { output } = buildOutputSchema.parse(JSON.parse(readFileSync(outputFile, "utf8")));
+  return { buildInfoFile, buildInfo, output };
+}
+
 /**
  * Writes `<dir>/<Contract>.json` (the standard-JSON input) for every deployable and `<dir>/index.json` (address,
  * fully qualified name, compiler version, constructor arguments). Returns the files written.
@@ -64,12 +73,17 @@ export function writeStandardJsonInputs(
   mkdirSync(dir, { recursive: true });
   const entries: StandardJsonEntry[] = [];
   const files: string[] = [];
+  // Every contract usually comes from the same compilation, whose output (all the ASTs) is tens of MB: parsing it
+  // once per contract was most of a local deployment's time.
+  const builds = new Map<string, ReturnType<typeof readBuild>>();
   for (const deployable of DEPLOYABLES) {
     const artifact = artifactSchema.parse(JSON.parse(readFileSync(artifactPath(deployable.name), "utf8")));
-    const buildInfoFile = path.join(root, "artifacts", "build-info", `${artifact.buildInfoId}.json`);
-    const buildInfo = buildInfoSchema.parse(JSON.parse(readFileSync(buildInfoFile, "utf8")));
-    const outputFile = path.join(root, "artifacts", "build-info", `${artifact.buildInfoId}.output.json`);
-    const { output } = buildOutputSchema.parse(JSON.parse(readFileSync(outputFile, "utf8")));
+    let build = builds.get(artifact.buildInfoId);
+    if (!build) {
+      build = readBuild(artifact.buildInfoId);
+      builds.set(artifact.buildInfoId, build);
+    }
+    const { buildInfoFile, buildInfo, output } = build;
     const sources = Object.fromEntries(
       importClosure(artifact.inputSourceName, output.sources).map((name) => {
         const source = buildInfo.input.sources[name];

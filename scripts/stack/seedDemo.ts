@@ -1,5 +1,4 @@
-import { createPublicClient, createWalletClient, http, type Account, type Address, type Hex } from "viem";
-import { hardhat } from "viem/chains";
+import type { Account, Address, Hex } from "viem";
 import {
   CREDITS_PER_USDG,
   apiKeyRegistryAbi,
@@ -9,7 +8,7 @@ import {
 } from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, localAccount } from "@credit-metered/client/local";
 import { loadDeployment } from "@credit-metered/client/node";
-import { USDG_UNIT, fundDisputeReserve, fundWallet } from "../deploy/fundLocal.js";
+import { USDG_UNIT, fundDisputeReserve, fundWallet, localChainClients } from "../deploy/fundLocal.js";
 
 export type LocalChain = { rpcUrl: string; deploymentsFile: string };
 
@@ -32,10 +31,7 @@ export async function fundReserve(chain: LocalChain, usdg: bigint): Promise<void
  */
 export async function registerApiKey(chain: LocalChain, wallet: Account, apiKey: string): Promise<Hex> {
   const deployment = loadDeployment(chain.deploymentsFile);
-  const viemChain = { ...hardhat, id: deployment.chainId };
-  const transport = http(chain.rpcUrl);
-  const walletClient = createWalletClient({ account: wallet, chain: viemChain, transport });
-  const publicClient = createPublicClient({ chain: viemChain, transport });
+  const { walletClient, publicClient } = localChainClients({ rpcUrl: chain.rpcUrl, deployment }, wallet);
   const keyHash = keyHashOf(apiKey);
   const mined = async (functionName: "commitKey" | "registerKey", arg: Hex): Promise<Hex> => {
     const hash = await walletClient.writeContract({
@@ -44,7 +40,7 @@ export async function registerApiKey(chain: LocalChain, wallet: Account, apiKey:
       functionName,
       args: [arg],
     });
-    const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error(`${functionName} ${hash} reverted`);
     return hash;
   };

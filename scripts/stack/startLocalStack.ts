@@ -9,14 +9,21 @@ import { LAUNCH_CATALOG, type Deployment } from "@credit-metered/client";
 import { LOCAL_ACCOUNT_INDEX, LOCAL_WORKER_COUNT, localPrivateKey } from "@credit-metered/client/local";
 import { loadDeployment } from "@credit-metered/client/node";
 import { seedDemo, type DemoSeed } from "./seedDemo.js";
-import { spawnChild } from "./spawnChild.js";
+import { buildWeb } from "./buildWeb.js";
+import { runToCompletion } from "./runToCompletion.js";
 import { MAX_LOCAL_GATEWAYS, localGatewayAddress, localGatewayPrivateKey } from "../deploy/localGateways.js";
 import { startGatewayProxy } from "./gatewayProxy.js";
 import { setIntervalMining, startChain, type RunningChain } from "./startChain.js";
 import { startGateway, type RunningGateway } from "./startGateway.js";
 import { startIndexer, type RunningIndexer } from "./startIndexer.js";
 import { startPostgres, type RunningPostgres } from "./startPostgres.js";
-import { assignModels, startWorkers, type RunningWorker, type WorkerSpec } from "./startWorkers.js";
+import {
+  assignModels,
+  launchWorkers,
+  registerLaunchedWorkers,
+  type LaunchedWorker,
+  type WorkerSpec,
+} from "./startWorkers.js";
 import { waitFor } from "./waitFor.js";
 
 /** The launch catalog's model ids; the deploy script lists them, the pool hosts them. */
@@ -198,7 +205,36 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       progress("contracts compiled");
     }
 
-    if (options.buildWeb ?? true) await buildWeb(webDistDir, logDir, echo, progress);
+    if (options.buildWeb ?? true) {
+      // This stack's own copy (the gateway serves it): stacks of parallel test suites must not empty each other's.
+      const web = await buildWeb(webDistDir, path.join(logDir, "web-build.log"), echo);
+      if (web.status === "built") progress("web app built");
+      else if (web.status === "cached") progress("web app unchanged, copied from its build cache");
+      else if (web.status === "failed") {
+        progress(`web app not built (${web.error.message.split("\n")[0]}); the API starts without it`);
+      }
+    }
+
+    // The pool's processes need no chain or database and take seconds of CPU each to start (module loading, the
+    // token counter's warm-up): they start now and overlap the chain, deployment and indexer, which mostly keep
+    // one core busy; their registration waits for the contracts.
+    const gatewayToken = randomBytes(24).toString("hex");
+    const workerCount = options.workerCount ?? 4;
+    if (workerCount > LOCAL_WORKER_COUNT) throw new Error(`at most ${LOCAL_WORKER_COUNT} pool workers`);
+    const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
+    const workers: LaunchedWorker[] = await launchWorkers({
+      specs: assignment.map((models, index) => ({
+        ...options.workerDefaults,
+        privateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.firstWorker + index),
+        port: options.ports.workerBase + index,
+        models,
+      })),
+      gatewayToken,
+      logDir,
+      echo,
+    });
+    for (const worker of workers) stops.push({ name: `worker ${worker.endpoint}`, stop: worker.stop });
+    progress(`${workers.length} worker processes launched`);
 
     const chain: RunningChain = await startChain({
       port: options.ports.rpc,
@@ -254,25 +290,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push({ name: "indexer", stop: indexer.stop });
     progress(`indexer ready at ${indexer.indexerUrl}`);
 
-    const gatewayToken = randomBytes(24).toString("hex");
-    const workerCount = options.workerCount ?? 4;
-    if (workerCount > LOCAL_WORKER_COUNT) throw new Error(`at most ${LOCAL_WORKER_COUNT} pool workers`);
-    const assignment = assignModels(LAUNCH_MODELS, workerCount, options.replicas ?? 2);
-    const workers: RunningWorker[] = await startWorkers({
-      specs: assignment.map((models, index) => ({
-        ...options.workerDefaults,
-        privateKey: localPrivateKey(LOCAL_ACCOUNT_INDEX.firstWorker + index),
-        port: options.ports.workerBase + index,
-        models,
-      })),
-      gatewayToken,
-      rpcUrl: chain.rpcUrl,
-      deploymentsFile,
-      logDir,
-      echo,
-    });
-    for (const worker of workers) stops.push({ name: `worker ${worker.endpoint}`, stop: worker.stop });
-    progress(`${workers.length} workers registered`);
+    await registerLaunchedWorkers(workers, { rpcUrl: chain.rpcUrl, deploymentsFile });
+    progress(`${workers.length} workers registered and answering`);
 
     const demo = await seedDemo({ rpcUrl: chain.rpcUrl, deploymentsFile }, { usdg: options.demoUsdg ?? 100n });
     progress(`demo wallet ${demo.wallet} funded with ${demo.credits} credits`);
@@ -436,58 +455,4 @@ function postmasterPid(stateDir: string): number | null {
 
 function webDistExists(webDistDir: string): boolean {
   return existsSync(path.join(webDistDir, "index.html"));
-}
-
-/**
- * Builds the web app into this stack's own `<stateDir>/web-dist` (the gateway serves it; stacks of parallel test
- * suites must not empty each other's build); false when there is none or the build failed.
- */
-async function buildWeb(
-  webDistDir: string,
-  logDir: string,
-  echo: boolean,
-  progress: (message: string) => void,
-): Promise<boolean> {
-  if (!existsSync(path.join(repoRoot, "web/index.html"))) return false;
-  try {
-    await runToCompletion(
-      "web build",
-      path.join(repoRoot, "node_modules/.bin/vite"),
-      ["build", "--config", "web/vite.config.ts", "--outDir", webDistDir, "--emptyOutDir", "--logLevel", "warn"],
-      { logFile: path.join(logDir, "web-build.log"), echo },
-    );
-    progress("web app built");
-    return true;
-  } catch (error) {
-    progress(`web app not built (${(error as Error).message.split("\n")[0]}); the API starts without it`);
-    return false;
-  }
-}
-
-/** Runs a one-shot command (compile, deploy) as a child and fails with its log's tail if it exits non-zero. */
-async function runToCompletion(
-  what: string,
-  command: string,
-  args: string[],
-  options: { logFile: string; echo: boolean },
-): Promise<void> {
-  rmSync(options.logFile, { force: true });
-  const handle = spawnChild({ command, args, cwd: repoRoot, logFile: options.logFile, echo: options.echo });
-  const code = await new Promise<number | null>((resolve) => {
-    if (!handle.isAlive()) resolve(handle.child.exitCode);
-    handle.child.once("exit", (exitCode) => resolve(exitCode));
-  });
-  await handle.stop();
-  if (code !== 0) {
-    const tail = readFileTail(options.logFile);
-    throw new Error(`${what} failed (exit ${code}); ${options.logFile}:\n${tail}`);
-  }
-}
-
-function readFileTail(file: string, lines = 30): string {
-  try {
-    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
-  } catch {
-    return "(no output)";
-  }
 }

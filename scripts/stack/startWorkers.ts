@@ -1,8 +1,10 @@
 import path from "node:path";
 import type { Hex } from "viem";
-import { registerWorker } from "../registerWorker.js";
+import { privateKeyToAccount } from "viem/accounts";
+import { registerWorker, registerWorkers } from "../registerWorker.js";
 import { assertPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
+import { settleAll } from "./settleAll.js";
 import { spawnChild } from "./spawnChild.js";
 import { waitFor } from "./waitFor.js";
 
@@ -21,16 +23,19 @@ export type WorkerSpec = {
   maxOutputTokens?: number;
 };
 
-export type StartWorkerOptions = {
+export type LaunchWorkerOptions = {
   spec: WorkerSpec;
   gatewayToken: string;
-  rpcUrl: string;
-  deploymentsFile: string;
   logFile?: string;
   echo?: boolean;
-  /** Stake and register on chain once the process answers (default true). */
-  register?: boolean;
   readyTimeoutMs?: number;
+};
+
+export type StartWorkerOptions = LaunchWorkerOptions & {
+  rpcUrl: string;
+  deploymentsFile: string;
+  /** Stake and register on chain while the process starts (default true). */
+  register?: boolean;
 };
 
 export type RunningWorker = {
@@ -43,11 +48,26 @@ export type RunningWorker = {
   stop: () => Promise<void>;
 };
 
-/** Starts one worker daemon (`tsx worker/main.ts`, simulated backend) and registers it on chain with stake. */
-export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+/**
+ * A worker process that may still be starting: `ready` resolves once it answers `/healthz` and rejects when it exits
+ * or times out first (a handler is attached, so a caller that awaits it later sees the failure, not the runtime).
+ */
+export type LaunchedWorker = RunningWorker & { ready: Promise<void>; privateKey: Hex };
+
+/** The URL a worker on `port` announces on chain (the gateway reaches it there). */
+function workerEndpoint(port: number): string {
+  return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * Spawns one worker daemon (`tsx worker/main.ts`, simulated backend) without waiting for it: it takes seconds to
+ * answer (module loading, the token counter's warm-up) and needs nothing but its settings, while its registration
+ * needs only its key, so callers overlap the two.
+ */
+export async function launchWorker(options: LaunchWorkerOptions): Promise<LaunchedWorker> {
   const { spec } = options;
   await assertPortFree(spec.port, `worker ${spec.models.join(",")}`);
-  const endpoint = `http://127.0.0.1:${spec.port}`;
+  const endpoint = workerEndpoint(spec.port);
   const fault = spec.fault ?? "none";
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -75,81 +95,89 @@ export async function startWorker(options: StartWorkerOptions): Promise<RunningW
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.echo ? { echo: options.echo } : {}),
   });
-  let address: Hex | undefined;
-  try {
-    await waitFor(
-      `worker on port ${spec.port}`,
-      async () => {
-        const response = await fetch(`${endpoint}/healthz`, {
-          headers: { authorization: `Bearer ${options.gatewayToken}` },
-        });
-        if (response.status !== 200) return false;
-        const body = (await response.json()) as { address?: Hex };
-        address = body.address;
-        return true;
-      },
-      { timeoutMs: options.readyTimeoutMs ?? 60_000, isAlive: handle.isAlive },
-    );
-    if (options.register ?? true) {
-      const registered = await registerWorker({
-        rpcUrl: options.rpcUrl,
-        deploymentsFile: options.deploymentsFile,
-        workerPrivateKey: spec.privateKey,
-        endpoint,
-        models: spec.models,
+  const ready = waitFor(
+    `worker on port ${spec.port}`,
+    async () => {
+      const response = await fetch(`${endpoint}/healthz`, {
+        headers: { authorization: `Bearer ${options.gatewayToken}` },
       });
-      address = registered.worker;
-    }
-  } catch (error) {
-    await handle.stop();
-    throw error;
-  }
-  if (!address) throw new Error(`worker on port ${spec.port} did not report its address`);
-  return { address, endpoint, models: spec.models, fault, pid: handle.pid, stop: () => handle.stop() };
+      return response.status === 200;
+    },
+    { timeoutMs: options.readyTimeoutMs ?? 60_000, isAlive: handle.isAlive },
+  ).then(() => undefined);
+  ready.catch(() => {});
+  return {
+    address: privateKeyToAccount(spec.privateKey).address,
+    endpoint,
+    models: spec.models,
+    fault,
+    pid: handle.pid,
+    stop: () => handle.stop(),
+    ready,
+    privateKey: spec.privateKey,
+  };
 }
 
-export type StartWorkersOptions = Omit<StartWorkerOptions, "spec" | "logFile"> & {
+/** Starts one worker and registers it on chain with stake (idempotent), the two at once; resolves once both are done. */
+export async function startWorker(options: StartWorkerOptions): Promise<RunningWorker> {
+  const { ready, privateKey: _privateKey, ...worker } = await launchWorker(options);
+  const registered =
+    (options.register ?? true)
+      ? registerWorker({
+          rpcUrl: options.rpcUrl,
+          deploymentsFile: options.deploymentsFile,
+          workerPrivateKey: options.spec.privateKey,
+          endpoint: worker.endpoint,
+          models: worker.models,
+        })
+      : undefined;
+  try {
+    await settleAll([ready, registered]);
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  }
+  return worker;
+}
+
+export type LaunchWorkersOptions = Omit<LaunchWorkerOptions, "spec" | "logFile"> & {
   specs: WorkerSpec[];
   /** Folder for `worker-<port>.log` files. */
   logDir?: string;
 };
 
-/**
- * Starts several workers in parallel, then registers them on chain one after the other (the stake minter's
- * nonces must not race); if one fails, the others are stopped before the error propagates.
- */
-export async function startWorkers(options: StartWorkersOptions): Promise<RunningWorker[]> {
-  const { specs, logDir, register = true, ...common } = options;
+/** Launches several workers (launchWorker); if one cannot be spawned, the others are stopped. */
+export async function launchWorkers(options: LaunchWorkersOptions): Promise<LaunchedWorker[]> {
+  const { specs, logDir, ...common } = options;
   const results = await Promise.allSettled(
     specs.map((spec) =>
-      startWorker({
-        ...common,
-        spec,
-        register: false,
-        ...(logDir ? { logFile: path.join(logDir, `worker-${spec.port}.log`) } : {}),
-      }),
+      launchWorker({ ...common, spec, ...(logDir ? { logFile: path.join(logDir, `worker-${spec.port}.log`) } : {}) }),
     ),
   );
-  const started = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+  const launched = results.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
   const failure = results.find((result) => result.status === "rejected");
-  try {
-    if (failure) throw failure.reason;
-    if (register) {
-      for (const [index, worker] of started.entries()) {
-        await registerWorker({
-          rpcUrl: common.rpcUrl,
-          deploymentsFile: common.deploymentsFile,
-          workerPrivateKey: specs[index]!.privateKey,
-          endpoint: worker.endpoint,
-          models: worker.models,
-        });
-      }
-    }
-  } catch (error) {
-    await Promise.all(started.map((worker) => worker.stop()));
-    throw error;
+  if (failure) {
+    await Promise.all(launched.map((worker) => worker.stop()));
+    throw failure.reason;
   }
-  return started;
+  return launched;
+}
+
+/**
+ * Registers launched workers on chain in one batch (registerWorkers: on a local chain the minter's transactions go
+ * first, then each worker's own, the workers in parallel) while waiting for their processes to answer.
+ */
+export async function registerLaunchedWorkers(
+  workers: readonly LaunchedWorker[],
+  chain: { rpcUrl: string; deploymentsFile: string },
+): Promise<void> {
+  await settleAll([
+    registerWorkers({
+      ...chain,
+      workers: workers.map(({ privateKey, endpoint, models }) => ({ workerPrivateKey: privateKey, endpoint, models })),
+    }),
+    ...workers.map((worker) => worker.ready),
+  ]);
 }
 
 /**
