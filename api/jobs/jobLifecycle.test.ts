@@ -393,6 +393,22 @@ describe("a live request", () => {
     expect((await row(job.jobId)).processing_at).toBeNull();
   });
 
+  it("marks a job closed before its lock was mined (the chain has no job yet), for the webhooks", async () => {
+    const job = await jobIn("processing", false);
+    const conclusion = await gateway().conclude(job, { kind: "failed", reason: "client gone" });
+    expect(conclusion.kind).toBe("closed");
+    const after = await row(job.jobId);
+    expect([after.status, after.closed_before_lock]).toEqual(["failed", true]);
+  });
+
+  it("does not mark a job whose failJob found it already closed on chain (someone else closed it)", async () => {
+    const job = await jobIn("processing");
+    chain.refundAs(job.jobKey);
+    await gateway().conclude(job, { kind: "failed", reason: "client gone" });
+    const after = await row(job.jobId);
+    expect([after.status, after.closed_before_lock]).toEqual(["failed", false]);
+  });
+
   it("stores a verified receipt with the move to settling and records the mined settlement", async () => {
     const job = await jobIn("processing");
     const receipt = receiptFor(job.jobKey, 3);

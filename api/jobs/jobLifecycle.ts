@@ -619,11 +619,21 @@ export class JobLifecycle {
     } catch (error) {
       // Not open any more (closed by someone else), or the chain is unreachable: the escrow, if still open, is
       // refunded by the sweeper after the chain deadline.
-      this.logger.error(
-        { err: error, job_id: job.jobId, revert: this.chain.refusalOf(error) },
-        "failJob failed; left to the sweeper",
-      );
-      await this.jobs.update(job.jobId, { error: reason }).catch(() => undefined);
+      const revert = this.chain.refusalOf(error);
+      // No job on chain yet: the lock is still on its way (a fee spike, a dropped transaction) and its job is closed
+      // before it lands. The row says so for the webhooks (no job.submitted then); the escrow's return follows the
+      // lock (openEscrow.ts, returnLateLock), or the sweeper's after the deadline.
+      const beforeLock =
+        revert === "JobNotInStatus" &&
+        (await this.chain.jobOf(job.jobKey).then(
+          (onChain) => onChain.status === "none",
+          () => false,
+        ));
+      if (beforeLock) this.logger.warn({ job_id: job.jobId }, "job closed before its lock was mined");
+      else this.logger.error({ err: error, job_id: job.jobId, revert }, "failJob failed; left to the sweeper");
+      await this.jobs
+        .update(job.jobId, { error: reason, ...(beforeLock ? { closed_before_lock: true } : {}) })
+        .catch(() => undefined);
       return undefined;
     }
   }

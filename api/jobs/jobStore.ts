@@ -36,6 +36,7 @@ export interface GatewayJobRow {
   refund_tx: string | null;
   timed_out: boolean;
   error: string | null;
+  closed_before_lock: boolean;
   created_at: Date;
   updated_at: Date;
   completed_at: Date | null;
@@ -81,6 +82,8 @@ export type JobPatch = Partial<{
   first_token_ms: number;
   /** The chain facts the row's status stands on are past the finality depth (docs/DESIGN.md "Finality"). */
   final: boolean;
+  /** Closed without a charge while its lock was not on chain (migration 046). */
+  closed_before_lock: boolean;
 }>;
 
 /** PostgreSQL type of each patchable column, for the group commit's `unnest` arrays. */
@@ -105,6 +108,7 @@ const COLUMN_TYPES: Readonly<Record<keyof JobPatch, string>> = {
   completed_at: "timestamptz",
   first_token_ms: "integer",
   final: "boolean",
+  closed_before_lock: "boolean",
 };
 
 export interface JobStoreOptions {

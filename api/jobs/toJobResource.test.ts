@@ -44,6 +44,7 @@ function indexed(overrides: Partial<IndexedJob> = {}): IndexedJob {
 function local(overrides: Partial<GatewayJobRow> = {}): GatewayJobRow {
   return {
     final: false,
+    closed_before_lock: false,
     job_id: jobId,
     job_key: "0x01",
     wallet: "0xfabb",

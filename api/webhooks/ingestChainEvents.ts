@@ -71,8 +71,11 @@ export async function ingestChainEvents(
  * The `job.submitted` events of jobs whose lock was mined only after the gateway had answered its request with an
  * error (issue 25: a lock held up by a fee spike or a dropped transaction). The gateway fails such a lock at once
  * (openEscrow.ts, returnLateLock), and its client never saw a submission, so `job.submitted` is not announced
- * (`job.failed` is: it carries the returned credits). Told by the gateway's own row: closed without a charge before
- * the lock's block. One statement for the whole batch. Returns the ids of the events not to announce.
+ * (`job.failed` is: it carries the returned credits). Told by the gateway's own row: closed without a charge, and
+ * either marked `closed_before_lock` (its failJob found no job on chain: jobLifecycle.ts) or closed before the lock's
+ * block time. The mark is what decides when the lock lands within a second or so of the close: block times have
+ * whole seconds and the chain's clock is not the gateway's. One statement for the whole batch. Returns the ids of
+ * the events not to announce.
  */
 async function answeredBeforeLock(client: pg.PoolClient, events: readonly NewEvent[]): Promise<Set<string>> {
   const submitted = events.filter((event) => event.event === "job.submitted");
@@ -80,7 +83,8 @@ async function answeredBeforeLock(client: pg.PoolClient, events: readonly NewEve
   const { rows } = await client.query<{ id: string }>(
     `SELECT s.id FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS s(id, job_id, locked_at)
      WHERE EXISTS (SELECT 1 FROM gateway_job j
-                   WHERE j.job_id = s.job_id AND j.status IN ('failed', 'refunded') AND j.completed_at < s.locked_at)`,
+                   WHERE j.job_id = s.job_id AND j.status IN ('failed', 'refunded')
+                     AND (j.closed_before_lock OR j.completed_at < s.locked_at))`,
     [
       submitted.map((event) => event.id),
       submitted.map((event) => String(event.data["job_id"])),
