@@ -634,6 +634,9 @@ export class JobLifecycle {
       await this.jobs
         .update(job.jobId, { error: reason, ...(beforeLock ? { closed_before_lock: true } : {}) })
         .catch(() => undefined);
+      // The mark must be in the table before the lock's JobOpened is ingested, which on an automining chain is
+      // milliseconds after the lock lands: with the next tick, not the hold bound.
+      if (beforeLock) this.jobs.writeSoon(job.jobId);
       return undefined;
     }
   }
