@@ -40,7 +40,9 @@ beforeAll(async () => {
   };
   // Port 1: nothing listens there, so connecting is refused at once.
   models["unreachable-model"] = { backend: "openai", baseUrl: "http://127.0.0.1:1" };
-  for (const id of FAKE_MODELS) models[id] = { backend: "openai", baseUrl: upstream.baseUrl, timeoutMs: 400 };
+  // Long enough that the fakes that do answer are never timed out on a loaded test machine, short enough for the
+  // two tests that wait for it.
+  for (const id of FAKE_MODELS) models[id] = { backend: "openai", baseUrl: upstream.baseUrl, timeoutMs: 1_500 };
   const dir = mkdtempSync(join(tmpdir(), "worker-openai-"));
   const configPath = join(dir, "worker.json");
   writeFileSync(configPath, JSON.stringify({ models }));
