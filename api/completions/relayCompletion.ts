@@ -21,6 +21,7 @@
  *
  * The gateway itself dying mid-job is recovery's: jobs/gatewayLeases.ts (a peer takes over) and jobs/sweepJobs.ts.
  */
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { isAddressEqual, type Hex } from "viem";
 import type { Logger } from "pino";
 import type { EscrowChain } from "../chain/escrowChain.js";
@@ -308,7 +309,10 @@ async function finish(
     contextWindow: prepared.model.contextWindow,
   });
   // A whole completion delivers nothing before its body: a client gone before the receipt is stored gets nothing
-  // and pays nothing (the receipt is not stored, the job is failed).
+  // and pays nothing (the receipt is not stored, the job is failed). One turn of the event loop first: the worker's
+  // last line and the client's FIN may have been read in the same poll, and the FIN's handler must run before the
+  // answer is charged (watchClientGone; a loaded machine made this race, test/api/hardeningV2.test.ts item 1).
+  if (!sink.deliversIncrementally) await nextTurn();
   if (!sink.deliversIncrementally && sink.clientGone.aborted)
     return clientGone(deps, prepared, opened, undefined, undefined);
   if (!check.ok) {

@@ -1,5 +1,5 @@
 import http from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { watchClientGone } from "./watchClientGone.js";
 
@@ -64,5 +64,62 @@ describe("watchClientGone", () => {
     hangUp();
     await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
     expect(signal.aborted).toBe(true);
+  });
+
+  it("a hang-up the connection has read is seen before the next turn of the event loop, whatever else arrived with it", async () => {
+    // The worker's last line and the client's FIN can reach the gateway in the same poll of the event loop (a loaded
+    // machine delays the gateway long enough for both). The gateway yields one turn (`setImmediate`) before it
+    // charges a whole answer; by then the FIN must have aborted the signal, or a client that left before its answer
+    // existed is charged for it.
+    const workerSide = createServer();
+    await new Promise<void>((resolve) => workerSide.listen(0, "127.0.0.1", resolve));
+    const accepted = new Promise<Socket>((resolve) => workerSide.once("connection", resolve));
+    const fromWorker = connect((workerSide.address() as AddressInfo).port, "127.0.0.1");
+    await new Promise((resolve) => fromWorker.once("connect", resolve));
+    const toGateway = await accepted;
+    let client: Socket | undefined;
+    const signal = await watchAfter(0, (port) => {
+      client = connect(port, "127.0.0.1", () => client!.write(request("{}")));
+      client.on("error", () => undefined);
+    });
+    expect(signal.aborted).toBe(false);
+    const seenAfterYield = new Promise<boolean>((resolve) =>
+      fromWorker.once("data", () => setImmediate(() => resolve(signal.aborted))),
+    );
+    client!.destroy();
+    toGateway.write("done\n");
+    // Both are in the kernel before the event loop looks again.
+    const until = performance.now() + 50;
+    while (performance.now() < until);
+    expect(await seenAfterYield).toBe(true);
+    fromWorker.destroy();
+    toGateway.destroy();
+    await new Promise((resolve) => workerSide.close(resolve));
+  });
+
+  it("a keep-alive connection does not gather a listener per request", async () => {
+    const listeners: number[] = [];
+    server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        watchClientGone(req, res);
+        listeners.push(req.socket.listenerCount("end"));
+        res.end("ok");
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const port = (server.address() as AddressInfo).port;
+    for (let i = 0; i < 15; i++) {
+      await new Promise<void>((resolve, reject) =>
+        http
+          .request({ port, host: "127.0.0.1", method: "POST", agent }, (res) => res.resume().on("end", resolve))
+          .on("error", reject)
+          .end("{}"),
+      );
+    }
+    agent.destroy();
+    expect(listeners).toHaveLength(15);
+    expect(Math.max(...listeners)).toBe(listeners[0]);
   });
 });
