@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 
@@ -12,4 +13,19 @@ export function describeMachine() {
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.versions.node,
   };
+}
+
+/**
+ * The tree the figures come from: its commit, and whether files other than the bench's own results differed from
+ * it (figures of a dirty tree are not that commit's).
+ */
+export function describeSource(): { commit: string; dirty: boolean } | null {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", timeout: 10_000 }).trim();
+    const commit = git("rev-parse", "--short=12", "HEAD");
+    const dirty = git("status", "--porcelain", "--", ".", ":(exclude)bench/results") !== "";
+    return { commit, dirty };
+  } catch {
+    return null; // not a git checkout (an unpacked archive)
+  }
 }

@@ -9,6 +9,8 @@ type Machine = { cpus: number; cpuModel: string; memoryGb: number; os: string; n
 export interface BenchResults {
   generatedAt: string;
   machine: Machine;
+  /** The commit benched (absent in results written before it was recorded, or outside a git checkout). */
+  source?: { commit: string; dirty: boolean } | null;
   modes: ModeResults[];
   durationSeconds: number;
 }
@@ -117,6 +119,11 @@ export function renderMarkdown(results: BenchResults): string {
   lines.push(
     `Machine: ${machine.cpus} cores, ${machine.cpuModel}, ${machine.memoryGb} GB RAM, ${machine.os}, Node ${machine.node}.`,
   );
+  if (results.source)
+    lines.push(
+      "",
+      `Source: commit ${results.source.commit}${results.source.dirty ? ", with uncommitted changes" : ""}.`,
+    );
   lines.push("");
   lines.push(
     "**Summary** (issue 26 targets: ≥ 500 settled jobs/s; CPU ms per settled job gateway ≤ 2, Postgres ≤ 1.5, " +

@@ -14,7 +14,7 @@ import {
   STATS_FLUSH_MS,
   type DbBreakdownResult,
 } from "./dbStats.js";
-import { describeMachine } from "./machine.js";
+import { describeMachine, describeSource } from "./machine.js";
 import {
   BENCH_PORT_BASE,
   BENCH_STATE_DIR,
@@ -169,7 +169,13 @@ async function main(): Promise<void> {
       }
     }
   }
-  const results = { generatedAt: new Date().toISOString(), machine, modes, durationSeconds: 0 };
+  const results = {
+    generatedAt: new Date().toISOString(),
+    machine,
+    source: describeSource(),
+    modes,
+    durationSeconds: 0,
+  };
   results.durationSeconds = round((performance.now() - began) / 1000, 1);
   const dir = path.join(repoRoot, "bench", "results");
   mkdirSync(dir, { recursive: true });
