@@ -17,6 +17,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -71,6 +72,35 @@ function logTail(suite: string): string {
   return lines.slice(-FAILURE_TAIL_LINES).join("\n");
 }
 
+/** Lines of a failure report kept after each failing test's headline. */
+const HEADLINE_CONTEXT_LINES = 8;
+/** Failing tests listed per suite at most. */
+const MAX_HEADLINES = 6;
+
+/**
+ * The failing tests of a log, each with the first lines of its report: vitest's ` FAIL  file > test` blocks and
+ * mocha's numbered `N) test` entries after `N failing`.
+ */
+function failureHeadlines(log: string): string[] {
+  // CI may force colours on: the escapes would hide the markers.
+  const lines = stripVTControlCharacters(log).split("\n");
+  const failingAt = lines.findIndex((line) => /^\s*\d+ failing\s*$/.test(line));
+  const isHeadline = (line: string, index: number) =>
+    /^\s*FAIL\s/.test(line) || (failingAt >= 0 && index > failingAt && /^\s*\d+\) /.test(line));
+  const out: string[] = [];
+  let shown = 0;
+  for (let index = 0; index < lines.length && shown < MAX_HEADLINES; index++) {
+    if (!isHeadline(lines[index]!, index)) continue;
+    shown++;
+    const report = lines
+      .slice(index + 1)
+      .filter((line) => line.trim().length > 0 && !/^[\s⎯-]+$/.test(line))
+      .slice(0, HEADLINE_CONTEXT_LINES);
+    out.push(lines[index]!.trim(), ...report.map((line) => `    ${line.trim().slice(0, 300)}`));
+  }
+  return out.length > 0 ? out : ["(no test headline found: see the suite's log above)"];
+}
+
 mkdirSync(logDir, { recursive: true });
 const sequential = process.env.SUITES_SEQUENTIAL === "1";
 const lanes = sequential ? [LANES.flat()] : LANES;
@@ -83,4 +113,9 @@ for (const { suite } of failed) {
 console.log("\n===== suites =====");
 for (const { suite, ok, seconds } of outcomes)
   console.log(`${ok ? "ok    " : "FAILED"} ${suite.padEnd(18)} ${seconds} s`);
+// Last, since a CI log is often read from its last lines only: which tests failed, with the start of each report.
+for (const { suite } of failed) {
+  console.log(`\n===== failed in ${suite} =====`);
+  console.log(failureHeadlines(readFileSync(path.join(logDir, `${logName(suite)}.log`), "utf8")).join("\n"));
+}
 process.exit(failed.length === 0 ? 0 : 1);
