@@ -1266,6 +1266,7 @@ describe("concludeJob: what the client is charged", () => {
       balanceAfterLock: 4_000,
       startedAt: Date.now(),
       lockMined: Promise.resolve(),
+      recorded: Promise.resolve(),
       lockRefused: new AbortController().signal,
       endedWithoutCharge: false,
     };
