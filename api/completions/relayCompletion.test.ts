@@ -42,7 +42,7 @@ function openedJob(recorded: Promise<void>, refused: AbortController): OpenedJob
   };
 }
 
-function harness() {
+function harness(clientGone: AbortSignal = new AbortController().signal) {
   const workerCalled = Promise.withResolvers<void>();
   async function* runJob(_endpoint: string, _payload: unknown, signal: AbortSignal): AsyncGenerator<WorkerEvent> {
     workerCalled.resolve();
@@ -71,7 +71,7 @@ function harness() {
   const sink: RelaySink = {
     onServing: () => seen.push("serving"),
     onToken: (text) => seen.push(text),
-    clientGone: new AbortController().signal,
+    clientGone,
     deliversIncrementally: true,
   };
   return { deps, sink, seen, workerCalled: workerCalled.promise };
@@ -109,5 +109,20 @@ describe("relayCompletion: a job routed before its row committed", () => {
     expect(outcome.kind).toBe("worker_failed");
     expect(outcome.close.kind).toBe("failed");
     if (outcome.kind === "worker_failed") expect(outcome.error.code).toBe("service_unavailable");
+  });
+
+  it("delivers nothing to a client that left while the row was being committed", async () => {
+    const gone = new AbortController();
+    const { deps, sink, seen, workerCalled } = harness(gone.signal);
+    const recorded = Promise.withResolvers<void>();
+    const relaying = relayCompletion(deps, prepared(), openedJob(recorded.promise, new AbortController()), sink);
+    await workerCalled;
+    await settle();
+    gone.abort();
+    recorded.resolve();
+    const outcome = await relaying;
+    expect(seen).toEqual([]);
+    expect(outcome.kind).toBe("client_gone");
+    expect(outcome.close.kind).toBe("failed");
   });
 });
