@@ -173,3 +173,50 @@ describe("LockBatcher (group commit)", () => {
     await batcher.drain();
   });
 });
+
+describe("LockBatcher: a second batch while the first is on its way (earlyLeaveMs)", () => {
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("below the rate bound, locks queued behind an unanswered batch leave as a second batch after earlyLeaveMs", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, earlyLeaveMs: 20, earlyMaxRate: 1_000, logger, metrics });
+    batcher.enqueue(lock(1));
+    const waiting = [2, 3].map((n) => batcher.enqueue(lock(n)));
+    await tick();
+    expect(node.batches).toHaveLength(1);
+    await wait(40);
+    expect(node.batches).toEqual([[lock(1)], [lock(2), lock(3)]]);
+    node.accept();
+    node.accept();
+    await Promise.all(waiting.map((queued) => queued.sent));
+  });
+
+  it("keeps at most two batches on their way; the rest wait for an answer", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, earlyLeaveMs: 10, earlyMaxRate: 1_000, logger, metrics });
+    batcher.enqueue(lock(1));
+    batcher.enqueue(lock(2));
+    await wait(30);
+    batcher.enqueue(lock(3));
+    await wait(30);
+    expect(node.batches).toEqual([[lock(1)], [lock(2)]]);
+    node.accept();
+    await tick();
+    await wait(30);
+    expect(node.batches).toEqual([[lock(1)], [lock(2)], [lock(3)]]);
+    node.accept();
+    node.accept();
+  });
+
+  it("above the rate bound, locks wait for the batch on its way, as without an early leave", async () => {
+    const node = new HeldNode();
+    const batcher = new LockBatcher(node, { max: 10, earlyLeaveMs: 10, earlyMaxRate: 3, logger, metrics });
+    for (let n = 1; n <= 5; n++) batcher.enqueue(lock(n));
+    await wait(40);
+    expect(node.batches).toEqual([[lock(1)]]);
+    node.accept();
+    await tick();
+    expect(node.batches[1]).toEqual([lock(2), lock(3), lock(4), lock(5)]);
+    node.accept();
+  });
+});
