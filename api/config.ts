@@ -92,12 +92,6 @@ export const configSchema = z.object({
   LOCK_MODE: z.enum(["confirmed", "submitted"]).default("submitted"),
   /** Most locks in one openJobBatch transaction (group commit: api/chain/lockBatcher.ts). */
   LOCK_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(100),
-  /** While a lock batch is on its way to the node, queued locks wait at most this long before they leave as a
-   *  second batch behind it (0: always wait for the node's answer); only below LOCK_BATCH_EARLY_MAX_RATE. */
-  LOCK_BATCH_EARLY_MS: z.coerce.number().int().min(0).max(1_000).default(2),
-  /** Locks per second above which locks always wait for the batch on its way (batching keeps the work per job
-   *  low under load; below it, the spare capacity goes to the time before the first token). */
-  LOCK_BATCH_EARLY_MAX_RATE: z.coerce.number().min(0).default(150),
   /** Bound on the credits of jobs this gateway has routed on locks not yet mined (`submitted` mode); a job
    *  beyond it waits for its lock to be mined before it is routed, as in `confirmed` mode. */
   LOCK_UNCONFIRMED_MAX_CREDITS: z.coerce.number().int().min(0).default(100_000),

@@ -184,13 +184,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       waitMined: (hash) => sender.waitMined(hash),
       outcomesOf: (receipt) => chain.lockOutcomesOf(receipt),
     },
-    {
-      max: config.LOCK_BATCH_MAX,
-      earlyLeaveMs: config.LOCK_BATCH_EARLY_MS,
-      earlyMaxRate: config.LOCK_BATCH_EARLY_MAX_RATE,
-      logger,
-      metrics,
-    },
+    { max: config.LOCK_BATCH_MAX, logger, metrics },
   );
   const ledger = new CreditLedger(pool, {
     indexSchema: config.INDEX_DB_SCHEMA,

@@ -67,49 +67,20 @@ interface Pending {
   mined: PromiseWithResolvers<LockOutcome>;
 }
 
-export interface LockBatcherOptions {
-  /** Most locks in one batch. */
-  max: number;
-  /**
-   * While a batch is on its way to the node, queued locks wait at most this long before they leave as a second
-   * batch behind it (0: they wait for the node's answer to the first). Only below `earlyMaxRate`.
-   */
-  earlyLeaveMs?: number;
-  /** Locks per second (recent, decayed over a second) above which locks always wait for the batch on its way. */
-  earlyMaxRate?: number;
-  logger: Logger;
-  metrics: Pick<GatewayMetrics, "lockBatchSize">;
-}
-
-/** How many batches may be on their way to the node at once when locks leave early. */
-const MAX_SENDING = 2;
-/** The time constant of the lock rate's decay, seconds. */
-const RATE_WINDOW_S = 1;
-
 /**
  * Group commit for escrow locks (docs/DESIGN.md "Locks"). A lock is queued at once; when no batch is being
  * sent, the queue leaves at once as one `openJobBatch`; while one is being signed and sent, new locks wait and
  * leave together with the next one as soon as the node has accepted the previous. One lock alone therefore waits
  * for nothing, and under load many locks share a transaction (up to `max` each).
- *
- * A job is routed once its lock is signed, so that wait is on the path to the first token (issue 26): on an
- * automining node the previous batch's answer includes its block. Below `earlyMaxRate` locks a second, a lock
- * waits at most `earlyLeaveMs` for it and then leaves as a second batch behind it (at most two on their way; nonce
- * order still puts them on chain in turn). Above it, batching is what keeps the chain's, the indexer's and the
- * database's work per job low, so locks wait as before.
  */
 export class LockBatcher {
   private queue: Pending[] = [];
-  private sending = 0;
+  private sending = false;
   private readonly inFlight = new Set<Promise<unknown>>();
-  private earlyTimer: NodeJS.Timeout | undefined;
-  /** Locks per second, decayed with RATE_WINDOW_S; `rateAt` is when it was last brought up to date. */
-  private rate = 0;
-  private rateAt = 0;
 
   constructor(
     private readonly port: LockPort,
-    private readonly options: LockBatcherOptions,
+    private readonly options: { max: number; logger: Logger; metrics: Pick<GatewayMetrics, "lockBatchSize"> },
   ) {}
 
   enqueue(request: LockRequest): QueuedLock {
@@ -124,51 +95,25 @@ export class LockBatcher {
     item.sent.promise.catch(() => undefined);
     item.mined.promise.catch(() => undefined);
     this.queue.push(item);
-    this.countLock();
     this.pump();
     return { signed: item.signed.promise, sent: item.sent.promise, mined: item.mined.promise };
   }
 
-  /** Recent locks per second (exponentially decayed). */
-  lockRate(now = performance.now()): number {
-    return this.rate * Math.exp(-(now - this.rateAt) / (RATE_WINDOW_S * 1000));
-  }
-
-  private countLock(): void {
-    const now = performance.now();
-    this.rate = this.lockRate(now) + 1 / RATE_WINDOW_S;
-    this.rateAt = now;
-  }
-
   /** Resolves once everything queued has been sent and mined (or failed). */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.sending > 0 || this.inFlight.size > 0) {
+    while (this.queue.length > 0 || this.sending || this.inFlight.size > 0) {
       await Promise.allSettled([...this.inFlight]);
-      if (this.queue.length > 0 && this.sending === 0) this.pump();
-      if (this.sending > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      if (this.queue.length > 0 && !this.sending) this.pump();
+      if (this.sending) await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }
 
   private pump(): void {
-    if (this.queue.length === 0) return;
-    if (this.sending === 0) return this.leave();
-    const earlyLeaveMs = this.options.earlyLeaveMs ?? 0;
-    if (earlyLeaveMs <= 0 || this.sending >= MAX_SENDING || this.earlyTimer) return;
-    this.earlyTimer = setTimeout(() => {
-      this.earlyTimer = undefined;
-      if (this.queue.length === 0) return;
-      if (this.sending === 0) return this.leave();
-      if (this.sending < MAX_SENDING && this.lockRate() < (this.options.earlyMaxRate ?? 0)) return this.leave();
-    }, earlyLeaveMs);
-  }
-
-  private leave(): void {
-    if (this.earlyTimer) clearTimeout(this.earlyTimer);
-    this.earlyTimer = undefined;
-    this.sending++;
+    if (this.sending || this.queue.length === 0) return;
+    this.sending = true;
     const batch = this.queue.splice(0, this.options.max);
     void this.send(batch).finally(() => {
-      this.sending--;
+      this.sending = false;
       this.pump();
     });
   }
