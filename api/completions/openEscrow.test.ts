@@ -6,10 +6,11 @@ import type { LockOutcome, QueuedLock } from "../chain/lockBatcher.js";
 import { openEscrow, type EscrowDeps } from "./openEscrow.js";
 import type { PreparedCompletion } from "./prepareCompletion.js";
 
-// openEscrow's unrouted locks (issue 26 "Routed once the lock is signed"): a job whose row did not commit is never
-// routed, but its lock may already be on its way. Its reservation goes back as soon as the chain can lock nothing for
-// it, and stays while the lock may still land. The chain, ledger and store are in-memory fakes of the ports openEscrow
-// takes; the lock batcher is a queue whose promises each test settles.
+// openEscrow routes a job once its lock is signed, without waiting for its row's commit (issue 26): the relay
+// holds everything from the client until `recorded`. A job whose row could not be written stops like a refused lock:
+// a 503, nothing charged, and its lock's credits back as soon as the chain can tell what the lock did. The chain,
+// ledger and store are in-memory fakes of the ports openEscrow takes; the lock batcher is a queue whose promises each
+// test settles.
 
 const WALLET = "0x00000000000000000000000000000000000000aa" as Hex;
 const BATCH_HASH = `0x${"11".repeat(32)}` as Hex;
@@ -27,7 +28,7 @@ function prepared(): PreparedCompletion {
   } as unknown as PreparedCompletion;
 }
 
-function harness(options: { insertFails: boolean }) {
+function harness(options: { insertFails: boolean; insert?: Promise<void> }) {
   const lock = {
     signed: Promise.withResolvers<Hex>(),
     sent: Promise.withResolvers<Hex>(),
@@ -47,6 +48,7 @@ function harness(options: { insertFails: boolean }) {
     freshness: { caughtUpSince: vi.fn(async () => true) },
     jobs: {
       insert: vi.fn(async () => {
+        await options.insert;
         if (options.insertFails) throw new Error("database down");
       }),
       update: vi.fn(async () => undefined),
@@ -80,12 +82,42 @@ function harness(options: { insertFails: boolean }) {
 /** Lets every pending promise callback run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-describe("openEscrow: a lock whose job's row did not commit", () => {
-  it("returns the reservation at once when no node took the batch", async () => {
-    const { deps, lock, released } = harness({ insertFails: true });
+describe("openEscrow: routing before the row commits", () => {
+  it("routes once the lock is signed, and tells the row's commit apart", async () => {
+    const insert = Promise.withResolvers<void>();
+    const { deps, lock } = harness({ insertFails: false, insert: insert.promise });
     const opening = openEscrow(deps, prepared());
     lock.signed.resolve(BATCH_HASH);
-    await expect(opening).rejects.toThrow("database down");
+    const opened = await opening;
+    let recorded = false;
+    void opened.recorded.then(() => (recorded = true));
+    await settle();
+    expect(recorded).toBe(false);
+    insert.resolve();
+    await settle();
+    expect(recorded).toBe(true);
+    expect(opened.lockRefused.aborted).toBe(false);
+  });
+});
+
+describe("openEscrow: a routed job whose row did not commit", () => {
+  async function openedWithoutRow() {
+    const h = harness({ insertFails: true });
+    const opening = openEscrow(h.deps, prepared());
+    h.lock.signed.resolve(BATCH_HASH);
+    const opened = await opening;
+    await opened.recorded;
+    return { ...h, opened };
+  }
+
+  it("is stopped with a retryable 503 before anything reaches its client", async () => {
+    const { opened } = await openedWithoutRow();
+    expect(opened.lockRefused.aborted).toBe(true);
+    expect(opened.lockRefused.reason).toMatchObject({ code: "service_unavailable" });
+  });
+
+  it("returns the reservation at once when no node took the batch", async () => {
+    const { lock, released } = await openedWithoutRow();
     expect(released).toEqual([]);
     const notSent = new Error("no node took the batch");
     lock.sent.reject(notSent);
@@ -95,10 +127,7 @@ describe("openEscrow: a lock whose job's row did not commit", () => {
   });
 
   it("returns the reservation when the batch reverted", async () => {
-    const { deps, lock, released } = harness({ insertFails: true });
-    const opening = openEscrow(deps, prepared());
-    lock.signed.resolve(BATCH_HASH);
-    await expect(opening).rejects.toThrow("database down");
+    const { lock, released } = await openedWithoutRow();
     lock.sent.resolve(BATCH_HASH);
     lock.mined.reject(new TransactionRevertedError(BATCH_HASH));
     await settle();
@@ -106,10 +135,7 @@ describe("openEscrow: a lock whose job's row did not commit", () => {
   });
 
   it("fails a lock that opened, instead of holding its credits until the deadline", async () => {
-    const { deps, lock, released, failed } = harness({ insertFails: true });
-    const opening = openEscrow(deps, prepared());
-    lock.signed.resolve(BATCH_HASH);
-    await expect(opening).rejects.toThrow("database down");
+    const { lock, released, failed } = await openedWithoutRow();
     lock.sent.resolve(BATCH_HASH);
     lock.mined.resolve({ kind: "opened", balanceAfter: 95n, creditsLocked: 5n, deadline: 1_120n });
     await settle();
@@ -117,11 +143,24 @@ describe("openEscrow: a lock whose job's row did not commit", () => {
     expect(released).toEqual([]);
   });
 
-  it("keeps the reservation while a sent lock is not known to be mined (it may still land)", async () => {
-    const { deps, lock, released, failed } = harness({ insertFails: true });
+  it("fails a lock that opened before the insert failed, once", async () => {
+    const insert = Promise.withResolvers<void>();
+    const { deps, lock, failed } = harness({ insertFails: true, insert: insert.promise });
     const opening = openEscrow(deps, prepared());
     lock.signed.resolve(BATCH_HASH);
-    await expect(opening).rejects.toThrow("database down");
+    const opened = await opening;
+    lock.sent.resolve(BATCH_HASH);
+    lock.mined.resolve({ kind: "opened", balanceAfter: 95n, creditsLocked: 5n, deadline: 1_120n });
+    await settle();
+    expect(failed).toEqual([]);
+    insert.resolve();
+    await opened.recorded;
+    await settle();
+    expect(failed).toHaveLength(1);
+  });
+
+  it("keeps the reservation while a sent lock is not known to be mined (it may still land)", async () => {
+    const { lock, released, failed } = await openedWithoutRow();
     lock.sent.resolve(BATCH_HASH);
     lock.mined.reject(new Error("not mined within the wait"));
     await settle();

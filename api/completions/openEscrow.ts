@@ -61,6 +61,12 @@ export interface OpenedJob {
   startedAt: number;
   /** Settles when the lock is mined; rejects with the client's error (an ApiError) if the chain refused it. */
   lockMined: Promise<void>;
+  /**
+   * Settles once the job's row is committed, or once it is known it never will be (then `lockRefused` is already
+   * aborted); never rejects. The job is routed before it (issue 26: the insert's commit is off the path to the
+   * worker), so nothing reaches the client before it: relayCompletion.ts waits for it before the first byte.
+   */
+  recorded: Promise<void>;
   /** Aborted, with the client's ApiError as reason, when the chain refused the lock: the job must stop. */
   lockRefused: AbortSignal;
   /**
@@ -77,8 +83,10 @@ export interface OpenedJob {
  * node's round trip on the path to the first token (docs/DESIGN.md "Routed once the lock is signed"). A lock no node
  * takes stops the job like a lock the escrow skipped: nothing is charged. In `confirmed` mode, or beyond the
  * unconfirmed-exposure bound, it returns only once the lock is mined. The gateway_job row is written alongside the
- * lock and committed before routing; a lock whose row is missing (a crash in between) is an expired open escrow
- * the sweep refunds from the index.
+ * lock and the job is routed without waiting for its commit: the worker's prefill overlaps it, and the relay holds
+ * everything from the client until it (`OpenedJob.recorded`). A row that cannot be written stops the job like a
+ * refused lock (503, nothing charged, the lock returned once mined); a lock whose row is missing after a crash is an
+ * expired open escrow the sweep refunds from the index.
  */
 export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion): Promise<OpenedJob> {
   const startedAt = Date.now();
@@ -102,9 +110,10 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     maxTokens: prepared.maxTokens,
     acceptedAt,
   };
-  // The row and the lock are written side by side and the job is routed once both are (issue 26: the insert's
-  // commit no longer precedes the lock's send). A lock whose row never commits (a crash, the database down) is
-  // an open escrow no row holds: the sweep refunds it after its deadline (sweepJobs.ts, from the index), and a
+  // The row and the lock are written side by side, and the job is routed once its lock is signed (issue 26: neither
+  // the insert's commit nor the node's answer is on the path to the worker; the relay holds the first byte for
+  // the commit, which the worker's prefill overlaps). A lock whose row never commits (a crash, the database down)
+  // is an open escrow no row holds: the sweep refunds it after its deadline (sweepJobs.ts, from the index), and a
   // running gateway returns it at once when mined. The insert is queued first, so the row's later writes
   // (escrow_tx, a refused lock's move) follow it in the job store's order.
   const inserted = deps.jobs.insert({
@@ -136,14 +145,13 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
       () => undefined,
     );
   }
-  const [row, send] = await Promise.allSettled([inserted, untilSignedOrNodeSilent(deps, queued.signed)]);
+  // Settled now, so that a failed insert is never an unhandled rejection; `recorded` below acts on it.
+  const row = inserted.then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  const [send] = await Promise.allSettled([untilSignedOrNodeSilent(deps, queued.signed)]);
 
-  if (row.status === "rejected") {
-    if (send.status === "rejected") await release();
-    // Sent (or maybe sent): the reservation stays until the index shows the lock, which goes back once mined.
-    else followUnroutedLock(deps, jobId, jobKey, queued, release);
-    throw row.reason;
-  }
   let escrowTx: Hex;
   try {
     if (send.status === "rejected") throw send.reason;
@@ -203,6 +211,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     deadline: acceptedAt + BigInt(deps.chainJobTimeoutSeconds),
     startedAt,
     lockMined: Promise.resolve(),
+    recorded: Promise.resolve(),
     lockRefused: refused.signal,
     endedWithoutCharge: false,
   };
@@ -219,6 +228,10 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
   );
 
   const routedUnmined = deps.config.LOCK_MODE === "submitted" && deps.unconfirmedLocks.tryAdmit(credits);
+  // A lock that opened goes back once, whichever of its mining and its job's refusal came first.
+  let lockOpened = false;
+  let returned: Promise<void> | undefined;
+  const returnOnce = () => (returned ??= returnLateLock(deps, jobId, jobKey));
   const refuse = (apiError: ApiError, reason: string) => {
     if (refused.signal.aborted) return;
     if (routedUnmined) {
@@ -234,10 +247,11 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
           opened.deadline = outcome.deadline;
           opened.balanceAfterLock = Number(outcome.balanceAfter);
           opened.creditsLocked = Number(outcome.creditsLocked);
+          lockOpened = true;
           await deps.jobs.update(jobId, { deadline: opened.deadline });
-          // The client was already answered with an error (the lock was not confirmed in time): the late lock
-          // goes back at once instead of holding the credits until the deadline.
-          if (refused.signal.aborted || opened.endedWithoutCharge) await returnLateLock(deps, jobId, jobKey);
+          // The client was already answered with an error (the lock was not confirmed in time, its row could not
+          // be written): the late lock goes back at once instead of holding the credits until the deadline.
+          if (refused.signal.aborted || opened.endedWithoutCharge) await returnOnce();
           return;
         }
         if (outcome.reason === "accepted_at_invalid") deps.chain.resampleClock();
@@ -281,6 +295,16 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     await release();
     await deps.lifecycle.lockRefused(jobId, `lock refused: ${code}`).catch(() => undefined);
   }
+
+  // The row that could not be written: the job stops before anything reached its client (the relay waits for
+  // `recorded`), nothing is charged, and its lock goes back like a refused one's (mined: failJob; skipped,
+  // reverted or taken by no node: the reservation).
+  opened.recorded = row.then((written) => {
+    if (written.ok) return;
+    deps.logger.error({ err: written.error, job_id: jobId }, "job row not written; stopping the routed job");
+    refuse(serviceUnavailable("The job could not be recorded. Retry shortly."), "row_not_written");
+    if (lockOpened) void returnOnce();
+  });
 
   if (!routedUnmined) {
     // Confirmed mode, or beyond the exposure bound: the job is routed only once its lock is mined.

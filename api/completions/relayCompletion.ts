@@ -200,6 +200,11 @@ async function relay(
         } else if (event.type === "token") {
           if (tokens === 0) {
             clearTimeout(ackTimer);
+            // Routed before its row committed (openEscrow.ts): the client sees nothing of a job with no row.
+            await opened.recorded;
+            if (opened.lockRefused.aborted) return lockRefused(opened, prepared, candidate.address);
+            // The client left during the wait: its cancel counted what it had (nothing), as for any later event.
+            if (cancel) continue;
             deps.latency.record(candidate.address, prepared.model.id, Date.now() - attemptStartedAt);
             const firstTokenMs = Date.now() - opened.startedAt;
             deps.metrics.timeToFirstToken.observe({ model: prepared.model.id }, firstTokenMs / 1000);
@@ -217,6 +222,9 @@ async function relay(
         } else if (event.type === "error") {
           throw new WorkerJobError(`worker error ${event.code}: ${event.message}`);
         } else if (event.type === "done") {
+          await opened.recorded;
+          if (opened.lockRefused.aborted) return lockRefused(opened, prepared, candidate.address);
+          if (cancel) continue;
           ok = true;
           serving = candidate;
           if (!servingNotified) sink.onServing(candidate.address, backend);

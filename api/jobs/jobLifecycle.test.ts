@@ -1081,6 +1081,30 @@ describe("group commit of job rows (issue 26)", () => {
       await pools[0]!.query("UPDATE webhook SET deleted_at = now() WHERE id = $1", [webhookId]);
     }
   });
+
+  it("tells the dispatcher more job.processing may be waiting after a round that read a whole batch", async () => {
+    const webhookId = `wh_batch_${process.pid}`;
+    await pools[0]!.query(
+      `INSERT INTO webhook (id, wallet, url, events, secret, created_at)
+       VALUES ($1, $2, 'https://example.test/hook', ARRAY['job.processing'], 'secret', now() - interval '1 hour')`,
+      [webhookId, "0x00000000000000000000000000000000000000bb"],
+    );
+    try {
+      while ((await ingestProcessingJobs(pools[0]!)).more);
+      const lifecycle = gateway();
+      const jobs = stores.at(-1)!;
+      for (let i = 0; i < 3; i++) {
+        const job = await newJob(jobs);
+        void lifecycle.acknowledged(job.jobId, WORKER);
+      }
+      await jobs.flush();
+
+      expect(await ingestProcessingJobs(pools[0]!, 2)).toEqual({ deliveries: 2, more: true });
+      expect(await ingestProcessingJobs(pools[0]!, 2)).toEqual({ deliveries: 1, more: false });
+    } finally {
+      await pools[0]!.query("UPDATE webhook SET deleted_at = now() WHERE id = $1", [webhookId]);
+    }
+  });
 });
 
 describe("finality (issue 25)", () => {
@@ -1266,6 +1290,7 @@ describe("concludeJob: what the client is charged", () => {
       balanceAfterLock: 4_000,
       startedAt: Date.now(),
       lockMined: Promise.resolve(),
+      recorded: Promise.resolve(),
       lockRefused: new AbortController().signal,
       endedWithoutCharge: false,
     };

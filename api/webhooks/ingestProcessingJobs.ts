@@ -17,12 +17,16 @@ const IDLE_ADVANCE_MS = 30_000;
  * it would create no delivery (recordEvent.ts), and without the subscriber test every round re-read the whole
  * look-back window of jobs. The cursor is a low-water mark (latest `processing_at` seen, or the round's time when a
  * round found fewer than a batch, minus a look-back), and the "not recorded yet" test plus the job-derived event id
- * make a re-read harmless. Same single-writer rule as the chain cursor (row lock, SKIP LOCKED).
+ * make a re-read harmless. Same single-writer rule as the chain cursor (row lock, SKIP LOCKED). `more`: the round
+ * read a whole batch, so more may be waiting.
  */
-export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Promise<number> {
+export async function ingestProcessingJobs(
+  pool: pg.Pool,
+  batchSize = 500,
+): Promise<{ deliveries: number; more: boolean }> {
   return inTransaction(pool, async (client) => {
     const cursor = await takeCursor(client, PROCESSING_CURSOR_NAME);
-    if (cursor === undefined) return 0;
+    if (cursor === undefined) return { deliveries: 0, more: false };
     const { position } = cursor;
     const since = position === "" ? new Date(0) : new Date(new Date(position).getTime() - LOOK_BACK_MS);
     // The first EXISTS is evaluated once (no subscriber of job.processing at all: no job is read).
@@ -70,7 +74,8 @@ export async function ingestProcessingJobs(pool: pg.Pool, batchSize = 500): Prom
         next.toISOString(),
       ]);
     }
-    return deliveries;
+    // A full batch may have left jobs behind it: the dispatcher runs the next round at once instead of idling.
+    return { deliveries, more: rows.length === batchSize };
   });
 }
 

@@ -132,9 +132,10 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
           onMalformed: (rowId, error) =>
             logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
         });
-        const processing = deps.pollGatewayJobs === false ? 0 : await ingestProcessingJobs(deps.pool);
-        if (result.deliveries + processing > 0) claims.wake();
-        return result.more;
+        const processing =
+          deps.pollGatewayJobs === false ? { deliveries: 0, more: false } : await ingestProcessingJobs(deps.pool);
+        if (result.deliveries + processing.deliveries > 0) claims.wake();
+        return result.more || processing.more;
       } catch (error) {
         logger.warn({ err: error }, "webhook ingestion failed; retrying");
         return false;

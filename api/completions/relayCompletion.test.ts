@@ -1,0 +1,128 @@
+import { describe, expect, it, vi } from "vitest";
+import type { Hex } from "viem";
+import pino from "pino";
+import { ApiError } from "../errors/ApiError.js";
+import type { WorkerEvent } from "../workerPool/workerProtocol.js";
+import type { OpenedJob } from "./openEscrow.js";
+import type { PreparedCompletion } from "./prepareCompletion.js";
+import { relayCompletion, type RelayDeps, type RelaySink } from "./relayCompletion.js";
+
+// The relay and a job routed before its row committed (issue 26, openEscrow.ts): the worker starts at once, the
+// client sees nothing until `recorded`. The worker client is an in-memory stand-in of the worker protocol that
+// answers an acknowledgement and a token as soon as it is called; the pool, lifecycle and store are fakes of the
+// ports the relay takes.
+
+const WORKER = "0x00000000000000000000000000000000000000aa" as Hex;
+
+function prepared(): PreparedCompletion {
+  return {
+    request: { model: "m", messages: [{ role: "user", content: "hi" }], stream: true },
+    model: { id: "m", tier: "small", modelKey: `0x${"22".repeat(32)}`, contextWindow: 4096 },
+    wallet: WORKER,
+    keyHash: `0x${"33".repeat(32)}`,
+    promptTokens: 3,
+    maxTokens: 16,
+    creditsToLock: 5,
+  } as unknown as PreparedCompletion;
+}
+
+function openedJob(recorded: Promise<void>, refused: AbortController): OpenedJob {
+  return {
+    jobId: "job_01JZ0000000000000000000000",
+    jobKey: `0x${"44".repeat(32)}`,
+    escrowTx: `0x${"55".repeat(32)}`,
+    creditsLocked: 5,
+    balanceAfterLock: 95,
+    deadline: 2_000_000_000n,
+    startedAt: Date.now(),
+    lockMined: Promise.resolve(),
+    recorded,
+    lockRefused: refused.signal,
+    endedWithoutCharge: false,
+  };
+}
+
+function harness(clientGone: AbortSignal = new AbortController().signal) {
+  const workerCalled = Promise.withResolvers<void>();
+  async function* runJob(_endpoint: string, _payload: unknown, signal: AbortSignal): AsyncGenerator<WorkerEvent> {
+    workerCalled.resolve();
+    yield { type: "ack", worker: WORKER, backend: "simulated" };
+    yield { type: "token", text: "Hello" };
+    // The rest of the answer never comes before the test ends the job.
+    await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error)));
+  }
+  const deps = {
+    workers: {
+      candidatesFresh: async () => [{ address: WORKER, endpoint: "http://worker.invalid", inflight: 0, ttftP50Ms: 1 }],
+      backendOf: () => "simulated",
+      jobStarted: () => undefined,
+      jobEnded: () => undefined,
+    },
+    workerClient: { runJob, cancel: vi.fn(async () => undefined) },
+    chain: { chainId: 31337, escrowAddress: WORKER },
+    lifecycle: { acknowledged: async () => ({ moved: true }) },
+    jobs: { update: async () => undefined },
+    latency: { record: () => undefined },
+    metrics: { timeToFirstToken: { observe: () => undefined } },
+    config: { JOB_TIMEOUT_MS: 60_000 },
+    logger: pino({ level: "silent" }),
+  } as unknown as RelayDeps;
+  const seen: string[] = [];
+  const sink: RelaySink = {
+    onServing: () => seen.push("serving"),
+    onToken: (text) => seen.push(text),
+    clientGone,
+    deliversIncrementally: true,
+  };
+  return { deps, sink, seen, workerCalled: workerCalled.promise };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
+
+describe("relayCompletion: a job routed before its row committed", () => {
+  it("starts the worker at once but gives the client nothing until the row is committed", async () => {
+    const { deps, sink, seen, workerCalled } = harness();
+    const recorded = Promise.withResolvers<void>();
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(recorded.promise, refused), sink);
+    await workerCalled;
+    await settle();
+    expect(seen).toEqual([]);
+    recorded.resolve();
+    await settle();
+    expect(seen).toEqual(["serving", "Hello"]);
+    refused.abort(new ApiError("service_unavailable"));
+    await relaying;
+  });
+
+  it("answers the refusal, with nothing delivered, when the row could not be written", async () => {
+    const { deps, sink, seen, workerCalled } = harness();
+    const recorded = Promise.withResolvers<void>();
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(recorded.promise, refused), sink);
+    await workerCalled;
+    // What openEscrow does when the insert fails: the refusal first, then `recorded` settles.
+    refused.abort(new ApiError("service_unavailable"));
+    recorded.resolve();
+    const outcome = await relaying;
+    expect(seen).toEqual([]);
+    expect(outcome.kind).toBe("worker_failed");
+    expect(outcome.close.kind).toBe("failed");
+    if (outcome.kind === "worker_failed") expect(outcome.error.code).toBe("service_unavailable");
+  });
+
+  it("delivers nothing to a client that left while the row was being committed", async () => {
+    const gone = new AbortController();
+    const { deps, sink, seen, workerCalled } = harness(gone.signal);
+    const recorded = Promise.withResolvers<void>();
+    const relaying = relayCompletion(deps, prepared(), openedJob(recorded.promise, new AbortController()), sink);
+    await workerCalled;
+    await settle();
+    gone.abort();
+    recorded.resolve();
+    const outcome = await relaying;
+    expect(seen).toEqual([]);
+    expect(outcome.kind).toBe("client_gone");
+    expect(outcome.close.kind).toBe("failed");
+  });
+});
