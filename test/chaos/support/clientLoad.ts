@@ -1,3 +1,4 @@
+import { onTestFinished } from "vitest";
 import { stackInfo } from "../../support/stackInfo.js";
 
 /** What one client request saw. */
@@ -57,7 +58,7 @@ export const completionBody = (model: string, content = "Say something short.") 
   max_tokens: 8,
 });
 
-/** A client sending a small completion every `everyMs` until stopped; returns everything it saw. */
+/** A client sending a small completion every `everyMs` until stopped (at the latest when its test ends); returns everything it saw. */
 export function startLoad(apiKey: string, model: string, everyMs = 400): { stop: () => Promise<Outcome[]> } {
   const outcomes: Outcome[] = [];
   const running: Promise<void>[] = [];
@@ -72,14 +73,20 @@ export function startLoad(apiKey: string, model: string, everyMs = 400): { stop:
       await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   })();
-  return {
-    stop: async () => {
+  let finished: Promise<Outcome[]> | undefined;
+  const stop = () =>
+    (finished ??= (async () => {
       stopped = true;
       await loop;
       await Promise.all(running);
       return outcomes.sort((a, b) => a.at - b.at);
-    },
-  };
+    })());
+  // A test that fails before its own stop() must not leave its load running into the next tests: in CI at cd6e897
+  // one failed assertion kept it sending through the suite's next two tests, which then failed on the extra load.
+  onTestFinished(async () => {
+    await stop();
+  });
+  return { stop };
 }
 
 /** Counts by `status code` ("200", "503 service_unavailable", …) and the slowest answer. */
