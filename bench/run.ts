@@ -278,6 +278,15 @@ async function measureMode(stack: BenchStack) {
 
     // 2. Open loop: requests arrive at fixed rates, through the gateway (keys of many wallets) and direct.
     const openLoop = await measureOpenLoop(
+      async () => {
+        // The closed-loop levels before saturate the stack: their answers, settlements and blocks are still being
+        // worked through, and a rate measured on top of that backlog measures the backlog.
+        const started = performance.now();
+        const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime);
+        progress(
+          `  ${quiet ? "quiet" : "not quiet"} after ${((performance.now() - started) / 1000).toFixed(0)} s of waiting`,
+        );
+      },
       (arrival, since) =>
         through(walletKeys[arrival % walletKeys.length]!, { since, timeoutMs: OPEN_LOOP_IDLE_TIMEOUT_MS }),
       (arrival, since) => direct(arrival, { since, timeoutMs: OPEN_LOOP_IDLE_TIMEOUT_MS }),
@@ -303,30 +312,7 @@ async function measureMode(stack: BenchStack) {
     progress(
       `background commits: waiting for the index to catch up and the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`,
     );
-    // A stack still settling the load's jobs (a saturated level leaves answers, settlements and finality reads
-    // queued for seconds) or an index still working through their blocks is not idle: the quiet window starts once
-    // the chain saw no transaction for two seconds (automine: no new block; an interval chain: its blocks since are
-    // empty), the index caught up (within a block on an interval chain) and the counters of that work were
-    // published. Counting a window with load in it would take real per-job commits off every level.
-    const quietIndex = new IndexProbe(info.indexerUrl);
-    let lastBusyAt = performance.now();
-    let lastBusyBlock = -1n;
-    // After a saturated level on automine the index can be minutes of blocks behind (it indexes ~30 blocks/s,
-    // each lock or settlement batch its own block): a window counted before it caught up is the index's catch-up.
-    let quiet = false;
-    for (const until = performance.now() + QUIET_WAIT_MS; performance.now() < until; await sleep(250)) {
-      const block = await chain.getBlock({ blockTag: "latest" });
-      if (block.transactions.length > 0 && block.number !== lastBusyBlock) {
-        lastBusyBlock = block.number;
-        lastBusyAt = performance.now();
-      }
-      const indexed = await quietIndex.indexedBlock().catch(() => undefined);
-      const caughtUp = indexed !== undefined && indexed.number >= Number(block.number) - (info.chainBlockTime ? 1 : 0);
-      if (caughtUp && performance.now() - lastBusyAt >= QUIET_CHAIN_MS) {
-        quiet = true;
-        break;
-      }
-    }
+    const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime);
     progress(
       quiet
         ? `  quiet after ${((performance.now() - loadEndedAt) / 1000).toFixed(0)} s`
@@ -559,6 +545,35 @@ async function measureMode(stack: BenchStack) {
     await commits.close();
     await dbWork.close();
   }
+}
+
+/**
+ * Waits (at most QUIET_WAIT_MS) until the stack has no load left to work through; true when it got there. A stack
+ * still settling a load's jobs (a saturated level leaves answers, settlements and finality reads queued for
+ * seconds) or an index still working through their blocks is not idle: quiet means the chain saw no transaction for
+ * two seconds (automine: no new block; an interval chain: its blocks since are empty) and the index caught up
+ * (within a block on an interval chain). After a saturated level on automine the index can be minutes of blocks
+ * behind (it indexes ~30 blocks/s, each lock or settlement batch its own block).
+ */
+async function waitUntilQuiet(
+  chain: ReturnType<typeof createPublicClient>,
+  indexerUrl: string,
+  chainBlockTime: number | null,
+): Promise<boolean> {
+  const index = new IndexProbe(indexerUrl);
+  let lastBusyAt = performance.now();
+  let lastBusyBlock = -1n;
+  for (const until = performance.now() + QUIET_WAIT_MS; performance.now() < until; await sleep(250)) {
+    const block = await chain.getBlock({ blockTag: "latest" });
+    if (block.transactions.length > 0 && block.number !== lastBusyBlock) {
+      lastBusyBlock = block.number;
+      lastBusyAt = performance.now();
+    }
+    const indexed = await index.indexedBlock().catch(() => undefined);
+    const caughtUp = indexed !== undefined && indexed.number >= Number(block.number) - (chainBlockTime ? 1 : 0);
+    if (caughtUp && performance.now() - lastBusyAt >= QUIET_CHAIN_MS) return true;
+  }
+  return false;
 }
 
 /** How long the chain must see no transaction before the stack counts as idle. */
@@ -823,6 +838,7 @@ type OpenLoopRow = {
  * saturated one are skipped.
  */
 async function measureOpenLoop(
+  beforeRate: () => Promise<void>,
   through: (arrival: number, since: number) => Promise<Timed>,
   direct: (arrival: number, since: number) => Promise<Timed>,
 ): Promise<(OpenLoopRow | { rate: number; skipped: string })[]> {
@@ -833,6 +849,7 @@ async function measureOpenLoop(
       rows.push({ rate, skipped: `saturated at ${saturatedAt}/s` });
       continue;
     }
+    await beforeRate();
     progress(`open loop: ${rate} gateway requests/s (and ${rate} direct) for ${OPEN_LOOP_SECONDS} s`);
     const arrivals = Math.round(rate * OPEN_LOOP_SECONDS);
     const maxWaiting = Math.max(10, Math.ceil(rate * OPEN_LOOP_BACKLOG_SECONDS * 4));
