@@ -282,7 +282,7 @@ async function measureMode(stack: BenchStack) {
         // The closed-loop levels before saturate the stack: their answers, settlements and blocks are still being
         // worked through, and a rate measured on top of that backlog measures the backlog.
         const started = performance.now();
-        const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime);
+        const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime, apiUrl);
         progress(
           `  ${quiet ? "quiet" : "not quiet"} after ${((performance.now() - started) / 1000).toFixed(0)} s of waiting`,
         );
@@ -312,7 +312,7 @@ async function measureMode(stack: BenchStack) {
     progress(
       `background commits: waiting for the index to catch up and the statistics to settle, then ${BACKGROUND_SECONDS} s quiet`,
     );
-    const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime);
+    const quiet = await waitUntilQuiet(chain, info.indexerUrl, info.chainBlockTime, apiUrl);
     progress(
       quiet
         ? `  quiet after ${((performance.now() - loadEndedAt) / 1000).toFixed(0)} s`
@@ -550,15 +550,17 @@ async function measureMode(stack: BenchStack) {
 /**
  * Waits (at most QUIET_WAIT_MS) until the stack has no load left to work through; true when it got there. A stack
  * still settling a load's jobs (a saturated level leaves answers, settlements and finality reads queued for
- * seconds) or an index still working through their blocks is not idle: quiet means the chain saw no transaction for
- * two seconds (automine: no new block; an interval chain: its blocks since are empty) and the index caught up
- * (within a block on an interval chain). After a saturated level on automine the index can be minutes of blocks
+ * seconds), an index still working through their blocks or webhooks of their events still to deliver is not idle:
+ * quiet means the chain saw no transaction for two seconds (automine: no new block; an interval chain: its blocks
+ * since are empty), the index caught up (within a block on an interval chain) and the gateway's
+ * `gateway_webhook_backlog` (deliveries waiting for an attempt, every gateway's) is 0. After a saturated level on automine the index can be minutes of blocks
  * behind (it indexes ~30 blocks/s, each lock or settlement batch its own block).
  */
 async function waitUntilQuiet(
   chain: ReturnType<typeof createPublicClient>,
   indexerUrl: string,
   chainBlockTime: number | null,
+  apiUrl: string,
 ): Promise<boolean> {
   const index = new IndexProbe(indexerUrl);
   let lastBusyAt = performance.now();
@@ -571,9 +573,18 @@ async function waitUntilQuiet(
     }
     const indexed = await index.indexedBlock().catch(() => undefined);
     const caughtUp = indexed !== undefined && indexed.number >= Number(block.number) - (chainBlockTime ? 1 : 0);
-    if (caughtUp && performance.now() - lastBusyAt >= QUIET_CHAIN_MS) return true;
+    if (caughtUp && performance.now() - lastBusyAt >= QUIET_CHAIN_MS && (await webhookBacklog(apiUrl)) === 0)
+      return true;
   }
   return false;
+}
+
+/** The gateway's `gateway_webhook_backlog`; undefined when /metrics did not answer. */
+async function webhookBacklog(apiUrl: string): Promise<number | undefined> {
+  const response = await fetch(`${apiUrl}/metrics`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+  if (!response?.ok) return undefined;
+  const line = /^gateway_webhook_backlog (\d+)/m.exec(await response.text());
+  return line ? Number(line[1]) : undefined;
 }
 
 /** How long the chain must see no transaction before the stack counts as idle. */
