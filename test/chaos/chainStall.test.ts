@@ -68,7 +68,18 @@ describe.each([15_000, 25_000])("the chain node frozen for %i ms", (stallMs) => 
     });
     const readyAt = Date.now();
     const readyAgainMs = readyAt - resumedAt;
-    expect(await gatewayGauge("gateway_index_lag_seconds")).toBeLessThan(5);
+    // The gauge is the gateway's last lag sample (one a second, each a chain and an index read, which take longer
+    // under this load): read at one instant right after /readyz (ready up to 30 s of lag) it can still be a sample
+    // from the catch-up. Under CI's load it once read 10.6 s there. What must hold is that it says "caught up"
+    // within a few samples of the index reaching the head.
+    await waitFor(
+      "the gateway's index lag gauge under 5 s",
+      async () => ((await gatewayGauge("gateway_index_lag_seconds")) ?? Infinity) < 5,
+      {
+        timeoutMs: 5_000,
+        intervalMs: 200,
+      },
+    );
 
     // Completions work again right away.
     await sleep(4_000);
