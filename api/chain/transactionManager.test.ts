@@ -386,8 +386,9 @@ describe("TransactionManager across a restart", () => {
   it("two managers for different signers do not see each other's rows", async () => {
     const mine7 = await manager().send(call);
     const mine8 = await manager({ signer: otherAccount }).send(call);
-    const restarted7 = manager();
-    const restarted8 = manager({ signer: otherAccount });
+    // Not about replacement: a slow machine must not see the 200 ms replacement delay pass before the start.
+    const restarted7 = manager({ replaceAfterMs: 60_000 });
+    const restarted8 = manager({ signer: otherAccount, replaceAfterMs: 60_000 });
     await Promise.all([restarted7.start(), restarted8.start()]);
     expect(restarted7.health().tracked).toBe(1);
     expect(restarted8.health().tracked).toBe(1);
