@@ -97,7 +97,7 @@ async function walletJobs(): Promise<
 }
 
 describe("two gateways under load, one killed with SIGKILL", () => {
-  it("every job ends closed, the books balance and each webhook event is delivered once", async () => {
+  it("every job ends closed, the books balance and each webhook event is delivered, twice only after a lost attempt", async () => {
     const { gateways } = stackInfo();
     expect(gateways.length).toBe(2);
     const [survivor, victim] = gateways as [(typeof gateways)[0], (typeof gateways)[0]];
