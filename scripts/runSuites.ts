@@ -1,16 +1,17 @@
 /**
- * `npm test` after compile: lint and every suite, two at a time. Each stack suite starts its own stack on its own
- * ports and state folder (test/support/testStackOptions.ts and each suite's globalSetup), and the contract suite
- * builds its coverage into its own artifacts folder (HARDHAT_ARTIFACTS_DIR), so no two suites share anything but the
- * CPU. Two runners take the next suite from one queue, longest first (CI's times at 68d1e66, beside SUITES), so the
- * run ends about when the sequential time split in two does, whatever the suites' times turn out to be on the day:
- * fixed lanes measured on one run ended 200 s apart on the next (lane 1 1,824 s, lane 2 1,623 s). Lint is first in
- * the queue, beside the API suite's stack start, and the contract suite waits for it, because that suite's coverage
- * build regenerates TypeChain's types, which `tsc` reads. CI's budget is 30 minutes.
+ * `npm test` after compile: lint and every suite, in two lanes that run at once. Each stack suite starts its own
+ * stack on its own ports and state folder (test/support/testStackOptions.ts and each suite's globalSetup), and the
+ * contract suite builds its coverage into its own artifacts folder (HARDHAT_ARTIFACTS_DIR), so no two suites share
+ * anything but the CPU. The lanes are balanced on measured times (CI at 451f77c, seconds: lint 67, contracts 366,
+ * shared 43, worker 127, api:unit 147, indexer 259, deploy 47, fuzz 156, web about 314 against api 867 plus the
+ * OpenAPI file's 10, multigw 81, chaos 253, chainfaults 265, webhooks 191) so the whole run takes about half the
+ * sequential time; CI's budget is 30 minutes. Lint runs first in its lane, beside the API suite's stack start (which
+ * keeps about one core busy), instead of before both lanes with a core idle; it runs before the contract suite
+ * because that suite's coverage build regenerates TypeChain's types, which `tsc` reads.
  *
- * A failing suite stops nothing: the suites share nothing but the CPU, so one run reports every failing suite. Each
- * suite's output goes to `.local/test-logs/<suite>.log` and is printed whole when the suite ends, so the log of a run
- * reads suite by suite instead of interleaved; after the summary, the end of each failed suite's log
+ * A failing suite does not stop its lane: the suites share nothing but the CPU, so one run reports every failing
+ * suite. Each suite's output goes to `.local/test-logs/<suite>.log` and is printed whole when the suite ends, so the
+ * log of a run reads suite by suite instead of interleaved; after the summary, the end of each failed suite's log
  * (where vitest and mocha put their failure reports) is printed again, because a CI log is often read from its tail.
  * Exit code 1 when any suite failed.
  *
@@ -25,30 +26,22 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const logDir = path.join(root, ".local", "test-logs");
 
-/**
- * npm scripts, longest first after lint; their seconds in CI at 68d1e66, each beside another suite (a suite's time
- * moves with what runs next to it): lint 134, api 903, contracts 382, web 298, chaos 280, api:unit 240, chainfaults
- * 236, indexer 221, webhooks 204, fuzz 187, multigw 143, worker 140, shared 40, deploy 39.
- */
-const SUITES: readonly string[] = [
-  "lint",
-  "test:api",
-  "test:contracts",
-  "test:web",
-  "test:chaos",
-  "test:api:unit",
-  "test:chainfaults",
-  "test:indexer",
-  "test:webhooks",
-  "test:fuzz",
-  "test:multigw",
-  "test:worker",
-  "test:shared",
-  "test:deploy",
+/** npm scripts, in lanes; each lane's order puts its longest, most CPU-hungry suite first (after lint). */
+const LANES: readonly (readonly string[])[] = [
+  [
+    "lint",
+    "test:contracts",
+    "test:shared",
+    "test:worker",
+    "test:api:unit",
+    "test:indexer",
+    "test:multigw",
+    "test:deploy",
+    "test:fuzz",
+    "test:web",
+  ],
+  ["test:api", "test:chaos", "test:chainfaults", "test:webhooks"],
 ];
-/** Suites that start only once another has ended. */
-const AFTER: Readonly<Record<string, string>> = { "test:contracts": "lint" };
-const RUNNERS = 2;
 
 type Outcome = { suite: string; ok: boolean; seconds: number };
 
@@ -79,20 +72,9 @@ function runSuite(suite: string): Promise<Outcome> {
   });
 }
 
-/** Runs the queue with `runners` suites at a time, each runner taking the next suite when its last one ends. */
-async function runQueue(runners: number): Promise<Outcome[]> {
-  const queue = [...SUITES];
-  const ended = new Map<string, PromiseWithResolvers<void>>(queue.map((suite) => [suite, Promise.withResolvers()]));
+async function runLane(lane: readonly string[]): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
-  const runner = async () => {
-    for (let suite = queue.shift(); suite !== undefined; suite = queue.shift()) {
-      const before = AFTER[suite];
-      if (before !== undefined) await ended.get(before)?.promise;
-      outcomes.push(await runSuite(suite));
-      ended.get(suite)?.resolve();
-    }
-  };
-  await Promise.all(Array.from({ length: runners }, runner));
+  for (const suite of lane) outcomes.push(await runSuite(suite));
   return outcomes;
 }
 
@@ -134,7 +116,9 @@ function failureHeadlines(log: string): string[] {
 }
 
 mkdirSync(logDir, { recursive: true });
-const outcomes = await runQueue(process.env.SUITES_SEQUENTIAL === "1" ? 1 : RUNNERS);
+const sequential = process.env.SUITES_SEQUENTIAL === "1";
+const lanes = sequential ? [LANES.flat()] : LANES;
+const outcomes = (await Promise.all(lanes.map(runLane))).flat();
 const failed = outcomes.filter((outcome) => !outcome.ok);
 for (const { suite } of failed) {
   process.stdout.write(`\n===== the end of ${suite}'s log (${logName(suite)}.log), again =====\n`);
