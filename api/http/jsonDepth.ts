@@ -18,17 +18,19 @@ const BACKSLASH = 0x5c;
  * Refuses a body nested deeper than MAX_JSON_DEPTH with 400 `invalid_request`, before it is parsed: one pass over
  * the bytes (brackets inside strings do not count), stopping at the first level too deep. Malformed JSON is left
  * to the parser. Installed as body-parser's `verify`.
+ *
+ * A string's content is skipped with `indexOf` (native, memchr-fast) to its next quote, which ends the string unless
+ * an odd run of backslashes escapes it: a 900 KB prompt costs a fraction of a millisecond instead of a byte-by-byte
+ * loop's 2.5–5 ms on the event loop.
  */
 export function assertJsonDepth(body: Buffer): void {
   let depth = 0;
-  let inString = false;
   for (let index = 0; index < body.length; index++) {
     const byte = body[index]!;
-    if (inString) {
-      if (byte === BACKSLASH) index++;
-      else if (byte === QUOTE) inString = false;
-    } else if (byte === QUOTE) inString = true;
-    else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
+    if (byte === QUOTE) {
+      index = closingQuote(body, index + 1);
+      if (index < 0) return;
+    } else if (byte === OPEN_ARRAY || byte === OPEN_OBJECT) {
       if (++depth > MAX_JSON_DEPTH)
         throw new ApiError("invalid_request", {
           message: `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
@@ -36,4 +38,16 @@ export function assertJsonDepth(body: Buffer): void {
         });
     } else if (byte === CLOSE_ARRAY || byte === CLOSE_OBJECT) depth--;
   }
+}
+
+/** Index of the quote closing the string whose content starts at `from`, or -1 when the body ends first. */
+function closingQuote(body: Buffer, from: number): number {
+  let quote = body.indexOf(QUOTE, from);
+  while (quote >= 0) {
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= from && body[quote - backslashes - 1] === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+    quote = body.indexOf(QUOTE, quote + 1);
+  }
+  return -1;
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { LoopCpuMonitor } from "./loopCpuMonitor.js";
 import type { TransactionHealth } from "../chain/transactionManager.js";
 import type { IndexLagSnapshot } from "../readModel/indexLag.js";
 import { withDeadline } from "../runtime/withDeadline.js";
@@ -116,6 +117,15 @@ export class GatewayMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const loopCpu = new LoopCpuMonitor();
+    new Gauge({
+      name: "gateway_event_loop_busy_cpu_max_seconds",
+      help: "Most CPU time the main thread spent between two turns of the event loop since the previous scrape: nodejs_eventloop_lag_max_seconds without the time the host did not run the process.",
+      registers: [this.registry],
+      collect() {
+        this.set(loopCpu.takeMaxMs() / 1000);
+      },
+    });
     // `collect` runs with the metric as `this`; these reach the gateway's sources.
     const rows = (sql: string) => this.rows(sql);
     const sources = () => this.sources;

@@ -38,7 +38,14 @@ const SKIP = (process.env.FUZZ_SKIP ?? "")
   .map((pattern) => new RegExp(pattern));
 const MAX_MESSAGES = 1024;
 
-const stats: RunStats = { requests: 0, worstLagMs: 0, worstBlamedLagMs: 0, noisyWindows: 0, byProperty: {} };
+const stats: RunStats = {
+  requests: 0,
+  worstLagMs: 0,
+  worstWallMs: 0,
+  worstBlamedLagMs: 0,
+  noisyWindows: 0,
+  byProperty: {},
+};
 const failures: Failure[] = [];
 let ctx: FuzzContext;
 let sources: GeneratorSources;
@@ -114,7 +121,7 @@ afterAll(async () => {
     `[fuzz] per property: ${Object.entries(stats.byProperty)
       .map(([name, count]) => `${name} ${count}`)
       .join(", ")}`,
-    `[fuzz] worst event-loop delay seen ${Math.round(stats.worstLagMs)} ms; worst blamed on one request ${Math.round(stats.worstBlamedLagMs)} ms (bound ${EVENT_LOOP_BOUND_MS} ms); ${stats.noisyWindows} noisy window(s) where GET /healthz exceeded it too (replayed)`,
+    `[fuzz] worst event-loop hold seen ${Math.round(stats.worstLagMs)} ms of main-thread CPU (wall-clock delay ${Math.round(stats.worstWallMs)} ms); worst blamed on one request ${Math.round(stats.worstBlamedLagMs)} ms (bound ${EVENT_LOOP_BOUND_MS} ms); ${stats.noisyWindows} noisy window(s) where GET /healthz exceeded it too (replayed)`,
     `[fuzz] worst /healthz latency seen by a concurrent client ${Math.round(health?.worstMs ?? 0)} ms over ${health?.samples ?? 0} probes`,
     `[fuzz] ${ctx?.resets ?? 0} large upload(s) reset by the server before any answer (not blamed)`,
     `[fuzz] ${failures.length} distinct failure(s)`,

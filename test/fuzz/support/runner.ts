@@ -1,10 +1,14 @@
 import fc from "fast-check";
-import { readEventLoopMaxMs, waitForHealthy } from "./eventLoop.js";
+import { readLoopHold, waitForHealthy, type LoopHold } from "./eventLoop.js";
 import { matchTemplate, resolveCase, type FuzzCase, type LiveValues } from "./fuzzCase.js";
 import { PROTOCOL_STATUSES, type Oracles, type Violation } from "./oracles.js";
 import { RawReset, RawTimeout, headOf, sendRaw, type RawAnswer, type RawRequest } from "./rawHttp.js";
 
-/** Issue 11: no single request holds the event loop for more than ~50 ms. */
+/**
+ * Issue 11: no single request holds the event loop for more than ~50 ms, measured as the gateway's main-thread CPU
+ * (eventLoop.ts `LoopHold`): on a host shared with other suites the wall-clock delay of the same request ran from
+ * 28 ms quiet to 50–270 ms (CI, a 900 KB body), the difference being time the host did not run the gateway.
+ */
 export const EVENT_LOOP_BOUND_MS = 50;
 /** A request without a complete answer by then is a hang (the spec's job timeout is far below; tests use 8 s). */
 const ANSWER_TIMEOUT_MS = 30_000;
@@ -34,7 +38,7 @@ export type Evaluation = {
   request: RawRequest;
   answer?: RawAnswer;
   violations: Violation[];
-  /** The event-loop delay blamed on the request (the least of its measurements), ms. */
+  /** The event-loop hold blamed on the request (the least of its measurements), ms of main-thread CPU. */
   lagMs: number;
 };
 
@@ -42,7 +46,10 @@ export type Failure = { property: string; fuzzCase: FuzzCase; evaluation: Evalua
 
 export type RunStats = {
   requests: number;
+  /** Worst hold of the loop in main-thread CPU, ms (what is judged). */
   worstLagMs: number;
+  /** Worst wall-clock event-loop delay seen, ms (reported: it includes the host's scheduling). */
+  worstWallMs: number;
   worstBlamedLagMs: number;
   /** Measurements in which a trivial control request exceeded the bound too (noise, so the request was replayed). */
   noisyWindows: number;
@@ -67,14 +74,19 @@ export type FuzzContext = {
 /** Sends one request, measures the event loop around it and judges the answer. */
 export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: string): Promise<Evaluation> {
   const request = resolveCase(fuzzCase, ctx.live);
+  const measured = (hold: LoopHold) => {
+    ctx.stats.worstLagMs = Math.max(ctx.stats.worstLagMs, hold.cpuMs);
+    ctx.stats.worstWallMs = Math.max(ctx.stats.worstWallMs, hold.wallMs);
+    return hold.cpuMs;
+  };
   // Every measurement starts with a read that resets the measure: whatever ran since the last read (the suite's
   // set-up, another test's requests, a pause) is not blamed on this request.
   const once = async (): Promise<{ answer?: RawAnswer; error?: string; lagMs: number }> => {
-    await readEventLoopMaxMs(ctx.apiUrl);
+    await readLoopHold(ctx.apiUrl);
     ctx.stats.requests++;
     if (ctx.stats.requests % 250 === 0)
       console.log(
-        `[fuzz] ${ctx.stats.requests} requests, worst event-loop delay so far ${Math.round(ctx.stats.worstLagMs)} ms`,
+        `[fuzz] ${ctx.stats.requests} requests, worst event-loop hold so far ${Math.round(ctx.stats.worstLagMs)} ms of CPU (${Math.round(ctx.stats.worstWallMs)} ms wall-clock)`,
       );
     ctx.stats.byProperty[property] = (ctx.stats.byProperty[property] ?? 0) + 1;
     let answer: RawAnswer | undefined;
@@ -86,13 +98,12 @@ export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: s
         // A server may refuse a large upload (401, 413) and close while the body is still arriving; the reset can
         // then overtake its answer. Counted and printed, not blamed.
         ctx.resets++;
-        return { lagMs: await readEventLoopMaxMs(ctx.apiUrl) };
+        return { lagMs: measured(await readLoopHold(ctx.apiUrl)) };
       }
       error = caught instanceof RawTimeout ? `no complete answer within ${ANSWER_TIMEOUT_MS} ms` : String(caught);
       if (caught instanceof RawTimeout) await waitForHealthy(ctx.apiUrl, 20 * 60_000);
     }
-    const lagMs = await readEventLoopMaxMs(ctx.apiUrl);
-    ctx.stats.worstLagMs = Math.max(ctx.stats.worstLagMs, lagMs);
+    const lagMs = measured(await readLoopHold(ctx.apiUrl));
     return { ...(answer ? { answer } : {}), ...(error ? { error } : {}), lagMs };
   };
   const first = await once();
@@ -134,11 +145,11 @@ export async function evaluate(ctx: FuzzContext, fuzzCase: FuzzCase, property: s
   return { request, ...(first.answer ? { answer: first.answer } : {}), violations, lagMs };
 }
 
-/** The event-loop delay measured around a trivial request: what the window holds besides any request's own work. */
+/** The event-loop hold measured around a trivial request: what the window holds besides any request's own work. */
 async function controlLagMs(apiUrl: string): Promise<number> {
-  await readEventLoopMaxMs(apiUrl);
+  await readLoopHold(apiUrl);
   await fetch(`${apiUrl}/healthz`, { signal: AbortSignal.timeout(30_000) });
-  return readEventLoopMaxMs(apiUrl);
+  return (await readLoopHold(apiUrl)).cpuMs;
 }
 
 /** What makes two violations the same defect: its kind, the operation and the status. */
