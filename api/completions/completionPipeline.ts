@@ -53,7 +53,12 @@ export class CompletionPipeline {
 
   /** Something unexpected broke the request: the escrow goes back now rather than at the deadline. */
   async failUnexpected(opened: OpenedJob, error: Error): Promise<void> {
-    await this.deps.conclude.lifecycle.fail(opened, `internal error: ${error.message}`);
+    await this.deps.conclude.lifecycle.fail(
+      opened,
+      `internal error: ${error.message}`,
+      ["pending", "processing", "settling"],
+      !opened.lockConfirmed,
+    );
   }
 
   /** The request is over (answered or not): the sweeper may look at the job again. */

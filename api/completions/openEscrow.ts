@@ -74,6 +74,12 @@ export interface OpenedJob {
    * mined after that is failed at once (issue 25), since the lifecycle's failJob could not reach an unmined lock.
    */
   endedWithoutCharge: boolean;
+  /**
+   * Whether this gateway has seen the lock mined (its JobOpened). A job closed without a charge while it is false
+   * was answered before its lock was confirmed: the close marks the row so (`closed_before_lock`), in the same
+   * write, and the webhooks never announce a submission its client did not see (issue 25).
+   */
+  lockConfirmed: boolean;
 }
 
 /**
@@ -214,6 +220,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     recorded: Promise.resolve(),
     lockRefused: refused.signal,
     endedWithoutCharge: false,
+    lockConfirmed: false,
   };
 
   // The nodes made the batch re-sign (another sender at its nonce, fees under their floor): the job follows the
@@ -248,6 +255,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
           opened.balanceAfterLock = Number(outcome.balanceAfter);
           opened.creditsLocked = Number(outcome.creditsLocked);
           lockOpened = true;
+          opened.lockConfirmed = true;
           await deps.jobs.update(jobId, { deadline: opened.deadline });
           // The client was already answered with an error (the lock was not confirmed in time, its row could not
           // be written): the late lock goes back at once instead of holding the credits until the deadline.

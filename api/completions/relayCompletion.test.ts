@@ -39,6 +39,7 @@ function openedJob(recorded: Promise<void>, refused: AbortController): OpenedJob
     recorded,
     lockRefused: refused.signal,
     endedWithoutCharge: false,
+    lockConfirmed: false,
   };
 }
 

@@ -55,6 +55,8 @@ class InMemoryEscrowChain implements JobChainActions {
   earlyRefusals = 0;
   /** With `earlyRefusals`: another sender (the sweeper) refunds the job while the gateway's refund is refused. */
   refundedByOthersMeanwhile = false;
+  /** When set, failJob waits for it (a slow node): what the close wrote before any chain answer can be read. */
+  failJobGate: Promise<void> | undefined;
   readonly refundTx = new Map<Hex, Hex>();
   private nonce = 0;
 
@@ -72,6 +74,7 @@ class InMemoryEscrowChain implements JobChainActions {
 
   async failJob(jobKey: Hex): Promise<Hex> {
     await Promise.resolve();
+    if (this.failJobGate) await this.failJobGate;
     if (this.unreachableOnce) {
       this.unreachableOnce = false;
       throw new Error("connect ECONNREFUSED");
@@ -239,7 +242,10 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}, storeOptions: Job
 }
 
 /** A job row in `status` whose escrow is open on the in-memory chain. */
-async function jobIn(status: GatewayJobStatus, open = true): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+async function jobIn(
+  status: GatewayJobStatus,
+  open = true,
+): Promise<{ jobId: string; jobKey: Hex; deadline: bigint; lockConfirmed: boolean }> {
   const jobId = `job_${process.pid}_${++sequence}`;
   const jobKey = keccak256(toHex(jobId));
   await store.insert({
@@ -259,7 +265,8 @@ async function jobIn(status: GatewayJobStatus, open = true): Promise<{ jobId: st
   // Test setup only: put the row where the test starts (the lifecycle would need a chain history to get there).
   await pools[0]!.query("UPDATE gateway_job SET status = $2 WHERE job_id = $1", [jobId, status]);
   if (open) chain.open(jobKey);
-  return { jobId, jobKey, deadline: chain.now + 120n };
+  // A live request's view: the gateway saw the lock mined (the tests of a close before that say so).
+  return { jobId, jobKey, deadline: chain.now + 120n, lockConfirmed: true };
 }
 
 function receiptFor(jobKey: Hex, completionTokens = 3): Receipt {
@@ -401,6 +408,30 @@ describe("a live request", () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [job.jobId]);
     expect([rows[0]?.status, rows[0]?.closed_before_lock]).toEqual(["failed", true]);
+  });
+
+  it("marks a job ended before the gateway saw its lock mined in the close's own write, before any chain call", async () => {
+    const job = { ...(await jobIn("processing")), lockConfirmed: false };
+    // The lock landed but its receipt had not reached the gateway: failJob goes through, and the row was marked by
+    // the move itself (no tick needed), so a JobOpened ingested right after the close is never announced.
+    const slowNode = Promise.withResolvers<void>();
+    chain.failJobGate = slowNode.promise;
+    const closing = gateway({}, { holdMs: 60_000 }).conclude(job, { kind: "failed", reason: "client gone" });
+    try {
+      let marked: GatewayJobRow | undefined;
+      for (let i = 0; i < 200 && marked?.status !== "failed"; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [
+          job.jobId,
+        ]);
+        marked = rows[0];
+      }
+      expect([marked?.status, marked?.closed_before_lock, marked?.fail_tx]).toEqual(["failed", true, null]);
+    } finally {
+      chain.failJobGate = undefined;
+      slowNode.resolve();
+    }
+    expect((await closing).kind).toBe("closed");
   });
 
   it("does not mark a job whose failJob found it already closed on chain (someone else closed it)", async () => {
@@ -851,7 +882,9 @@ describe("group commit of job rows (issue 26)", () => {
   }
 
   /** A new job as openEscrow makes it: inserted by the gateway's own store, its escrow open on the chain. */
-  async function newJob(jobs: JobStore): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
+  async function newJob(
+    jobs: JobStore,
+  ): Promise<{ jobId: string; jobKey: Hex; deadline: bigint; lockConfirmed: boolean }> {
     const jobId = `job_${process.pid}_${++sequence}`;
     const jobKey = keccak256(toHex(jobId));
     await jobs.insert({
@@ -867,7 +900,7 @@ describe("group commit of job rows (issue 26)", () => {
       promptTokens: 5,
     });
     chain.open(jobKey);
-    return { jobId, jobKey, deadline: chain.now + 120n };
+    return { jobId, jobKey, deadline: chain.now + 120n, lockConfirmed: true };
   }
 
   beforeAll(async () => {
@@ -1293,6 +1326,7 @@ describe("concludeJob: what the client is charged", () => {
       recorded: Promise.resolve(),
       lockRefused: new AbortController().signal,
       endedWithoutCharge: false,
+      lockConfirmed: true,
     };
   }
 

@@ -245,15 +245,22 @@ export class JobLifecycle {
     return this.move(jobId, "disputed", {}, ["settled", "settling"]);
   }
 
-  /** Ends a live request from the relay's outcome. */
-  async conclude(job: JobRef & { deadline: bigint }, outcome: JobOutcome): Promise<Conclusion> {
+  /**
+   * Ends a live request from the relay's outcome. A job ended without a charge before this gateway saw its lock
+   * mined (`lockConfirmed` false) is marked `closed_before_lock` in the close's own write: its client was answered
+   * before the lock was confirmed, and the webhook ingester must know that before the lock's JobOpened can arrive
+   * (a mark written after the close, once failJob found no job on chain, lost that race when the lock landed
+   * within a few hundred milliseconds of the close).
+   */
+  async conclude(job: JobRef & { deadline: bigint; lockConfirmed: boolean }, outcome: JobOutcome): Promise<Conclusion> {
+    const beforeLock = !job.lockConfirmed;
     switch (outcome.kind) {
       case "receipt":
         return this.settle(job, outcome.receipt, outcome.signature, outcome.worker);
       case "failed":
-        return this.fail(job, outcome.reason, ["pending", "processing"]);
+        return this.fail(job, outcome.reason, ["pending", "processing"], beforeLock);
       case "timed_out":
-        return this.timeOut(job);
+        return this.timeOut(job, beforeLock);
     }
   }
 
@@ -285,9 +292,15 @@ export class JobLifecycle {
     job: JobRef,
     reason: string,
     from: GatewayJobStatus[] = ["pending", "processing", "settling"],
+    beforeLock = false,
   ): Promise<Conclusion> {
     this.logger.warn({ job_id: job.jobId, reason }, "failing job");
-    const moved = await this.move(job.jobId, "failed", { error: reason, completed_at: new Date() }, from);
+    const moved = await this.move(
+      job.jobId,
+      "failed",
+      { error: reason, completed_at: new Date(), ...(beforeLock ? { closed_before_lock: true } : {}) },
+      from,
+    );
     if (!moved.moved) return { kind: "already_moved", current: moved.current };
     const tx = await this.sendFailJob(job, reason, false);
     return { kind: "closed", status: "failed", tx };
@@ -297,12 +310,17 @@ export class JobLifecycle {
    * No worker completed in time: the job is `refunded`. The chain refunds only after its own deadline; a gateway
    * configured with a shorter timeout fails the job instead, which returns the escrow the same way.
    */
-  async timeOut(job: JobRef & { deadline: bigint }): Promise<Conclusion> {
+  async timeOut(job: JobRef & { deadline: bigint }, beforeLock = false): Promise<Conclusion> {
     this.logger.warn({ job_id: job.jobId }, "job timed out");
     const moved = await this.move(
       job.jobId,
       "refunded",
-      { timed_out: true, error: "job timeout", completed_at: new Date() },
+      {
+        timed_out: true,
+        error: "job timeout",
+        completed_at: new Date(),
+        ...(beforeLock ? { closed_before_lock: true } : {}),
+      },
       ["pending", "processing"],
     );
     if (!moved.moved) return { kind: "already_moved", current: moved.current };

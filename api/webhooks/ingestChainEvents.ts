@@ -72,7 +72,8 @@ export async function ingestChainEvents(
  * error (issue 25: a lock held up by a fee spike or a dropped transaction). The gateway fails such a lock at once
  * (openEscrow.ts, returnLateLock), and its client never saw a submission, so `job.submitted` is not announced
  * (`job.failed` is: it carries the returned credits). Told by the gateway's own row: closed without a charge, and
- * either marked `closed_before_lock` (its failJob found no job on chain: jobLifecycle.ts) or closed before the lock's
+ * either marked `closed_before_lock` (by the close of a request whose lock the gateway had not seen mined, or when
+ * a close's failJob found no job on chain: jobLifecycle.ts) or closed before the lock's
  * block time. The mark is what decides when the lock lands within a second or so of the close: block times have
  * whole seconds and the chain's clock is not the gateway's. One statement for the whole batch. Returns the ids of
  * the events not to announce.

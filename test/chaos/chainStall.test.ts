@@ -46,9 +46,10 @@ describe.each([15_000, 25_000])("the chain node frozen for %i ms", (stallMs) => 
     });
 
     // During the stall: reads answered quickly from what the gateway knew, saying how stale.
-    for (const read of [during.account, during.jobs, during.models]) {
-      expect(read.status).toBe(200);
-      expect(read.ms).toBeLessThan(READ_BOUND_MS);
+    for (const [path, read] of Object.entries({ account: during.account, jobs: during.jobs, models: during.models })) {
+      // The answer itself on failure: which read, and the error the gateway gave for it.
+      expect(read.status, `${path}: ${JSON.stringify(read.json)}`).toBe(200);
+      expect(read.ms, path).toBeLessThan(READ_BOUND_MS);
     }
     expect(Number(during.account.headers?.get("x-service-stale-seconds"))).toBeGreaterThanOrEqual(1);
     expect(during.readyStatus).toBe(503);
