@@ -63,10 +63,16 @@ describe.each([15_000, 25_000])("the chain node frozen for %i ms", (stallMs) => 
       intervalMs: 100,
     });
     const indexCaughtUpMs = Date.now() - resumedAt;
-    await waitFor("gateway ready again", async () => (await fetch(`${stackInfo().apiUrl}/readyz`)).status === 200, {
-      timeoutMs: 15_000,
-      intervalMs: 200,
-    });
+    await waitFor(
+      "gateway ready again",
+      async () => {
+        const ready = await fetch(`${stackInfo().apiUrl}/readyz`, { signal: AbortSignal.timeout(10_000) });
+        if (ready.status === 200) return true;
+        // Named in the timeout error: which check held readiness back (lag, a pending transaction, a dependency).
+        throw new Error(`${ready.status} ${await ready.text()}`);
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
     const readyAt = Date.now();
     const readyAgainMs = readyAt - resumedAt;
     // The gauge is the gateway's last lag sample (one a second, each a chain and an index read, which take longer
