@@ -185,6 +185,10 @@ export const configSchema = z.object({
   /** Worker /healthz probe period and timeout. */
   WORKER_PROBE_INTERVAL_MS: z.coerce.number().int().positive().default(2_000),
   WORKER_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(1_500),
+  /** A lock sent by one of this deployment's gateway signers whose job row never committed (its gateway died
+   *  between the two) is failed once it is this old on chain, instead of refunded at its chain deadline. Far above
+   *  a row insert's worst case (its query timeout): a live gateway's row is always there by then. */
+  ORPHAN_LOCK_GRACE_MS: z.coerce.number().int().positive().default(60_000),
   /** Period of the sweeper that settles or refunds jobs left open (crash recovery, expired escrows). */
   SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(10_000),
   /** How long shutdown waits for running jobs before leaving them to recovery. */

@@ -351,7 +351,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   await leases.start({ lifecycle, chain, activeJobs, logger });
   // Recovery: jobs a previous run left open are settled or refunded, in the background (a refund may have to
   // wait for its deadline); then the same sweep runs periodically.
-  const sweep = { lifecycle, jobs, chain, index, activeJobs, leases, logger };
+  const sweep = {
+    lifecycle,
+    jobs,
+    chain,
+    index,
+    activeJobs,
+    leases,
+    logger,
+    orphanLockGraceMs: config.ORPHAN_LOCK_GRACE_MS,
+    signers: () => leases.signers(),
+  };
   let sweeping: Promise<void> | undefined = sweepJobs(sweep)
     .catch((error: unknown) => logger.error({ err: error }, "recovery sweep failed"))
     .finally(() => {

@@ -324,6 +324,11 @@ export class EscrowChain {
     return block?.hash ?? undefined;
   }
 
+  /** Who signed a transaction (lowercase 0x address). */
+  async senderOf(hash: Hex): Promise<string> {
+    return (await this.clients.publicClient.getTransaction({ hash })).from.toLowerCase();
+  }
+
   async blockTimestamp(blockNumber: bigint): Promise<bigint> {
     return (await this.clients.publicClient.getBlock({ blockNumber })).timestamp;
   }

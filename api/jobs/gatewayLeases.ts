@@ -60,6 +60,12 @@ export class GatewayLeases {
     return row.gateway_id === undefined || row.gateway_id === null || row.gateway_id === this.options.gatewayId;
   }
 
+  /** The signers of every gateway that ever held a lease on this database, this one's included (lowercase). */
+  async signers(): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ signer: string }>("SELECT DISTINCT signer FROM gateway_lease");
+    return new Set([this.options.signer.toLowerCase(), ...rows.map((row) => row.signer.toLowerCase())]);
+  }
+
   /** Takes (or renews) the lease, then renews it and looks for dead peers every heartbeat. */
   async start(deps: TakeOverDeps): Promise<void> {
     this.deps = deps;

@@ -21,7 +21,13 @@ import {
   type MinedSettlement,
   type SettlementHandle,
 } from "./jobLifecycle.js";
-import { JobStore, type GatewayJobRow, type GatewayJobStatus, type JobStoreOptions } from "./jobStore.js";
+import {
+  JobStore,
+  type GatewayJobRow,
+  type GatewayJobStatus,
+  type JobStoreOptions,
+  type NewGatewayJob,
+} from "./jobStore.js";
 import { ingestProcessingJobs } from "../webhooks/ingestProcessingJobs.js";
 import { concludeJob } from "../completions/concludeJob.js";
 import type { OpenedJob } from "../completions/openEscrow.js";
@@ -242,15 +248,11 @@ function gateway(overrides: Partial<JobLifecycleOptions> = {}, storeOptions: Job
 }
 
 /** A job row in `status` whose escrow is open on the in-memory chain. */
-async function jobIn(
-  status: GatewayJobStatus,
-  open = true,
-): Promise<{ jobId: string; jobKey: Hex; deadline: bigint; lockConfirmed: boolean }> {
-  const jobId = `job_${process.pid}_${++sequence}`;
-  const jobKey = keccak256(toHex(jobId));
-  await store.insert({
+/** A new job's row as openEscrow inserts it. */
+function newRow(jobId: string): NewGatewayJob {
+  return {
     jobId,
-    jobKey,
+    jobKey: keccak256(toHex(jobId)),
     wallet: "0x00000000000000000000000000000000000000bb",
     keyHash: keccak256(toHex("key")),
     model: "test-model",
@@ -259,7 +261,16 @@ async function jobIn(
     maxTokens: 64,
     creditsLocked: 1_000,
     promptTokens: 5,
-  });
+  };
+}
+
+async function jobIn(
+  status: GatewayJobStatus,
+  open = true,
+): Promise<{ jobId: string; jobKey: Hex; deadline: bigint; lockConfirmed: boolean }> {
+  const jobId = `job_${process.pid}_${++sequence}`;
+  const jobKey = keccak256(toHex(jobId));
+  await store.insert(newRow(jobId));
   await store.update(jobId, { escrow_tx: keccak256(toHex(`open-${jobId}`)) });
   await store.flush();
   // Test setup only: put the row where the test starts (the lifecycle would need a chain history to get there).
@@ -714,6 +725,17 @@ describe("races between processes", () => {
 
     expect(chain.count("settle", job.jobKey)).toBe(2); // the first, refused attempt and one retry
     expect((await eventually(job.jobId, "settled")).status).toBe("settled");
+  });
+});
+
+describe("jobs without a row (the sweep's orphan locks)", () => {
+  it("names only the ids with no row in the table and no insert queued by this process", async () => {
+    const written = await jobIn("processing");
+    const queuedId = `job_${process.pid}_${++sequence}_queued`;
+    const queued = store.insert(newRow(queuedId));
+    const missing = `job_${process.pid}_${++sequence}_never_written`;
+    expect(await store.withoutRows([written.jobId, queuedId, missing])).toEqual([missing]);
+    await queued;
   });
 });
 

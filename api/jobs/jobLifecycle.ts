@@ -22,6 +22,7 @@
  *   failJob before the chain deadline, refund after it (the deadline is read from the chain when not given).
  * - `reconcile(row, chainNow)`: the sweeper's decision for one open row (uses the two above).
  * - `refundExpired(jobKey, deadline)`: refund an expired escrow the index knows about but no open row holds.
+ * - `returnOrphanLock(jobKey)`: failJob a lock no row holds, found by the sweep before its deadline.
  * `api/main.ts` builds the one instance (`createJobLifecycle`); the chain actions are `JobChainActions`.
  *
  * How a job is refunded or failed (api/README.md "Where to read"): every ending without a verified receipt gives
@@ -455,6 +456,25 @@ export class JobLifecycle {
 
   /** Refunds an expired escrow that no open row of this gateway holds (a crash before recording, a failJob never
    *  sent). The escrow refuses a second refund, so a race here costs a reverted transaction, never money. */
+  /**
+   * Returns a lock no row holds (its gateway died between sending it and committing the row: openEscrow.ts writes
+   * them side by side) with failJob, at once instead of at its chain deadline. There is no row to move, so this is no
+   * lifecycle move; a lock closed meanwhile (its own gateway's late return, a peer) is left as it is.
+   */
+  async returnOrphanLock(jobKey: Hex): Promise<Hex | undefined> {
+    try {
+      const hash = await this.chain.failJob(jobKey);
+      await this.chain.waitMined(hash);
+      this.logger.warn({ job_key: jobKey, tx: hash }, "lock without a job row returned");
+      return hash;
+    } catch (error) {
+      const refusal = this.chain.refusalOf(error);
+      if (refusal === "JobNotInStatus") this.logger.info({ job_key: jobKey }, "orphan lock already closed");
+      else this.logger.error({ err: error, job_key: jobKey, revert: refusal }, "orphan lock not returned");
+      return undefined;
+    }
+  }
+
   async refundExpired(jobKey: Hex, deadline: bigint): Promise<Hex | undefined> {
     try {
       await this.chain.waitForDeadline(deadline);

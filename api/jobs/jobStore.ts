@@ -570,6 +570,19 @@ export class JobStore {
   }
 
   /** Jobs not yet final (recovery and the sweeper). */
+  /** Those of `jobIds` without a row: none in the table, and none on its way from this process. */
+  async withoutRows(jobIds: readonly string[]): Promise<string[]> {
+    if (jobIds.length === 0) return [];
+    // Taken before the read: an insert committed while it runs is in neither its snapshot nor the set after it.
+    const onTheirWay = new Set(this.inserting);
+    const result = await this.pool.query<{ job_id: string }>(
+      `SELECT t.id AS job_id FROM unnest($1::text[]) AS t(id)
+       WHERE NOT EXISTS (SELECT 1 FROM gateway_job j WHERE j.job_id = t.id)`,
+      [jobIds],
+    );
+    return result.rows.map((row) => row.job_id).filter((jobId) => !onTheirWay.has(jobId));
+  }
+
   async listOpen(): Promise<GatewayJobRow[]> {
     const result = await this.pool.query<GatewayJobRow>(
       "SELECT * FROM gateway_job WHERE status IN ('pending', 'processing', 'settling') ORDER BY job_id",

@@ -124,6 +124,24 @@ export class IndexReader {
     );
   }
 
+  /** Open jobs locked (block time) before `lockedBefore` whose deadline has not passed `nowSeconds`, oldest first. */
+  async openJobsLockedBefore(lockedBefore: bigint, nowSeconds: bigint, limit = 100): Promise<IndexedJob[]> {
+    return this.read("openJobsLockedBefore", (db) =>
+      db
+        .select()
+        .from(schema.job)
+        .where(
+          and(
+            eq(schema.job.status, "pending"),
+            lt(schema.job.createdAt, lockedBefore),
+            gte(schema.job.deadline, nowSeconds),
+          ),
+        )
+        .orderBy(asc(schema.job.createdAt))
+        .limit(limit),
+    );
+  }
+
   async accountOf(wallet: Hex): Promise<IndexedAccount | undefined> {
     const rows = await this.read("accountOf", (db) =>
       db

@@ -1,6 +1,6 @@
 // Crash recovery: jobs a gateway left open (escrow locked, row in gateway_job, no answer) are settled from a
-// stored receipt or refunded after their deadline by the sweeper, with no client request involved; so is a lock
-// whose row was never written.
+// stored receipt or refunded after their deadline by the sweeper, with no client request involved; a lock whose row
+// was never written is failed back once past the orphan grace.
 // The refund case waits out the real 120 s job timeout: shifting the chain clock (evm_increaseTime) would leave
 // it ahead of the workers' clocks for good, and the escrow would then refuse every later receipt.
 import pg from "pg";
@@ -99,11 +99,11 @@ describe("recovery of jobs a gateway left open", () => {
     expect(job.on_chain?.proof_hash).toBe(`sha256:${outputHashOf(text).slice(2)}`);
   }, 60_000);
 
-  // Both refund cases wait out the same 120 s: their jobs are locked together, so the second test finds its deadline
-  // already passed.
+  // The refund case waits out the 120 s; the lock without a row is locked beside it, so its own wait (the orphan
+  // grace) runs meanwhile.
   describe("once the chain deadline has passed", () => {
     let withoutReceipt: { jobId: string; jobKey: Hex };
-    let rowless: { jobId: string; jobKey: Hex };
+    let rowless: { jobId: string; jobKey: Hex; hash: Hex };
     beforeAll(async () => {
       withoutReceipt = await orphanJob();
       rowless = await lockOnChain();
@@ -116,16 +116,30 @@ describe("recovery of jobs a gateway left open", () => {
     }, 200_000);
 
     // The row and the lock are written side by side (openEscrow.ts): a crash may leave a lock whose row never
-    // committed. Nothing of this gateway's holds it, so the sweep refunds it from the index.
-    it("refunds a lock whose job row was never written", async () => {
-      const { jobId, jobKey } = rowless;
+    // committed. Nothing holds it, so the sweep returns it with failJob once it is ORPHAN_LOCK_GRACE_MS old on chain
+    // (the gateway's own signer sent it), well before the chain deadline would have refunded it.
+    it("returns a lock whose job row was never written once past the orphan grace, before its chain deadline", async () => {
+      const { jobId, jobKey, hash } = rowless;
       const until = Date.now() + 170_000;
       let status = await chainStatusOf(jobKey);
       while (status === "open" && Date.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         status = await chainStatusOf(jobKey);
       }
-      expect(status).toBe("refunded");
+      expect(status).toBe("failed");
+      const lock = await mined(hash);
+      const [failed] = await publicClient().getContractEvents({
+        address: contracts().creditEscrow,
+        abi: creditEscrowAbi,
+        eventName: "JobFailed",
+        args: { jobId: jobKey },
+        fromBlock: lock.blockNumber,
+      });
+      const lockedAt = (await publicClient().getBlock({ blockHash: lock.blockHash })).timestamp;
+      const failedAt = (await publicClient().getBlock({ blockHash: failed!.blockHash })).timestamp;
+      // The default grace (60 s) and at most two sweeps (10 s each) after it, with a few seconds of slack; the
+      // chain deadline is 120 s after the lock.
+      expect(Number(failedAt - lockedAt)).toBeLessThanOrEqual(60 + 2 * 10 + 5);
       const rows = await db.query("SELECT 1 FROM api.gateway_job WHERE job_id = $1", [jobId]);
       expect(rows.rowCount).toBe(0);
     }, 200_000);

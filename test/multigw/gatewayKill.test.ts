@@ -169,8 +169,9 @@ describe("two gateways under load, one killed with SIGKILL", () => {
       },
     );
     // A lock the victim signed and sent before its row's insert committed (openEscrow.ts: the two are written side by
-    // side) has no row for anyone to close: the survivor's sweep refunds it from the index once the chain deadline
-    // has passed (sweepJobs.ts), so it closes within the escrow's job timeout of the kill.
+    // side) has no row for anyone to close: the survivor's sweep fails it back once it is ORPHAN_LOCK_GRACE_MS old
+    // (the victim's signer is in gateway_lease; sweepJobs.ts returnOrphanLocks), and refunds it after the chain
+    // deadline had that not happened: either way within the escrow's job timeout of the kill.
     const rowlessAtClose = (await openJobsOnChain()).length;
     await waitFor("every job opened on chain is closed", async () => (await openJobsOnChain()).length === 0, {
       timeoutMs: MULTIGW_CHAIN_JOB_TIMEOUT_SECONDS * 1000 + 30_000 - (Date.now() - killedAt),
