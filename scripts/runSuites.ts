@@ -1,15 +1,16 @@
 /**
- * `npm test` after compile: lint and every suite, in two lanes that run at once. Each stack suite starts its own
- * stack on its own ports and state folder (test/support/testStackOptions.ts and each suite's globalSetup), and the
- * contract suite builds its coverage into its own artifacts folder (HARDHAT_ARTIFACTS_DIR), so no two suites share
- * anything but the CPU. The lanes are balanced on measured times (CI at 451f77c, seconds: lint 67, contracts 366,
- * shared 43, worker 127, api:unit 147, indexer 259, deploy 47, fuzz 156, web about 314 against api 867 plus the
- * OpenAPI file's 10, multigw 81, chaos 253, chainfaults 265, webhooks 191) so the whole run takes about half the
- * sequential time; CI's budget is 30 minutes. Lint runs first in its lane, beside the API suite's stack start (which
- * keeps about one core busy), instead of before both lanes with a core idle; it runs before the contract suite
- * because that suite's coverage build regenerates TypeChain's types, which `tsc` reads.
+ * `npm test` after compile: lint and every suite, two at a time. Each stack suite starts its own stack on its own
+ * ports and state folder (test/support/testStackOptions.ts and each suite's globalSetup), and the contract suite
+ * builds its coverage into its own artifacts folder (HARDHAT_ARTIFACTS_DIR), so no two suites share anything but the
+ * CPU. Two runners take the next suite from one queue, longest first (measured times, CI at b4a5452, seconds: api
+ * 964, contracts 422, api:unit 308, chaos 274, indexer 259, web 246, chainfaults 223, webhooks 212, fuzz 212,
+ * lint 173, worker 119, multigw 113, deploy 45, shared 28), so neither runner idles while the other still has a
+ * queue of its own: fixed lanes balanced on one run's times left one lane about 250 s behind the other when the
+ * times moved. CI's budget is 30 minutes. Lint runs first beside the API suite's stack start (which keeps about
+ * one core busy), and the contract suite waits for it because that suite's coverage build regenerates TypeChain's
+ * types, which `tsc` reads.
  *
- * A failing suite does not stop its lane: the suites share nothing but the CPU, so one run reports every failing
+ * A failing suite does not stop the run: the suites share nothing but the CPU, so one run reports every failing
  * suite. Each suite's output goes to `.local/test-logs/<suite>.log` and is printed whole when the suite ends, so the
  * log of a run reads suite by suite instead of interleaved; after the summary, the end of each failed suite's log
  * (where vitest and mocha put their failure reports) is printed again, because a CI log is often read from its tail.
@@ -26,22 +27,24 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const logDir = path.join(root, ".local", "test-logs");
 
-/** npm scripts, in lanes; each lane's order puts its longest, most CPU-hungry suite first (after lint). */
-const LANES: readonly (readonly string[])[] = [
-  [
-    "lint",
-    "test:contracts",
-    "test:shared",
-    "test:worker",
-    "test:api:unit",
-    "test:indexer",
-    "test:multigw",
-    "test:deploy",
-    "test:fuzz",
-    "test:web",
-  ],
-  ["test:api", "test:chaos", "test:chainfaults", "test:webhooks"],
+/** npm scripts, longest first; `after` names the suite one must wait for. */
+const QUEUE: readonly { suite: string; after?: string }[] = [
+  { suite: "test:api" },
+  { suite: "lint" },
+  { suite: "test:contracts", after: "lint" },
+  { suite: "test:api:unit" },
+  { suite: "test:chaos" },
+  { suite: "test:indexer" },
+  { suite: "test:web" },
+  { suite: "test:chainfaults" },
+  { suite: "test:webhooks" },
+  { suite: "test:fuzz" },
+  { suite: "test:worker" },
+  { suite: "test:multigw" },
+  { suite: "test:deploy" },
+  { suite: "test:shared" },
 ];
+const RUNNERS = 2;
 
 type Outcome = { suite: string; ok: boolean; seconds: number };
 
@@ -72,9 +75,31 @@ function runSuite(suite: string): Promise<Outcome> {
   });
 }
 
-async function runLane(lane: readonly string[]): Promise<Outcome[]> {
+/**
+ * Runs the queue on `runners` runners: each takes the first waiting suite whose `after` has ended (whether it passed
+ * or not: the order only keeps two suites from writing the same files at once).
+ */
+async function runQueue(runners: number): Promise<Outcome[]> {
+  const waiting = [...QUEUE];
+  const ended = new Set<string>();
   const outcomes: Outcome[] = [];
-  for (const suite of lane) outcomes.push(await runSuite(suite));
+  const sleeping: (() => void)[] = [];
+  async function runner(): Promise<void> {
+    for (;;) {
+      if (waiting.length === 0) return;
+      const index = waiting.findIndex(({ after }) => after === undefined || ended.has(after));
+      if (index < 0) {
+        // Every waiting suite waits for one still running on the other runner.
+        await new Promise<void>((resolve) => sleeping.push(resolve));
+        continue;
+      }
+      const [{ suite }] = waiting.splice(index, 1) as [{ suite: string }];
+      outcomes.push(await runSuite(suite));
+      ended.add(suite);
+      for (const wake of sleeping.splice(0)) wake();
+    }
+  }
+  await Promise.all(Array.from({ length: runners }, () => runner()));
   return outcomes;
 }
 
@@ -117,8 +142,7 @@ function failureHeadlines(log: string): string[] {
 
 mkdirSync(logDir, { recursive: true });
 const sequential = process.env.SUITES_SEQUENTIAL === "1";
-const lanes = sequential ? [LANES.flat()] : LANES;
-const outcomes = (await Promise.all(lanes.map(runLane))).flat();
+const outcomes = await runQueue(sequential ? 1 : RUNNERS);
 const failed = outcomes.filter((outcome) => !outcome.ok);
 for (const { suite } of failed) {
   process.stdout.write(`\n===== the end of ${suite}'s log (${logName(suite)}.log), again =====\n`);

@@ -454,37 +454,36 @@ export class JobLifecycle {
     return "resettling";
   }
 
-  /** Refunds an expired escrow that no open row of this gateway holds (a crash before recording, a failJob never
-   *  sent). The escrow refuses a second refund, so a race here costs a reverted transaction, never money. */
   /**
    * Returns a lock no row holds (its gateway died between sending it and committing the row: openEscrow.ts writes
    * them side by side) with failJob, at once instead of at its chain deadline. There is no row to move, so this is no
    * lifecycle move; a lock closed meanwhile (its own gateway's late return, a peer) is left as it is.
    */
   async returnOrphanLock(jobKey: Hex): Promise<Hex | undefined> {
-    try {
-      const hash = await this.chain.failJob(jobKey);
-      await this.chain.waitMined(hash);
-      this.logger.warn({ job_key: jobKey, tx: hash }, "lock without a job row returned");
-      return hash;
-    } catch (error) {
-      const refusal = this.chain.refusalOf(error);
-      if (refusal === "JobNotInStatus") this.logger.info({ job_key: jobKey }, "orphan lock already closed");
-      else this.logger.error({ err: error, job_key: jobKey, revert: refusal }, "orphan lock not returned");
-      return undefined;
-    }
+    const hash = await this.closeRowless(jobKey, "orphan lock", () => this.chain.failJob(jobKey));
+    if (hash) this.logger.warn({ job_key: jobKey, tx: hash }, "lock without a job row returned");
+    return hash;
   }
 
+  /** Refunds an expired escrow that no open row of this gateway holds (a crash before recording, a failJob never
+   *  sent). The escrow refuses a second refund, so a race here costs a reverted transaction, never money. */
   async refundExpired(jobKey: Hex, deadline: bigint): Promise<Hex | undefined> {
-    try {
+    return this.closeRowless(jobKey, "expired escrow", async () => {
       await this.chain.waitForDeadline(deadline);
-      const hash = await this.chain.refund(jobKey);
+      return this.chain.refund(jobKey);
+    });
+  }
+
+  /** Sends a close for an escrow without a row and waits for it to be mined; a job already closed is no error. */
+  private async closeRowless(jobKey: Hex, what: string, send: () => Promise<Hex>): Promise<Hex | undefined> {
+    try {
+      const hash = await send();
       await this.chain.waitMined(hash);
       return hash;
     } catch (error) {
       const refusal = this.chain.refusalOf(error);
-      if (refusal === "JobNotInStatus") this.logger.info({ job_key: jobKey }, "refund not needed: job already closed");
-      else this.logger.error({ err: error, job_key: jobKey, revert: refusal }, "refund failed");
+      if (refusal === "JobNotInStatus") this.logger.info({ job_key: jobKey }, `${what} already closed`);
+      else this.logger.error({ err: error, job_key: jobKey, revert: refusal }, `${what} not closed`);
       return undefined;
     }
   }

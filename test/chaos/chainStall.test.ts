@@ -21,7 +21,9 @@ let client: ClientWallet;
 
 beforeAll(async () => {
   client = await createClientWallet({ usdg: 10n });
-  // The key's status is known to the gateway once it served a request (auth then never needs the node).
+  // One completion before any freeze: the wallet has a job to list and a row in the index. Completions authenticate
+  // from the index, so this says nothing about the chain key cache; the reads during the freeze answer from what the
+  // gateway last knew (the index's rows, or /v1/account's last answer for the key, marked stale).
   expect((await call("POST", "/v1/chat/completions", client.apiKey, completionBody(MODEL))).status).toBe(200);
 });
 
