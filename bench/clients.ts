@@ -17,6 +17,24 @@ export type Timed = {
 };
 
 /**
+ * What a failed bench request got, to name its errors in the results: the status and the error code of the body (a
+ * spec error) or of the stream's error event (a job that failed after its stream started), else the status alone;
+ * a request rejected before any answer (a timeout, a reset) is the rejection's message.
+ */
+export function errorKind(result: Timed | Error): string {
+  if (result instanceof Error) return result.message.slice(0, 80);
+  const code = /"code"\s*:\s*"([a-z_]+)"/.exec(result.body)?.[1];
+  return code ? `${result.status} ${code}` : String(result.status);
+}
+
+/** Counts per error kind, most frequent first, as `{ "503 service_unavailable": 3 }`. */
+export function countKinds(kinds: readonly string[]): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of kinds) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
+}
+
+/**
  * `since`: the moment timings count from (default: when the request is sent; an open-loop run passes the request's
  * scheduled arrival, so time spent queued in the client counts too). `timeoutMs`: give up and reject when nothing arrives for this long.
  */

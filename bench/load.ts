@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { StackInfo } from "../scripts/stack/startLocalStack.js";
-import { gatewayComplete, gatewayStream } from "./clients.js";
+import { countKinds, errorKind, gatewayComplete, gatewayStream } from "./clients.js";
 import { DbBreakdown, STATS_FLUSH_MS } from "./dbStats.js";
 import { cpuTotals, memoryMb, pidOfPort, processTree, type Watched } from "./procStats.js";
 
@@ -71,6 +71,7 @@ const monotonicStart = process.hrtime.bigint() / 1000n;
 const until = performance.now() + seconds * 1000;
 const ttfts: number[] = [];
 let done = 0;
+const failures: string[] = [];
 // `open`: requests arrive at `clients` per second whatever the answers (open loop), streams of the latency model.
 const openLoop =
   kind === "open"
@@ -81,8 +82,9 @@ const openLoop =
           keys[index % keys.length]!,
           process.env.BENCH_MODEL ?? "qwen3-1.7b",
           16,
-        );
-        if (result.status === 200) done++;
+        ).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+        if (result instanceof Error || result.status !== 200) return void failures.push(errorKind(result));
+        done++;
         if (result.ttftMs !== undefined) ttfts.push(result.ttftMs);
       })
     : [];
@@ -100,10 +102,12 @@ await Promise.all(
               16,
             );
       if (result.status === 200) done++;
+      else failures.push(errorKind(result));
       if (result.ttftMs !== undefined) ttfts.push(result.ttftMs);
     }
   }),
 );
+if (failures.length > 0) console.log(`failed: ${JSON.stringify(countKinds(failures))}`);
 ttfts.sort((a, b) => a - b);
 console.log(
   `${done} ${kind === "stream" ? "streams" : "completions"} in ${seconds} s: ${(done / seconds).toFixed(1)}/s` +

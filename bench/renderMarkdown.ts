@@ -95,7 +95,7 @@ export interface ModeResults {
 type OpenLoopRow = {
   rate: number;
   seconds: number;
-  gateway: { ttft: Quantiles; total: Quantiles; errors: number; unsent: number };
+  gateway: { ttft: Quantiles; total: Quantiles; errors: number; errorKinds?: Record<string, number>; unsent: number };
   direct: { ttft: Quantiles; total: Quantiles; errors: number };
   added: { ttft: Diff; total: Diff };
   saturated: boolean;
@@ -221,7 +221,8 @@ function renderMode(results: ModeResults): string[] {
       `| ${row.rate} | ${ms(row.added.ttft.p50)} | ${ms(row.added.ttft.p95)} | ${ms(row.added.ttft.p99)} | ` +
         `${ms(row.added.total.p50)} | ${ms(row.added.total.p99)} | ${ms(row.gateway.ttft.p50)} | ` +
         `${ms(row.direct.ttft.p50)} | ${row.gateway.ttft.n}/${row.direct.ttft.n} | ` +
-        `${row.gateway.errors}/${row.direct.errors} | ${row.gateway.unsent} | ${row.saturated ? "yes" : "no"} |`,
+        `${row.gateway.errors}/${row.direct.errors}${errorKindsOf(row.gateway.errorKinds)} | ${row.gateway.unsent} | ` +
+        `${row.saturated ? "yes" : "no"} |`,
     );
   }
   lines.push("");
@@ -371,4 +372,10 @@ function renderDbWork(results: ModeResults): string[] {
   if (level?.db) show(`**PostgreSQL per settled job** (${level.concurrency} clients)`, level.db, "job");
   if (results.idleDbPerSecond) show("**PostgreSQL of the idle stack, per second**", results.idleDbPerSecond, "s");
   return lines;
+}
+
+/** The gateway's failed requests by kind, as " (503 service_unavailable × 3)"; nothing when none failed. */
+function errorKindsOf(kinds: Record<string, number> | undefined): string {
+  const entries = Object.entries(kinds ?? {});
+  return entries.length === 0 ? "" : ` (${entries.map(([kind, count]) => `${kind} × ${count}`).join(", ")})`;
 }

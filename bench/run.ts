@@ -6,7 +6,15 @@ import { createPublicClient, http as viemHttp, parseEventLogs, type Hex } from "
 import { creditEscrowAbi } from "@credit-metered/client";
 import { IndexProbe } from "./indexProbe.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
-import { gatewayComplete, gatewayStream, workerStream, type Timed, type TimedOptions } from "./clients.js";
+import {
+  countKinds,
+  errorKind,
+  gatewayComplete,
+  gatewayStream,
+  workerStream,
+  type Timed,
+  type TimedOptions,
+} from "./clients.js";
 import {
   CommitCounter,
   DbBreakdown,
@@ -834,7 +842,8 @@ type OpenLoopRow = {
   rate: number;
   seconds: number;
   /** Arrivals not sent because too many gateway requests were already waiting (the level was cut short). */
-  gateway: { ttft: Quantiles; total: Quantiles; errors: number; unsent: number };
+  /** `errorKinds`: the failed requests by status and error code (`errorKind`). */
+  gateway: { ttft: Quantiles; total: Quantiles; errors: number; errorKinds: Record<string, number>; unsent: number };
   direct: { ttft: Quantiles; total: Quantiles; errors: number };
   added: { ttft: DiffRow; total: DiffRow };
   /** The gateway fell behind the arrivals (a backlog of more than OPEN_LOOP_BACKLOG_SECONDS of them): its figures
@@ -867,6 +876,7 @@ async function measureOpenLoop(
     const gatewayRuns: Timed[] = [];
     const directRuns: Timed[] = [];
     let gatewayErrors = 0;
+    const gatewayErrorKinds: string[] = [];
     let directErrors = 0;
     let unsent = 0;
     let waiting = 0;
@@ -892,11 +902,15 @@ async function measureOpenLoop(
                 (result) => {
                   waiting--;
                   if (result.status === 200 && result.ttftMs !== undefined) gatewayRuns.push(result);
-                  else gatewayErrors++;
+                  else {
+                    gatewayErrors++;
+                    gatewayErrorKinds.push(errorKind(result));
+                  }
                 },
-                () => {
+                (error: unknown) => {
                   waiting--;
                   gatewayErrors++;
+                  gatewayErrorKinds.push(errorKind(error instanceof Error ? error : new Error(String(error))));
                 },
               ),
             );
@@ -937,7 +951,7 @@ async function measureOpenLoop(
     const row: OpenLoopRow = {
       rate,
       seconds: OPEN_LOOP_SECONDS,
-      gateway: { ...gw, errors: gatewayErrors, unsent },
+      gateway: { ...gw, errors: gatewayErrors, errorKinds: countKinds(gatewayErrorKinds), unsent },
       direct: { ...dr, errors: directErrors },
       added: { ttft: diff(gw.ttft, dr.ttft), total: diff(gw.total, dr.total) },
       saturated,
@@ -945,7 +959,8 @@ async function measureOpenLoop(
     rows.push(row);
     progress(
       `  added TTFT p50 ${row.added.ttft.p50} ms, p99 ${row.added.ttft.p99} ms (gateway ${gatewayRuns.length} ok / ` +
-        `${gatewayErrors} errors / ${unsent} unsent, peak ${peakWaiting} waiting${saturated ? ", saturated" : ""})`,
+        `${gatewayErrors} errors / ${unsent} unsent, peak ${peakWaiting} waiting${saturated ? ", saturated" : ""})` +
+        (gatewayErrors > 0 ? `; errors: ${JSON.stringify(row.gateway.errorKinds)}` : ""),
     );
     if (saturated) saturatedAt = rate;
   }
