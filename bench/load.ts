@@ -10,7 +10,7 @@ import { cpuTotals, memoryMb, pidOfPort, processTree, type Watched } from "./pro
  * (as the closed-loop latency levels send them). Prints CPU ms per job of the gateway, chain, indexer and Postgres
  * (the postmaster's whole tree), the requests the indexer served per job, Postgres backend CPU per job by client
  * process and, when the server preloads `pg_stat_statements` (`shared_preload_libraries` in
- * `.local/bench/postgres/data/postgresql.auto.conf`, as `bench/run.ts` sets it), the indexer's costliest statements.
+ * `.local/bench/postgres/data/postgresql.auto.conf`, as `bench/run.ts` sets it), the costliest statements and who sent them.
  */
 const info = JSON.parse(readFileSync(".local/bench/stack.json", "utf8")) as StackInfo;
 const clients = Number(process.argv[2] ?? 50);
@@ -140,9 +140,9 @@ if (db) {
       .map(([client, ms]) => `${client} ${ms}`)
       .join(", ")}; statements/job ${db.statementsPerJob}, exec ms/job ${db.execMsPerJob}`,
   );
-  for (const statement of db.topStatements.filter((entry) => entry.client === "indexer"))
+  for (const statement of db.topStatements)
     console.log(
-      `  indexer ${statement.execMsPerJob} ms ${statement.callsPerJob} calls ${statement.rowsPerJob} rows/job: ${statement.query.slice(0, 110)}`,
+      `  ${statement.client} ${statement.execMsPerJob} ms ${statement.callsPerJob} calls ${statement.rowsPerJob} rows/job: ${statement.query.slice(0, 110)}`,
     );
 }
 if (tablesFrom) {

@@ -27,7 +27,7 @@ export interface TransactionManagerOptions {
   account: LocalAccount;
   client: Pick<
     PublicClient,
-    "getBlock" | "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction"
+    "request" | "getBlockNumber" | "getTransactionCount" | "getTransactionReceipt" | "getTransaction"
   >;
   pipe: Pick<RawTransactionPipe, "send">;
   fees: FeeOracle;
@@ -329,7 +329,9 @@ export class TransactionManager {
    * The hash of each block that holds a mined transaction of ours, as the chain has it now: one block read per
    * block rather than one receipt per transaction (a block of the 1 s chain holds many of our batches, each kept
    * TX_MIN_KEEP_BLOCKS blocks). A block whose hash differs (or that could not be read) sends its transactions
-   * through the receipt check below.
+   * through the receipt check below. Read raw, as EscrowChain.blockHashAt does: only the hash is wanted, and viem's
+   * formatting of a whole header cost more than the read itself (on automine every batch is its own block, so this
+   * is about one read per batch).
    */
   private async canonicalHashes(head: bigint): Promise<Map<bigint, Hex | undefined>> {
     const heights = new Set<bigint>();
@@ -338,7 +340,9 @@ export class TransactionManager {
     const hashes = new Map<bigint, Hex | undefined>();
     await Promise.all(
       [...heights].map(async (blockNumber) => {
-        const block = await this.options.client.getBlock({ blockNumber }).catch(() => undefined);
+        const block = await this.options.client
+          .request({ method: "eth_getBlockByNumber", params: [`0x${blockNumber.toString(16)}`, false] })
+          .catch(() => undefined);
         hashes.set(blockNumber, block?.hash ?? undefined);
       }),
     );
