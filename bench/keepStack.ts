@@ -1,7 +1,9 @@
 import { writeFileSync } from "node:fs";
-import { obtainStack, BENCH_PORT_BASE } from "./obtainStack.js";
+import { preloadStatementStats } from "./dbStats.js";
+import { obtainStack, BENCH_PORT_BASE, BENCH_STATE_DIR } from "./obtainStack.js";
 import { startRpcCounter } from "./rpcCounter.js";
 import { seedWallets } from "./wallets.js";
+import { stackPorts } from "../scripts/stack/startLocalStack.js";
 
 /**
  * Starts the bench's stack and keeps it up (Ctrl-C stops it): for profiling against the same settings.
@@ -15,6 +17,8 @@ const counter =
   process.env.BENCH_COUNT_RPC === "1"
     ? await startRpcCounter(`http://127.0.0.1:${BENCH_PORT_BASE}`, BENCH_PORT_BASE + 18)
     : undefined;
+// As `bench/run.ts` does, so that `bench/load.ts` can name the costliest statements.
+await preloadStatementStats(BENCH_STATE_DIR, stackPorts(BENCH_PORT_BASE).postgres);
 const stack = await obtainStack((message) => console.error(message), {
   ...(counter ? { gatewayRpcUrl: counter.url } : {}),
   ...(chainBlockTime > 0 ? { chainBlockTime } : {}),
