@@ -1,10 +1,10 @@
 /**
- * `npm test` after compile: lint and every suite, two at a time. Each stack suite starts its own stack on its own
+ * `npm test` after compile: lint and every suite, three at a time (RUNNERS). Each stack suite starts its own stack on its own
  * ports and state folder (test/support/testStackOptions.ts and each suite's globalSetup), and the contract suite
  * builds its coverage into its own artifacts folder (HARDHAT_ARTIFACTS_DIR), so no two suites share anything but the
- * CPU. Two runners take the next suite from one queue, longest first (measured times, CI at b4a5452, seconds: api
+ * CPU. The runners take the next suite from one queue, longest first (measured times, CI at b4a5452, seconds: api
  * 964, contracts 422, api:unit 308, chaos 274, indexer 259, web 246, chainfaults 223, webhooks 212, fuzz 212,
- * lint 173, worker 119, multigw 113, deploy 45, shared 28), so neither runner idles while the other still has a
+ * lint 173, worker 119, multigw 113, deploy 45, shared 28), so no runner idles while another still has a
  * queue of its own: fixed lanes balanced on one run's times left one lane about 250 s behind the other when the
  * times moved. CI's budget is 30 minutes. Lint runs first beside the API suite's stack start (which keeps about
  * one core busy), and the contract suite waits for it because that suite's coverage build regenerates TypeChain's
@@ -44,7 +44,12 @@ const QUEUE: readonly { suite: string; after?: string }[] = [
   { suite: "test:deploy" },
   { suite: "test:shared" },
 ];
-const RUNNERS = 2;
+/**
+ * Three runners on CI's two cores: much of the suites' time is spent waiting on wall clocks (the API suite alone waits
+ * out a 120 s chain deadline, restarts its stack and sleeps through backoffs), and with two runners the run was work-
+ * bound at ~31 minutes (sum of the suites / 2). `SUITES_RUNNERS` overrides.
+ */
+const RUNNERS = Number(process.env.SUITES_RUNNERS ?? 3);
 
 type Outcome = { suite: string; ok: boolean; seconds: number };
 
