@@ -82,6 +82,18 @@ describe("hedgedTransport", () => {
     expect(Date.now() - started).toBeLessThan(900);
   });
 
+  it("drops the request still waiting on a slower endpoint once another has answered", async () => {
+    let dropped!: () => void;
+    const droppedNow = new Promise<void>((resolve) => (dropped = resolve));
+    const slow = createServer((request) => request.socket.once("close", dropped));
+    servers.push(slow);
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    const live = await endpoint(({ id }) => ({ body: { jsonrpc: "2.0", id, result: "0x7" } }));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    expect(await clientOf([slowUrl, live.url], 30_000).getBlockNumber({ cacheTime: 0 })).toBe(7n);
+    await droppedNow;
+  });
+
   it("throws viem's TimeoutError when no endpoint answers in time", async () => {
     const stalled = await endpoint(() => "stall");
     const thrown = await clientOf([stalled.url], 200)

@@ -14,6 +14,9 @@ export interface HedgedTransportOptions {
 
 type JsonRpcBody = { jsonrpc: "2.0"; id: number; method: string; params: unknown };
 
+/** Why the attempts still on their way are stopped once one endpoint has answered (made once: see `finish`). */
+const ANSWERED_ELSEWHERE = new Error("another endpoint answered first");
+
 /** No usable HTTP answer (timeout, refused or reset connection, a 5xx): the next endpoint may have one. */
 class EndpointFailure extends Error {
   override name = "EndpointFailure";
@@ -64,26 +67,31 @@ export function hedgedTransport(options: HedgedTransportOptions): Transport {
       const cancel = new AbortController();
       const failures: unknown[] = [];
       let started = 0;
+      let ended = 0;
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
       const finish = () => {
         settled = true;
         clearTimeout(timer);
-        cancel.abort();
+        // Only attempts still on their way need stopping: almost every call has one attempt, which has ended, and
+        // abort() without a reason builds a DOMException with its stack (0.2 ms of gateway CPU per job at 50/s).
+        if (ended < started) cancel.abort(ANSWERED_ELSEWHERE);
       };
       const startNext = () => {
         if (settled || started >= order.length) return;
         const index = order[started++]!;
         clearTimeout(timer);
-        timer = setTimeout(startNext, options.hedgeAfterMs);
+        if (started < order.length) timer = setTimeout(startNext, options.hedgeAfterMs);
         attempt(options.urls[index]!, body, cancel.signal).then(
           (result) => {
+            ended++;
             if (settled) return;
             preferred = index;
             finish();
             resolve(result);
           },
           (error: unknown) => {
+            ended++;
             if (settled) return;
             if (!(error instanceof EndpointFailure)) {
               preferred = index;
