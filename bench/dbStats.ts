@@ -309,7 +309,12 @@ export class DbBreakdown {
   }
 }
 
-/** The inodes of the sockets a process holds (none when it is gone). */
+/**
+ * The inodes of the sockets a process holds besides its standard streams (none when it is gone). Every Postgres
+ * backend inherits the postmaster's stdin, stdout and stderr, which are socket pairs to the process that started the
+ * server (Node's pipes are Unix socket pairs): counted, they named that process, the bench, as every backend's
+ * client in `bench/run.ts`.
+ */
 function socketInodesOf(pid: number): string[] {
   let fds: string[] = [];
   try {
@@ -319,6 +324,7 @@ function socketInodesOf(pid: number): string[] {
   }
   const inodes: string[] = [];
   for (const fd of fds) {
+    if (Number(fd) <= 2) continue;
     try {
       const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
       if (match) inodes.push(match[1]!);
