@@ -1,4 +1,5 @@
 import { DeadlineExceededError, withDeadline } from "../runtime/withDeadline.js";
+import { blockHashAt } from "./blockHashAt.js";
 import {
   decodeAbiParameters,
   getAbiItem,
@@ -312,16 +313,9 @@ export class EscrowChain {
     return this.clients.publicClient.getBlockNumber({ cacheTime: 0 });
   }
 
-  /**
-   * The hash of the canonical chain's block at this height (undefined if the chain has none there yet). Read raw:
-   * only the hash is wanted, not viem's formatting of the whole header.
-   */
-  async blockHashAt(blockNumber: bigint): Promise<Hex | undefined> {
-    const block = await this.clients.publicClient.request({
-      method: "eth_getBlockByNumber",
-      params: [`0x${blockNumber.toString(16)}`, false],
-    });
-    return block?.hash ?? undefined;
+  /** The hash of the canonical chain's block at this height (undefined if the chain has none there yet). */
+  blockHashAt(blockNumber: bigint): Promise<Hex | undefined> {
+    return blockHashAt(this.clients.publicClient, blockNumber);
   }
 
   /** Who signed a transaction (lowercase 0x address). */

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { blockHashAt } from "./blockHashAt.js";
 import {
   parseTransaction,
   type Address,
@@ -329,9 +330,7 @@ export class TransactionManager {
    * The hash of each block that holds a mined transaction of ours, as the chain has it now: one block read per
    * block rather than one receipt per transaction (a block of the 1 s chain holds many of our batches, each kept
    * TX_MIN_KEEP_BLOCKS blocks). A block whose hash differs (or that could not be read) sends its transactions
-   * through the receipt check below. Read raw, as EscrowChain.blockHashAt does: only the hash is wanted, and viem's
-   * formatting of a whole header cost more than the read itself (on automine every batch is its own block, so this
-   * is about one read per batch).
+   * through the receipt check below.
    */
   private async canonicalHashes(head: bigint): Promise<Map<bigint, Hex | undefined>> {
     const heights = new Set<bigint>();
@@ -340,10 +339,7 @@ export class TransactionManager {
     const hashes = new Map<bigint, Hex | undefined>();
     await Promise.all(
       [...heights].map(async (blockNumber) => {
-        const block = await this.options.client
-          .request({ method: "eth_getBlockByNumber", params: [`0x${blockNumber.toString(16)}`, false] })
-          .catch(() => undefined);
-        hashes.set(blockNumber, block?.hash ?? undefined);
+        hashes.set(blockNumber, await blockHashAt(this.options.client, blockNumber).catch(() => undefined));
       }),
     );
     return hashes;
