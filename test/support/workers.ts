@@ -13,7 +13,7 @@ import { modelKeyOf, type TierName } from "@credit-metered/client";
 import { spareModelId } from "../../scripts/deploy/spareModels.js";
 import { MODEL_CLAIMS_FOLDER } from "../../scripts/stack/startLocalStack.js";
 import { stackInfo } from "./stackInfo.js";
-import { EXTRA_PORTS } from "./testStackOptions.js";
+import { extraWorkerPorts } from "./testStackOptions.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
 /**
@@ -63,8 +63,9 @@ afterAll(async () => {
  */
 export async function startExtraWorker(options: ExtraWorkerOptions, apiKey: string): Promise<RunningWorker> {
   const { privateKey } = await freshAccount();
-  const port = await findFreePort(EXTRA_PORTS.from, EXTRA_PORTS.to);
   const info = stackInfo();
+  const ports = extraWorkerPorts(info.ports);
+  const port = await findFreePort(ports.from, ports.to);
   const worker = await startWorker({
     spec: { ...options, privateKey, port },
     gatewayToken: info.gatewayToken,
