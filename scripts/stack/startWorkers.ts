@@ -54,6 +54,9 @@ export type RunningWorker = {
  */
 export type LaunchedWorker = RunningWorker & { ready: Promise<void>; privateKey: Hex };
 
+/** How long a worker process may take to answer `/healthz` by default (module loading, the token counter's warm-up). */
+export const WORKER_READY_TIMEOUT_MS = 60_000;
+
 /** The URL a worker on `port` announces on chain (the gateway reaches it there). */
 function workerEndpoint(port: number): string {
   return `http://127.0.0.1:${port}`;
@@ -103,7 +106,7 @@ export async function launchWorker(options: LaunchWorkerOptions): Promise<Launch
       });
       return response.status === 200;
     },
-    { timeoutMs: options.readyTimeoutMs ?? 60_000, isAlive: handle.isAlive },
+    { timeoutMs: options.readyTimeoutMs ?? WORKER_READY_TIMEOUT_MS, isAlive: handle.isAlive },
   ).then(() => undefined);
   ready.catch(() => {});
   return {

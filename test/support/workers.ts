@@ -5,6 +5,7 @@ import {
   type RunningWorker,
   type WorkerFault,
   type WorkerSpec,
+  WORKER_READY_TIMEOUT_MS,
 } from "../../scripts/stack/startWorkers.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -80,10 +81,9 @@ export async function startExtraWorker(options: ExtraWorkerOptions, apiKey: stri
 
 /**
  * How long a new worker may take to be routable: its registration indexed, then probed by the gateway's pool (every
- * 2 s). Seconds on a quiet machine; the same as a worker's own start-up allowance (scripts/stack/startWorkers.ts),
- * since CI runs three stacks at once.
+ * 2 s). Seconds on a quiet machine; as long as a worker's own start-up allowance, since CI runs three stacks at once.
  */
-const WORKER_ROUTABLE_TIMEOUT_MS = 60_000;
+const WORKER_ROUTABLE_TIMEOUT_MS = WORKER_READY_TIMEOUT_MS;
 
 /** Waits until `GET /v1/models/{id}` reports at least `count` active workers. */
 export async function waitUntilModelHasWorkers(modelId: string, apiKey: string, count: number): Promise<void> {
