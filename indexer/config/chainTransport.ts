@@ -22,6 +22,19 @@ class NodeSilentError extends Error {
   override name = "NodeSilentError";
 }
 
+/** How nodes say that a block named by hash is unknown to them: Hardhat (EDR), geth, anvil, reth, Erigon. */
+const BLOCK_GONE = /block ?hash cannot be found|unknown block|block not found|header not found|not found.*block/i;
+
+/** Methods whose request names one block by its hash (a block a reorg can remove). */
+const BY_HASH_METHODS = new Set(["eth_getBlockByHash", "eth_getBlockReceipts", "debug_traceBlockByHash"]);
+
+/** Whether the request names a block by its hash: `eth_getLogs({ blockHash })` and the by-hash block reads. */
+function namesBlockByHash(body: JsonRpcBody): boolean {
+  if (BY_HASH_METHODS.has(body.method)) return true;
+  const [filter] = Array.isArray(body.params) ? (body.params as unknown[]) : [];
+  return typeof filter === "object" && filter !== null && "blockHash" in filter;
+}
+
 /**
  * The indexer's JSON-RPC transport. Why it exists: Ponder 0.16.10 treats every request timeout as a sign of rate
  * limiting. A chain node that stops answering for 15 s (SIGSTOP, GC pause, restart) makes each of the hundreds of
@@ -37,7 +50,9 @@ class NodeSilentError extends Error {
  * - any other request is retried here, attempt after attempt of `attemptTimeoutMs`, until the node answers
  *   (within `stallBudgetMs`), so it completes within one attempt of the node coming back;
  * - real answers pass through unchanged: JSON-RPC errors as `RpcRequestError`, HTTP errors (429 included, which
- *   is a real rate limit) as `HttpRequestError` with their status.
+ *   is a real rate limit) as `HttpRequestError` with their status;
+ * - except one: a request for a block (by hash) that a reorg removed is answered "not found" (404), which Ponder does
+ *   not retry, instead of the node's JSON-RPC error, which it retries for about a minute while live indexing waits.
  */
 export function chainTransport(options: ChainTransportOptions): Transport {
   let nextId = 1;
@@ -132,7 +147,21 @@ export function chainTransport(options: ChainTransportOptions): Transport {
         details: JSON.stringify(data.error ?? response.statusText),
       });
     }
-    if (data.error) throw new RpcRequestError({ body, error: data.error, url });
+    if (data.error) {
+      if (namesBlockByHash(body) && BLOCK_GONE.test(data.error.message)) {
+        // A reorg removed the block this request names (Ponder asked for it while the node switched branches). No
+        // retry can find it, yet Ponder retries a JSON-RPC error nine times over ~64 s, and live indexing waits
+        // meanwhile (a CI run of the chain-fault suite saw the index stand still for minutes after a reorg). As
+        // "not found" (404) Ponder gives the block up at once, and its next head poll reconciles the reorg.
+        throw new HttpRequestError({
+          body,
+          url,
+          status: 404,
+          details: `the block this request names is not on the node's chain (${data.error.message})`,
+        });
+      }
+      throw new RpcRequestError({ body, error: data.error, url });
+    }
     return data.result;
   };
 

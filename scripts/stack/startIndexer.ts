@@ -58,7 +58,7 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
       PONDER_RPC_URL: options.rpcUrl,
       ...(options.wsUrl ? { PONDER_WS_URL: options.wsUrl } : {}),
       DEPLOYMENTS_FILE: path.resolve(options.deploymentsFile),
-      PONDER_LOG_LEVEL: options.logLevel ?? "warn",
+      PONDER_LOG_LEVEL: options.logLevel ?? process.env.PONDER_LOG_LEVEL ?? "warn",
       NO_COLOR: "1",
       ...options.env,
     },

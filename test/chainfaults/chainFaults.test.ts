@@ -5,6 +5,7 @@ import { API_SCHEMA } from "../../scripts/stack/startLocalStack.js";
 import { sleep, waitFor } from "../../scripts/stack/waitFor.js";
 import { expectConserved, report } from "../chaos/support/faults.js";
 import { publicClient } from "../support/chain.js";
+import { diagnosed } from "../support/stackDiagnostics.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { chainStatusOf, rpc } from "./chainRpc.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
@@ -19,6 +20,8 @@ import { setProxyMode } from "./rpcProxy.js";
 const MODEL = "qwen3-1.7b";
 /** Recovery (no transaction pending for long, no nonce gap, /readyz 200) within this bound of the fault's end. */
 const RECOVERY_BOUND_MS = 20_000;
+/** The API (which reads the index) reports what the chain has within this bound of the chain having it. */
+const API_FOLLOWS_CHAIN_MS = 20_000;
 
 let client: ClientWallet;
 
@@ -151,6 +154,33 @@ async function chainFactEvents(): Promise<{ id: string; event: string; tx: Hex; 
   }
 }
 
+/** Jobs whose API resource is not `settled` with an escrow and a settlement transaction the chain mined. */
+async function apiDisagreements(jobIds: string[]): Promise<string[]> {
+  const disagreeing: string[] = [];
+  for (const jobId of jobIds) {
+    const job = (await (
+      await fetch(`${stackInfo().apiUrl}/v1/jobs/${jobId}`, {
+        headers: { authorization: `Bearer ${client.apiKey}` },
+        signal: AbortSignal.timeout(5_000),
+      })
+    ).json()) as { status?: string; on_chain?: { escrow_tx?: Hex; settlement_tx?: Hex } };
+    const onChain = job.on_chain ?? {};
+    if (job.status !== "settled" || !(await minedOk(onChain.escrow_tx)) || !(await minedOk(onChain.settlement_tx)))
+      disagreeing.push(`${jobId} ${job.status} ${onChain.escrow_tx} ${onChain.settlement_tx}`);
+  }
+  return disagreeing;
+}
+
+async function minedOk(hash: Hex | undefined): Promise<boolean> {
+  return (
+    hash !== undefined &&
+    (await publicClient()
+      .getTransactionReceipt({ hash })
+      .then((receipt) => receipt.status === "success")
+      .catch(() => false))
+  );
+}
+
 /**
  * The checks after every fault: each job answered 200 is settled on the chain as it now stands, each webhook event
  * naming a transaction has it mined in the block it names, and the conservation audit.
@@ -168,26 +198,23 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
     { timeoutMs: 60_000, intervalMs: 500 },
   );
   const settledWithinMs = Date.now() - started;
-  // The API says so too, naming transactions the final chain has mined.
-  const disagreeing: string[] = [];
-  for (const jobId of answered) {
-    const job = (await (
-      await fetch(`${stackInfo().apiUrl}/v1/jobs/${jobId}`, {
-        headers: { authorization: `Bearer ${client.apiKey}` },
-        signal: AbortSignal.timeout(5_000),
-      })
-    ).json()) as { status?: string; on_chain?: { escrow_tx?: Hex; settlement_tx?: Hex } };
-    const mined = async (hash: Hex | undefined) =>
-      hash !== undefined &&
-      (await publicClient()
-        .getTransactionReceipt({ hash })
-        .then((receipt) => receipt.status === "success")
-        .catch(() => false));
-    const onChain = job.on_chain ?? {};
-    if (job.status !== "settled" || !(await mined(onChain.escrow_tx)) || !(await mined(onChain.settlement_tx)))
-      disagreeing.push(`${jobId} ${job.status} ${onChain.escrow_tx} ${onChain.settlement_tx}`);
-  }
-  expect(disagreeing).toEqual([]);
+  // The API says so too, naming transactions the final chain has mined, once its index has followed the chain
+  // (the index trails the node by a poll; a wait that fails says how far the index and the gateway were).
+  let disagreeing: string[] = [];
+  const chainSettledAt = Date.now();
+  await diagnosed(
+    () =>
+      waitFor(
+        "the API reports every job answered in full settled, by transactions on the final chain",
+        async () => {
+          disagreeing = await apiDisagreements(answered);
+          return disagreeing.length === 0;
+        },
+        { timeoutMs: API_FOLLOWS_CHAIN_MS, intervalMs: 500 },
+      ),
+    () => [`disagreeing: ${disagreeing.length}, first: ${disagreeing.slice(0, 3).join("; ")}`],
+  );
+  const apiFollowedWithinMs = Date.now() - chainSettledAt;
   // Facts the index has not buried FINALITY_DEPTH deep yet are not announced; wait a few blocks for the rest.
   await sleep(5_000);
   const events = await chainFactEvents();
@@ -206,6 +233,7 @@ async function expectChainAgrees(answers: Answer[]): Promise<Record<string, unkn
     answers: counts,
     slowestMs: Math.max(...answers.map((a) => a.ms)),
     settledWithinMs,
+    apiFollowedWithinMs,
     events: events.length,
     audit,
   };

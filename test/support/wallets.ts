@@ -4,6 +4,7 @@ import { IndexClient } from "../../api/readModel/indexClient.js";
 import { IndexReader } from "../../api/readModel/indexReader.js";
 import { fundCredits, registerApiKey } from "../../scripts/stack/seedDemo.js";
 import { freshAccount } from "./chain.js";
+import { diagnosed } from "./stackDiagnostics.js";
 import { stackInfo } from "./stackInfo.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
@@ -48,8 +49,10 @@ export async function waitUntilKeyAccepted(apiKey: string): Promise<void> {
   });
   indexReader ??= new IndexReader(new IndexClient(stackInfo().indexerUrl));
   const index = indexReader;
-  await waitFor(`key ${apiKey.slice(0, 14)}… indexed`, async () => {
-    const row = await index.apiKey(keyHashOf(apiKey)).catch(() => undefined);
-    return row?.status === "active";
-  });
+  await diagnosed(() =>
+    waitFor(`key ${apiKey.slice(0, 14)}… indexed`, async () => {
+      const row = await index.apiKey(keyHashOf(apiKey)).catch(() => undefined);
+      return row?.status === "active";
+    }),
+  );
 }

@@ -7,12 +7,13 @@ import {
   type WorkerSpec,
   WORKER_READY_TIMEOUT_MS,
 } from "../../scripts/stack/startWorkers.js";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { contracts, freshAccount, modelCatalogAbi, publicClient } from "./chain.js";
 import { modelKeyOf, type TierName } from "@credit-metered/client";
 import { spareModelId } from "../../scripts/deploy/spareModels.js";
 import { MODEL_CLAIMS_FOLDER } from "../../scripts/stack/startLocalStack.js";
+import { diagnosed } from "./stackDiagnostics.js";
 import { stackInfo } from "./stackInfo.js";
 import { extraWorkerPorts } from "./testStackOptions.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
@@ -88,55 +89,24 @@ const WORKER_ROUTABLE_TIMEOUT_MS = WORKER_READY_TIMEOUT_MS;
 /** Waits until `GET /v1/models/{id}` reports at least `count` active workers. */
 export async function waitUntilModelHasWorkers(modelId: string, apiKey: string, count: number): Promise<void> {
   let lastAnswer = "no answer yet";
-  try {
-    await waitFor(
-      `${modelId} served by ${count} worker(s)`,
-      async () => {
-        const response = await fetch(`${stackInfo().apiUrl}/v1/models/${encodeURIComponent(modelId)}`, {
-          headers: { authorization: `Bearer ${apiKey}` },
-          signal: AbortSignal.timeout(5_000),
-        });
-        const text = await response.text();
-        lastAnswer = `${response.status} ${text.slice(0, 300)}`;
-        if (response.status !== 200) return false;
-        const model = JSON.parse(text) as { service?: { active_workers?: number } };
-        return (model.service?.active_workers ?? 0) >= count;
-      },
-      { timeoutMs: WORKER_ROUTABLE_TIMEOUT_MS, intervalMs: 200 },
-    );
-  } catch (error) {
-    // A worker that never becomes routable is the index (lag, reads failing) or the gateway's pool: say which.
-    throw new Error(`${(error as Error).message}\n${await routingDiagnostics(lastAnswer)}`, { cause: error });
-  }
-}
-
-/** What the gateway last answered, its /readyz, and the warnings its and the indexer's logs end with. */
-async function routingDiagnostics(lastAnswer: string): Promise<string> {
-  const info = stackInfo();
-  let readyz: string;
-  try {
-    const response = await fetch(`${info.apiUrl}/readyz`, { signal: AbortSignal.timeout(5_000) });
-    readyz = `${response.status} ${(await response.text()).slice(0, 600)}`;
-  } catch (error) {
-    readyz = `no answer (${(error as Error).message})`;
-  }
-  return [
-    `last model answer: ${lastAnswer}`,
-    `/readyz: ${readyz}`,
-    `gateway log, last warnings:\n${lastLines(path.join(info.stateDir, "logs", "gateway.log"), 15, (line) => /"level":(4|5|6)0/.test(line))}`,
-    `indexer log, last lines:\n${lastLines(path.join(info.stateDir, "logs", "indexer.log"), 15, () => true)}`,
-  ].join("\n");
-}
-
-function lastLines(file: string, count: number, keep: (line: string) => boolean): string {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line.length > 0 && keep(line))
-      .slice(-count)
-      .map((line) => `  ${line.slice(0, 400)}`)
-      .join("\n");
-  } catch (error) {
-    return `  (unreadable: ${(error as Error).message})`;
-  }
+  // A worker that never becomes routable is the index (lag, reads failing) or the gateway's pool: say which.
+  await diagnosed(
+    () =>
+      waitFor(
+        `${modelId} served by ${count} worker(s)`,
+        async () => {
+          const response = await fetch(`${stackInfo().apiUrl}/v1/models/${encodeURIComponent(modelId)}`, {
+            headers: { authorization: `Bearer ${apiKey}` },
+            signal: AbortSignal.timeout(5_000),
+          });
+          const text = await response.text();
+          lastAnswer = `${response.status} ${text.slice(0, 300)}`;
+          if (response.status !== 200) return false;
+          const model = JSON.parse(text) as { service?: { active_workers?: number } };
+          return (model.service?.active_workers ?? 0) >= count;
+        },
+        { timeoutMs: WORKER_ROUTABLE_TIMEOUT_MS, intervalMs: 200 },
+      ),
+    () => [`last model answer: ${lastAnswer}`],
+  );
 }
