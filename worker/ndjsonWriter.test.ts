@@ -48,4 +48,41 @@ describe("createNdjsonWriter", () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it("end writes the last line and ends the response in one write to the socket", async () => {
+    let writes = 0;
+    let answered: boolean | undefined;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.flushHeaders();
+      const writer = createNdjsonWriter(res);
+      void writer.write({ type: "token", text: "a" }).then(() => {
+        setTimeout(() => {
+          // Count the socket's writes to the kernel from here on (`_write` or, when several chunks were
+          // corked together, one `_writev`): the last line and the stream's end.
+          const socket = res.socket as unknown as Record<"_write" | "_writev", (...args: unknown[]) => unknown>;
+          for (const method of ["_write", "_writev"] as const) {
+            const original = socket[method].bind(socket);
+            socket[method] = (...args: unknown[]) => {
+              writes += 1;
+              return original(...args);
+            };
+          }
+          answered = writer.end({ type: "error", code: "cancelled", message: "m" });
+        }, 20);
+      });
+    });
+    server.listen(PORT, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const response = await fetch(`http://127.0.0.1:${PORT}/`);
+      const lines = (await response.text()).trim().split("\n");
+      expect(lines.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(["token", "error"]);
+      expect(answered).toBe(true);
+      expect(writes).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -7,6 +7,11 @@ export type NdjsonWriter = {
    * peer is gone.
    */
   write(event: WorkerEventLine): Promise<boolean>;
+  /**
+   * Writes the last event and ends the response in the same write: the line and the chunked encoding's terminator
+   * leave in one segment (one system call of a job's ~19 instead of two). False when the peer was already gone.
+   */
+  end(event: WorkerEventLine): boolean;
 };
 
 function drainOrClose(res: ServerResponse): Promise<void> {
@@ -27,6 +32,11 @@ export function createNdjsonWriter(res: ServerResponse): NdjsonWriter {
       if (res.destroyed || res.writableEnded) return false;
       if (!res.write(`${JSON.stringify(event)}\n`)) await drainOrClose(res);
       return !res.destroyed;
+    },
+    end(event) {
+      if (res.destroyed || res.writableEnded) return false;
+      res.end(`${JSON.stringify(event)}\n`);
+      return true;
     },
   };
 }

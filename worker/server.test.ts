@@ -85,6 +85,45 @@ describe("POST /v1/jobs validation", () => {
     expect(await response.json()).toMatchObject({ error: { code: "invalid_request" } });
   });
 
+  it("error: rejects a JSON body that is not an object", async () => {
+    const response = await fetch(`${worker.url}/v1/jobs`, { method: "POST", headers: authHeaders(), body: "42" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "invalid_request" } });
+  });
+
+  it("error: a body that is not declared JSON is not read, and the validation names what is missing", async () => {
+    const response = await fetch(`${worker.url}/v1/jobs`, {
+      method: "POST",
+      headers: { ...authHeaders(), "content-type": "text/plain" },
+      body: JSON.stringify(jobPayload()),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: "invalid_request" } });
+  });
+
+  it("error: a body over 4 MiB is payload_too_large, whether its length is declared or streamed", async () => {
+    const huge = JSON.stringify(jobPayload({ messages: [{ role: "user", content: "x".repeat(5 * 1024 * 1024) }] }));
+    const declared = await fetch(`${worker.url}/v1/jobs`, { method: "POST", headers: authHeaders(), body: huge });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ error: { code: "payload_too_large" } });
+    const bytes = new TextEncoder().encode(huge);
+    const streamed = await fetch(`${worker.url}/v1/jobs`, {
+      method: "POST",
+      headers: authHeaders(),
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 64 * 1024) controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(await streamed.json()).toMatchObject({ error: { code: "payload_too_large" } });
+    // The worker is still healthy and takes the next job.
+    expect((await postJob(jobPayload(), authHeaders())).status).toBe(200);
+  });
+
   it("error: rejects a job_id_bytes32 that does not encode the job_id", async () => {
     const payload = jobPayload({ job_id_bytes32: `0x${"11".repeat(32)}` });
     const response = await postJob(payload, authHeaders());

@@ -80,7 +80,7 @@ export async function streamJob(
       finalTokenAt: record.tokenAt.at(-1) ?? record.acceptedAt,
     });
     record.state = "done";
-    await writer.write({
+    writer.end({
       type: "done",
       finish_reason: outcome.finishReason,
       usage: { prompt_tokens: record.promptTokens, completion_tokens: completionTokens },
@@ -98,15 +98,15 @@ export async function streamJob(
   } catch (error) {
     if (signal.aborted) {
       if (record.state === "running") record.state = "cancelled";
-      await writer.write({ type: "error", code: "cancelled", message: describe(signal.reason) });
+      writer.end({ type: "error", code: "cancelled", message: describe(signal.reason) });
       log.info({ emitted_tokens: record.tokens.length, reason: describe(signal.reason) }, "job cancelled");
     } else if (error instanceof BackendError) {
       record.state = "failed";
-      await writer.write({ type: "error", code: error.code, message: error.message });
+      writer.end({ type: "error", code: error.code, message: error.message });
       log.warn({ code: error.code, err: error.message }, "job failed");
     } else {
       record.state = "failed";
-      await writer.write({ type: "error", code: "internal_error", message: "internal worker error" });
+      writer.end({ type: "error", code: "internal_error", message: "internal worker error" });
       log.error({ err: error }, "job crashed");
     }
   } finally {
