@@ -61,6 +61,28 @@ export function postgresPids(): number[] {
   return [postmaster, ...children];
 }
 
+/**
+ * Sends `sig` to the postmaster and every backend, each once. A backend may end between the listing and its signal
+ * (once the postmaster is resumed it reaps what exited meanwhile); that one needs no signal. A fresh-clone CI run
+ * failed with `kill ESRCH` there, and the backends after the missing one stayed frozen. The postmaster may also fork
+ * a backend between the listing and its own stop, so the listing is repeated until it names nobody new.
+ */
+function signalPostgres(sig: NodeJS.Signals): void {
+  const signalled = new Set<number>();
+  for (;;) {
+    const fresh = postgresPids().filter((pid) => !signalled.has(pid));
+    if (fresh.length === 0) return;
+    for (const pid of fresh) {
+      signalled.add(pid);
+      try {
+        process.kill(pid, sig);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+      }
+    }
+  }
+}
+
 /** Freezes the process group(s) for `ms` (SIGSTOP … SIGCONT); `during` runs while they are frozen. */
 export async function frozenFor<T>(
   target: ProcessName | "postgres",
@@ -68,13 +90,14 @@ export async function frozenFor<T>(
   during: () => Promise<T> = async () => undefined as T,
 ): Promise<{ result: T; resumedAt: number }> {
   const signal = (sig: NodeJS.Signals) => {
-    if (target === "postgres") for (const pid of postgresPids()) process.kill(pid, sig);
+    if (target === "postgres") signalPostgres(sig);
     else process.kill(-pidOf(target), sig);
   };
-  signal("SIGSTOP");
   const stoppedAt = Date.now();
   let result: T;
   try {
+    // Inside the try: whatever a failed stop left frozen is resumed.
+    signal("SIGSTOP");
     result = await during();
     await sleep(Math.max(0, ms - (Date.now() - stoppedAt)));
   } finally {
