@@ -4,7 +4,7 @@ import { errorCatalog } from "@credit-metered/client/http";
 import { ResponseValidator } from "../../../api/openapi/responseValidator.js";
 import { sseData } from "../../support/api.js";
 import { matchTemplate, type FuzzCase } from "./fuzzCase.js";
-import type { RawAnswer, RawRequest } from "./rawHttp.js";
+import { asksForClose, type RawAnswer, type RawRequest } from "./rawHttp.js";
 import type { JsonSchema } from "./schemaArbitrary.js";
 
 /**
@@ -80,11 +80,7 @@ export class Oracles {
     const isHead = method === "HEAD";
 
     if (answer.status >= 500) add("5xx", `answered ${answer.status}`);
-    if (
-      !answer.closedAfter &&
-      !request.rawHead &&
-      !request.headers.some(([name]) => name.toLowerCase() === "connection")
-    )
+    if (!answer.closedAfter && asksForClose(request))
       add(
         "connection-close",
         `the request said Connection: close; the server kept the connection open after the answer (connection: ${answer.headers["connection"]?.join(",") ?? "(none)"}; RFC 9112 §9.6)`,
