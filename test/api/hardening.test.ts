@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, waitForJobStatus, type Job, type RawResponse } from "../support/api.js";
 import { accountOf, creditEscrowAbi, publicClient } from "../support/chain.js";
+import { readLoopHold } from "../fuzz/support/eventLoop.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { claimCatalogModel, startExtraWorker } from "../support/workers.js";
@@ -58,7 +59,7 @@ describe("item 1: the context-length check is bounded and never stalls other cli
     return { response, elapsedMs: performance.now() - started, samples };
   }
 
-  it("a 1 MB message of emoji and CJK without spaces is answered context_length_exceeded within 1 s while /healthz keeps answering within 100 ms", async () => {
+  it("a 1 MB message of emoji and CJK without spaces is answered context_length_exceeded within 1 s, never holding the gateway's event loop for 100 ms", async () => {
     // Two runs without a space, each one pre-tokenizer piece: the worst case for byte-pair merging.
     const content = "😀".repeat(125_000) + "字".repeat(160_000);
     expect(Buffer.byteLength(content)).toBeGreaterThan(960_000);
@@ -68,9 +69,19 @@ describe("item 1: the context-length check is bounded and never stalls other cli
     // shared with other test runs, and a burst of them can deschedule the gateway for longer than the bound (seen
     // here: the same request 3-4 times slower while another stack started; twice in a row at a load of 5-6 while
     // CI's other lane ran). A systematic stall fails every attempt.
-    // Each attempt also records the /healthz latency of the same machine without the big request, to tell the two
-    // apart in the failure message.
-    const attempts: { elapsedMs: number; worstSampleMs: number; samples: number; idleWorstMs: number }[] = [];
+    // "Never stalls other clients" is judged by the longest stretch the gateway's main thread held its event loop,
+    // in CPU time (`gateway_event_loop_busy_cpu_max_seconds`, as the fuzz suite judges every request): the /healthz
+    // latency another client sees also counts the time the host did not run the gateway at all, and on CI (three
+    // suites on two cores) that alone passed 100 ms in all three attempts of one run (worst 425, 203 ms; an idle
+    // /healthz 96 ms). The latencies stay in the report, with an idle /healthz's, to tell the two apart.
+    const attempts: {
+      elapsedMs: number;
+      loopCpuMs: number;
+      loopWallMs: number;
+      worstSampleMs: number;
+      samples: number;
+      idleWorstMs: number;
+    }[] = [];
     for (let attempt = 0; attempt < 3; attempt++) {
       const idle: number[] = [];
       for (let i = 0; i < 10; i++) {
@@ -78,21 +89,25 @@ describe("item 1: the context-length check is bounded and never stalls other cli
         await rawRequest("GET", "/healthz");
         idle.push(performance.now() - sent);
       }
+      await readLoopHold(stackInfo().apiUrl); // a new window for the request's own stretch
       const { response, elapsedMs, samples } = await whileSampling(body);
+      const hold = await readLoopHold(stackInfo().apiUrl);
       expectErrorBody(response, 400, "context_length_exceeded", { param: "messages" });
       expect(samples.length).toBeGreaterThan(0);
       attempts.push({
         elapsedMs,
+        loopCpuMs: hold.cpuMs,
+        loopWallMs: hold.wallMs,
         worstSampleMs: Math.max(...samples),
         samples: samples.length,
         idleWorstMs: Math.max(...idle),
       });
-      if (elapsedMs <= 1_000 && Math.max(...samples) <= 100) break;
+      if (elapsedMs <= 1_000 && hold.cpuMs <= 100) break;
     }
     const best = attempts.at(-1)!;
     console.info(`1 MB context check: ${JSON.stringify(attempts)}`);
     expect(best.elapsedMs, JSON.stringify(attempts)).toBeLessThanOrEqual(1_000);
-    expect(best.worstSampleMs, JSON.stringify(attempts)).toBeLessThanOrEqual(100);
+    expect(best.loopCpuMs, JSON.stringify(attempts)).toBeLessThanOrEqual(100);
   });
 
   it("counts a prompt with long runs exactly: one token under the window passes, the window itself is refused", async () => {
