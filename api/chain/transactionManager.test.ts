@@ -6,7 +6,15 @@ import path from "node:path";
 import type pg from "pg";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createPublicClient, http, parseGwei, type Hex, type LocalAccount, type PublicClient } from "viem";
+import {
+  createPublicClient,
+  http,
+  parseGwei,
+  parseTransaction,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+} from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { findFreePort } from "../../scripts/stack/ports.js";
 import { startChain, type RunningChain } from "../../scripts/stack/startChain.js";
@@ -49,6 +57,7 @@ async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
 
 interface ManagerOptions {
   rpcUrls?: string[];
+  pipe?: Pick<RawTransactionPipe, "send">;
   signer?: LocalAccount;
   replaceAfterMs?: number;
   log?: TransactionLog;
@@ -60,12 +69,13 @@ function manager({
   signer = account,
   replaceAfterMs = REPLACE_AFTER_MS,
   log,
+  pipe,
 }: ManagerOptions = {}) {
   const transactions = new TransactionManager({
     chainId: chain.chainId,
     account: signer,
     client,
-    pipe: new RawTransactionPipe(rpcUrls, 2_000),
+    pipe: pipe ?? new RawTransactionPipe(rpcUrls, 2_000),
     fees: new FeeOracle(client, { maxFeePerGas: CAP, minPriorityFeePerGas: parseGwei("0.001"), ttlMs: 0 }),
     log: log ?? new TransactionStore(pool, chain.chainId, signer.address),
     replaceAfterMs,
@@ -252,6 +262,32 @@ describe("TransactionManager", () => {
     const hash = await transactions.send(call, (signed) => (told = { hash: signed, savesBefore: saves }));
     expect(told).toEqual({ hash, savesBefore: 0 });
     expect(saves).toBe(1);
+  });
+
+  it("a transaction signed while the one before it is still being recorded and sent reaches the node after it", async () => {
+    // The lock and the settlement batchers send side by side through one manager: the node must still get their
+    // transactions in nonce order, or one would wait in its queue for a nonce it has not seen.
+    const pipe = new RawTransactionPipe([chain.rpcUrl], 2_000);
+    const broadcast: number[] = [];
+    const transactions = manager({
+      pipe: {
+        send: (raw: Hex) => {
+          broadcast.push(Number(parseTransaction(raw).nonce));
+          return pipe.send(raw);
+        },
+      },
+    });
+    const second = Promise.withResolvers<Hex>();
+    const first = await transactions.send(call, () => {
+      transactions.send(call).then(second.resolve, second.reject);
+    });
+    const next = await second.promise;
+    expect(broadcast).toHaveLength(2);
+    expect(broadcast[1]).toBe(broadcast[0]! + 1);
+    await mine();
+    for (const hash of [first, next]) {
+      expect((await client.getTransactionReceipt({ hash })).status).toBe("success");
+    }
   });
 
   it("sends through the other endpoints when one is down", async () => {

@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { jobIdToBytes32 } from "@credit-metered/client";
 import { chatBody, expectErrorBody, rawRequest, waitForJobStatus, type Job, type RawResponse } from "../support/api.js";
 import { accountOf, creditEscrowAbi, publicClient } from "../support/chain.js";
-import { readLoopHold } from "../fuzz/support/eventLoop.js";
+import { readLoopHold } from "../support/loopHold.js";
 import { stackInfo } from "../support/stackInfo.js";
 import { createClientWallet, type ClientWallet } from "../support/wallets.js";
 import { claimCatalogModel, startExtraWorker } from "../support/workers.js";

@@ -8,7 +8,7 @@ import { stackInfo } from "./stackInfo.js";
  * indexer's logs end with. A wait that fails on a loaded CI host names which of them held it, so the failure is
  * diagnosed from the CI log alone.
  */
-export async function stackDiagnostics(...context: string[]): Promise<string> {
+async function stackDiagnostics(...context: string[]): Promise<string> {
   const info = stackInfo();
   return [
     ...context,

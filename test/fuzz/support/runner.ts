@@ -1,12 +1,13 @@
 import fc from "fast-check";
-import { readLoopHold, waitForHealthy, type LoopHold } from "./eventLoop.js";
+import { readLoopHold, type LoopHold } from "../../support/loopHold.js";
+import { waitForHealthy } from "./eventLoop.js";
 import { matchTemplate, resolveCase, type FuzzCase, type LiveValues } from "./fuzzCase.js";
 import { PROTOCOL_STATUSES, type Oracles, type Violation } from "./oracles.js";
 import { RawReset, RawTimeout, headOf, sendRaw, type RawAnswer, type RawRequest } from "./rawHttp.js";
 
 /**
  * Issue 11: no single request holds the event loop for more than ~50 ms, measured as the gateway's main-thread CPU
- * (eventLoop.ts `LoopHold`): on a host shared with other suites the wall-clock delay of the same request ran from
+ * (test/support/loopHold.ts `LoopHold`): on a host shared with other suites the wall-clock delay of the same request ran from
  * 28 ms quiet to 50–270 ms (CI, a 900 KB body), the difference being time the host did not run the gateway.
  */
 export const EVENT_LOOP_BOUND_MS = 50;
