@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectProcessMetrics } from "../shared/metrics/processMetrics.js";
 
 /**
  * The worker's Prometheus metrics (`GET /metrics`): jobs by outcome, time to first token, tokens emitted;
@@ -37,7 +38,7 @@ export class WorkerMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
   }
 }
 

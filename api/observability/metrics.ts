@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectProcessMetrics } from "../../shared/metrics/processMetrics.js";
 import { LoopCpuMonitor } from "./loopCpuMonitor.js";
 import type { TransactionHealth } from "../chain/transactionManager.js";
 import type { IndexLagSnapshot } from "../readModel/indexLag.js";
@@ -116,7 +117,7 @@ export class GatewayMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
     const loopCpu = new LoopCpuMonitor();
     new Gauge({
       name: "gateway_event_loop_busy_cpu_max_seconds",
