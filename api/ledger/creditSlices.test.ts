@@ -51,17 +51,25 @@ describe("credit slices", () => {
   });
 
   it("a reservation the slice covers is served from memory: the wallet's row is not written", async () => {
-    const ledger = db.gateway({});
-    await db.indexBalance(WALLET, 100_000n);
-    for (let i = 0; i < 4; i += 1) await ledger.reserve(WALLET, jobKey(i), 10n);
-    const before = await db.query(`SELECT xmin::text AS version, reserved FROM ${API_SCHEMA}.ledger_wallet`);
-    // Takes of 10, 10, 20 served four reservations; the fifth takes 40 (one write), the next three need none.
-    await ledger.reserve(WALLET, jobKey(4), 10n);
-    const taken = await db.query(`SELECT xmin::text AS version FROM ${API_SCHEMA}.ledger_wallet`);
-    expect(taken.rows[0].version).not.toBe(before.rows[0].version);
-    for (let i = 5; i < 8; i += 1) expect((await ledger.reserve(WALLET, jobKey(i), 10n)).ok).toBe(true);
-    const after = await db.query(`SELECT xmin::text AS version FROM ${API_SCHEMA}.ledger_wallet`);
-    expect(after.rows[0].version).toBe(taken.rows[0].version);
+    // The clock stands still: a slice's size follows the wallet's decaying rate, and on a slow host the
+    // reservations below spread over enough time for the fifth take to come out smaller than this counts on (a CI
+    // run saw one more take, 150 ms into the test).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const ledger = db.gateway({});
+      await db.indexBalance(WALLET, 100_000n);
+      for (let i = 0; i < 4; i += 1) await ledger.reserve(WALLET, jobKey(i), 10n);
+      const before = await db.query(`SELECT xmin::text AS version, reserved FROM ${API_SCHEMA}.ledger_wallet`);
+      // Takes of 10, 10, 20 served four reservations; the fifth takes 40 (one write), the next three need none.
+      await ledger.reserve(WALLET, jobKey(4), 10n);
+      const taken = await db.query(`SELECT xmin::text AS version FROM ${API_SCHEMA}.ledger_wallet`);
+      expect(taken.rows[0].version).not.toBe(before.rows[0].version);
+      for (let i = 5; i < 8; i += 1) expect((await ledger.reserve(WALLET, jobKey(i), 10n)).ok).toBe(true);
+      const after = await db.query(`SELECT xmin::text AS version FROM ${API_SCHEMA}.ledger_wallet`);
+      expect(after.rows[0].version).toBe(taken.rows[0].version);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a wallet with little balance is not tied up in one gateway's slice", async () => {
