@@ -27,6 +27,7 @@ function testApp() {
             .string()
             .regex(/^[0-9]+$/)
             .optional(),
+          name: z.string().optional(),
         }),
       ),
     );
@@ -108,11 +109,15 @@ describe("createApp: answers outside the routes are in the spec's format (issue 
 
   it("error: query parameters are one plain value each, named when they are not", async () => {
     expect(await (await fetch(`${base}/v1/things?limit=5`)).json()).toEqual({ limit: "5" });
+    expect(await (await fetch(`${base}/v1/things?name=a%20b+c%C3%A9`)).json()).toEqual({ name: "a b cé" });
     for (const [query, param] of [
       ["limit[]=5", "limit"],
       ["limit=5&limit=6", "limit"],
       ["limit=0x5", "limit"],
       ["other=1", "other"],
+      ["name=%ZZ", "name"],
+      ["name=a%C3%28", "name"],
+      ["limit=5&name=%", "name"],
     ]) {
       const response = await fetch(`${base}/v1/things?${query}`);
       expect(response.status).toBe(400);

@@ -26,6 +26,7 @@ export function parseQuery<T extends z.ZodObject>(req: Request, schema: T): z.in
   for (const [rawName, value] of new URLSearchParams(raw)) {
     const name = rawName.length > MAX_NAME_SHOWN ? `${rawName.slice(0, MAX_NAME_SHOWN)}…` : rawName;
     if (!known.has(rawName)) throw unknownParameter(name, known);
+    if (raw.includes("%")) refuseMalformedPercent(raw, rawName, name);
     if (name in values) {
       throw new ApiError("invalid_request", {
         param: name,
@@ -35,6 +36,35 @@ export function parseQuery<T extends z.ZodObject>(req: Request, schema: T): z.in
     values[name] = value;
   }
   return parseOrThrow(schema, values);
+}
+
+/**
+ * URLSearchParams reads a malformed escape (`model=%ZZ`, `model=%C3%28`) literally, which would make `%ZZ` a value
+ * the client never meant: a client that encodes its values properly cannot send it. So a value whose
+ * percent-encoding does not decode is refused naming its parameter, like any other value outside its form (path
+ * segments differ: `/v1/jobs/%ZZ` is an id that matches nothing, `middleware/literalPercent.ts`).
+ */
+function refuseMalformedPercent(raw: string, rawName: string, name: string): void {
+  for (const pair of raw.split("&")) {
+    const equals = pair.indexOf("=");
+    if (equals === -1 || !pair.includes("%", equals)) continue;
+    if (decodes(pair.slice(0, equals)) !== rawName) continue;
+    if (decodes(pair.slice(equals + 1)) === undefined) {
+      throw new ApiError("invalid_request", {
+        param: name,
+        message: `The query parameter '${name}' is not validly percent-encoded (each '%' must start a UTF-8 escape such as %20).`,
+      });
+    }
+  }
+}
+
+/** `component` decoded as `application/x-www-form-urlencoded` does (`+` is a space), or undefined if it cannot be. */
+function decodes(component: string): string | undefined {
+  try {
+    return decodeURIComponent(component.replaceAll("+", " "));
+  } catch {
+    return undefined;
+  }
 }
 
 function unknownParameter(name: string, known: Set<string>): ApiError {

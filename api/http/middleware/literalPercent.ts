@@ -4,7 +4,7 @@ import type { RequestHandler } from "express";
  * Path segments whose percent-encoding is malformed (`%ZZ`, `%C3%28`) are taken literally: their `%` is escaped
  * before routing, so `/v1/jobs/%ZZ` reaches its route with the id `%ZZ` and answers like any other unknown id
  * (`job_not_found`, `model_not_found`, `webhook_not_found`), instead of the router's decoding error. The query
- * string is left alone (URLSearchParams already reads a stray `%` literally).
+ * string is left alone: `parseQuery` refuses a malformed escape in a value, naming its parameter.
  */
 export const literalPercent: RequestHandler = (req, _res, next) => {
   const queryStart = req.url.indexOf("?");
