@@ -1,10 +1,14 @@
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { dropSchema } from "./dropSchema.js";
 import { assertPortFree } from "./ports.js";
 import { repoRoot } from "./repoRoot.js";
 import { spawnChild } from "./spawnChild.js";
 import { waitFor } from "./waitFor.js";
 import { waitForIndexedBlock } from "./waitForIndexedBlock.js";
+
+/** As a file URL: it has no spaces, so NODE_OPTIONS needs no quoting whatever the checkout's path. */
+const EVENT_LOOP_SAMPLING_PRELOAD = pathToFileURL(path.join(repoRoot, "shared/metrics/eventLoopSampling.ts")).href;
 
 export type StartIndexerOptions = {
   databaseUrl: string;
@@ -60,6 +64,8 @@ export async function startIndexer(options: StartIndexerOptions): Promise<Runnin
       DEPLOYMENTS_FILE: path.resolve(options.deploymentsFile),
       PONDER_LOG_LEVEL: options.logLevel ?? process.env.PONDER_LOG_LEVEL ?? "warn",
       NO_COLOR: "1",
+      // Loaded before Ponder: its event-loop monitor otherwise wakes the indexer every millisecond (the file says why).
+      NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${EVENT_LOOP_SAMPLING_PRELOAD}`].filter(Boolean).join(" "),
       ...options.env,
     },
     ...(options.logFile ? { logFile: options.logFile } : {}),

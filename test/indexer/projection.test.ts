@@ -17,6 +17,7 @@ import {
   outputHashOf,
 } from "@credit-metered/client";
 import { localAccount } from "@credit-metered/client/local";
+import { EVENT_LOOP_SAMPLE_MS } from "../../shared/metrics/eventLoopSampling.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
 import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
@@ -937,5 +938,15 @@ describe("latency", () => {
       `indexer lag over ${lags.length} blocks: median ${median.toFixed(0)} ms, p90 ${p90.toFixed(0)} ms, max ${lags.at(-1)!.toFixed(0)} ms`,
     );
     expect(lags).toHaveLength(40);
+  });
+});
+
+describe("the indexer process", () => {
+  it("samples its event-loop delay every EVENT_LOOP_SAMPLE_MS, not Ponder's 1 ms (a timer that kept it awake idle)", async () => {
+    const metrics = await (await fetch(`${stack.indexerUrl}/metrics`)).text();
+    const min = /^nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(metrics)?.[1];
+    expect(min, "Ponder's /metrics lists nodejs_eventloop_lag_min_seconds").toBeDefined();
+    // Each sample is the time between two firings of the monitor's timer, so none is shorter than its interval.
+    expect(Number(min) * 1000).toBeGreaterThanOrEqual(EVENT_LOOP_SAMPLE_MS * 0.9);
   });
 });
