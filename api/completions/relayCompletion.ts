@@ -37,6 +37,7 @@ import type { WorkerPool } from "../workerPool/workerPool.js";
 import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
+import { RelayTrace } from "../observability/phaseTrace.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
 
@@ -134,6 +135,7 @@ async function relay(
   let tokens = 0;
   let serving: WorkerCandidate | undefined;
   let servingNotified = false;
+  const trace = new RelayTrace(opened.startedAt);
 
   for (;;) {
     if (opened.lockRefused.aborted) return lockRefused(opened, prepared, serving?.address);
@@ -177,6 +179,7 @@ async function relay(
       return clientGone(deps, prepared, opened, undefined, undefined);
     }
     const attemptStartedAt = Date.now();
+    trace.mark("picked");
     let backend = deps.workers.backendOf(candidate.address) ?? "unknown";
     let ok = false;
     deps.workers.jobStarted(candidate.address);
@@ -185,6 +188,7 @@ async function relay(
         if (cancel) continue;
         const step = handleEvent(event);
         if (step === "ack") {
+          trace.mark("ack");
           clearTimeout(ackTimer);
           if (event.type === "ack") {
             if (!isAddressEqual(event.worker as Hex, candidate.address))
@@ -200,11 +204,14 @@ async function relay(
         } else if (event.type === "token") {
           if (tokens === 0) {
             clearTimeout(ackTimer);
+            trace.mark("token");
             // Routed before its row committed (openEscrow.ts): the client sees nothing of a job with no row.
             await opened.recorded;
             if (opened.lockRefused.aborted) return lockRefused(opened, prepared, candidate.address);
             // The client left during the wait: its cancel counted what it had (nothing), as for any later event.
             if (cancel) continue;
+            trace.mark("recorded");
+            trace.write();
             deps.latency.record(candidate.address, prepared.model.id, Date.now() - attemptStartedAt);
             const firstTokenMs = Date.now() - opened.startedAt;
             deps.metrics.timeToFirstToken.observe({ model: prepared.model.id }, firstTokenMs / 1000);

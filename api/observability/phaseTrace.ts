@@ -1,9 +1,10 @@
 import { appendFileSync } from "node:fs";
 
 /**
- * Opt-in timing of the path before a job is routed (issue 26): with `GATEWAY_PHASE_TRACE=<file>` each routed job
- * appends one JSON line of its phase durations (ms) to the file, for finding where the added time to first token
- * goes. Off (the default) every call is a no-op costing one branch.
+ * Opt-in timing of a job's way to its first token (issue 26): with `GATEWAY_PHASE_TRACE=<file>` each routed job
+ * appends one JSON line of its phase durations before routing (ms) to the file, and one (`mode: "relay"`) from
+ * routing to its first token, for finding where the added time to first token goes. Off (the default) every call
+ * is a no-op costing one branch.
  */
 const file = process.env.GATEWAY_PHASE_TRACE;
 export const phaseTraceOn = Boolean(file);
@@ -27,4 +28,21 @@ export function transactionTrace(hash: string): Record<string, number> | undefin
 export function traceJob(line: Record<string, unknown>): void {
   if (!file) return;
   appendFileSync(file, `${JSON.stringify(line)}\n`);
+}
+
+/** Marks of one job's relay, ms since it was routed; written as one line at its first token. */
+export class RelayTrace {
+  private readonly routedAt = file ? performance.now() : 0;
+  private readonly marks: Record<string, number> = {};
+
+  /** `startedAt`: when the gateway started the job (Date.now()), for the time it took to be routed. */
+  constructor(private readonly startedAt: number) {}
+
+  mark(phase: "picked" | "ack" | "token" | "recorded"): void {
+    if (file) this.marks[phase] ??= performance.now() - this.routedAt;
+  }
+
+  write(): void {
+    if (file) traceJob({ mode: "relay", routed: Date.now() - this.startedAt - this.marks.recorded!, ...this.marks });
+  }
 }
