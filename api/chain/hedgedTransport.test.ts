@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createPublicClient, HttpRequestError, RpcRequestError, TimeoutError, type Chain } from "viem";
 import { hedgedTransport } from "./hedgedTransport.js";
-import { postJson } from "./jsonRpcHttp.js";
+import { postJson } from "../../shared/chain/jsonRpcHttp.js";
 
 const chain = {
   id: 31337,

@@ -1,5 +1,5 @@
 import { custom, HttpRequestError, RpcRequestError, TimeoutError, type Transport } from "viem";
-import { postJson, RpcTimeoutError, type HttpAnswer } from "./jsonRpcHttp.js";
+import { postJson, RpcTimeoutError, type HttpAnswer } from "../../shared/chain/jsonRpcHttp.js";
 
 export interface HedgedTransportOptions {
   /** The chain's JSON-RPC endpoints, best first. */

@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import { keccak256Hex } from "./secp256k1.js";
-import { postJson } from "./jsonRpcHttp.js";
+import { postJson } from "../../shared/chain/jsonRpcHttp.js";
 
 interface Queued {
   raw: Hex;

@@ -1,4 +1,6 @@
+import { STATUS_CODES } from "node:http";
 import { custom, HttpRequestError, RpcRequestError, type Transport } from "viem";
+import { postJson, type HttpAnswer } from "../../shared/chain/jsonRpcHttp.js";
 
 export type ChainTransportOptions = {
   /** The chain's JSON-RPC endpoints, best first: one that does not answer hands the request to the next. */
@@ -118,19 +120,13 @@ export function chainTransport(options: ChainTransportOptions): Transport {
     });
 
   const attemptAt = async (url: string, body: JsonRpcBody): Promise<unknown> => {
-    let response: Response;
-    let text: string;
+    let response: HttpAnswer;
     try {
-      response = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(options.attemptTimeoutMs),
-      });
-      text = await response.text();
+      response = await postJson(url, JSON.stringify(body), options.attemptTimeoutMs);
     } catch (error) {
       throw new NodeSilentError(`${body.method}: ${(error as Error).message}`, { cause: error });
     }
+    const { text } = response;
     noteAnswer(body.method);
     let data: { result?: unknown; error?: { code: number; message: string; data?: unknown } };
     try {
@@ -138,13 +134,12 @@ export function chainTransport(options: ChainTransportOptions): Transport {
     } catch {
       throw new HttpRequestError({ body, url, status: response.status, details: text.slice(0, 200) });
     }
-    if (!response.ok) {
+    if (response.status < 200 || response.status > 299) {
       throw new HttpRequestError({
         body,
         url,
         status: response.status,
-        headers: response.headers,
-        details: JSON.stringify(data.error ?? response.statusText),
+        details: JSON.stringify(data.error ?? STATUS_CODES[response.status] ?? ""),
       });
     }
     if (data.error) {

@@ -2,10 +2,11 @@ import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 
 /**
- * Connections to the chain's nodes, kept open between calls. The gateway's chain calls go through `node:http` rather
- * than `fetch`: undici's fetch (a Request, a Response and WHATWG streams per call) was 17% of the gateway's main
- * thread in the bench's profile for calls whose bodies are a few hundred bytes (issue 26). One pool per process, as
- * fetch's global dispatcher was.
+ * Connections to the chain's nodes, kept open between calls. The gateway's and the indexer's chain calls go through
+ * `node:http` rather than `fetch`: undici's fetch (a Request, a Response and WHATWG streams per call) was 17% of the
+ * gateway's main thread in the bench's profile for calls whose bodies are a few hundred bytes (issue 26), and in an
+ * idle indexer's profile its head polls' fetch and the garbage it left were most of the process's CPU. One pool per
+ * process, as fetch's global dispatcher was.
  */
 const httpAgent = new HttpAgent({ keepAlive: true });
 const httpsAgent = new HttpsAgent({ keepAlive: true });
