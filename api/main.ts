@@ -311,7 +311,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         }),
       )
     : undefined;
-  if (dispatcher) wakeDispatcher = () => dispatcher.wake();
+  if (dispatcher) wakeDispatcher = () => dispatcher.jobProcessing();
 
   // Reservations whose lock the index now shows are released in the background (every gateway may run it).
   const ledgerTimer = setInterval(() => {

@@ -37,7 +37,7 @@ import type { WorkerPool } from "../workerPool/workerPool.js";
 import { pickWorker, type WorkerCandidate } from "../workerPool/pickWorker.js";
 import type { CancelResponse, WorkerEvent, WorkerJobPayload } from "../workerPool/workerProtocol.js";
 import type { FinishReason } from "./completionObjects.js";
-import { RelayTrace } from "../observability/phaseTrace.js";
+import { startRelayTrace } from "../observability/phaseTrace.js";
 import type { OpenedJob } from "./openEscrow.js";
 import { noWorkersError, type PreparedCompletion } from "./prepareCompletion.js";
 
@@ -135,7 +135,7 @@ async function relay(
   let tokens = 0;
   let serving: WorkerCandidate | undefined;
   let servingNotified = false;
-  const trace = new RelayTrace(opened.startedAt);
+  const trace = startRelayTrace(opened.startedAt);
 
   for (;;) {
     if (opened.lockRefused.aborted) return lockRefused(opened, prepared, serving?.address);

@@ -31,18 +31,25 @@ export function traceJob(line: Record<string, unknown>): void {
 }
 
 /** Marks of one job's relay, ms since it was routed; written as one line at its first token. */
-export class RelayTrace {
-  private readonly routedAt = file ? performance.now() : 0;
-  private readonly marks: Record<string, number> = {};
+export interface RelayTrace {
+  mark(phase: "picked" | "ack" | "token" | "recorded"): void;
+  write(): void;
+}
 
-  /** `startedAt`: when the gateway started the job (Date.now()), for the time it took to be routed. */
-  constructor(private readonly startedAt: number) {}
+// With tracing off every job shares this one, so the relay allocates nothing for it.
+const relayTraceOff: RelayTrace = { mark() {}, write() {} };
 
-  mark(phase: "picked" | "ack" | "token" | "recorded"): void {
-    if (file) this.marks[phase] ??= performance.now() - this.routedAt;
-  }
-
-  write(): void {
-    if (file) traceJob({ mode: "relay", routed: Date.now() - this.startedAt - this.marks.recorded!, ...this.marks });
-  }
+/** `startedAt`: when the gateway started the job (Date.now()), for the time it took to be routed. */
+export function startRelayTrace(startedAt: number): RelayTrace {
+  if (!file) return relayTraceOff;
+  const routedAt = performance.now();
+  const marks: Record<string, number> = {};
+  return {
+    mark(phase) {
+      marks[phase] ??= performance.now() - routedAt;
+    },
+    write() {
+      traceJob({ mode: "relay", routed: Date.now() - startedAt - marks.recorded!, ...marks });
+    },
+  };
 }

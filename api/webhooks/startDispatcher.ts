@@ -64,12 +64,14 @@ export interface DispatcherDeps {
 export interface Dispatcher {
   /** Finishes in-flight attempts (recording them), then stops polling. */
   stop(): Promise<void>;
-  /** Runs an ingestion and a delivery round now (tests, and the gateway after it enqueued something). */
+  /** Runs both ingestions and a delivery round now (tests, and the gateway after it enqueued something). */
   wake(): void;
+  /** A job of this gateway moved to processing: its job.processing is ingested (not the index's events). */
+  jobProcessing(): void;
 }
 
-/** Woken ingestion is paced to at most 20 rounds/s however many blocks and jobs wake it: an event waits ≤ 50 ms
- *  more. A full batch is still read again at once. */
+/** Each woken ingestion (the index's events, job.processing) is paced to at most 20 rounds/s however many blocks
+ *  and jobs wake it: an event waits ≤ 50 ms more. A full batch is still read again at once. */
 const INGEST_MIN_GAP_MS = 50;
 /** Woken delivery claims at most 100/s; one endpoint (2 slots) still gets up to 200 attempts/s. */
 const DELIVERY_MIN_GAP_MS = 10;
@@ -125,25 +127,51 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     idleMs: () => deps.deliveryIntervalMs ?? 500,
     minGapMs: deps.deliveryMinGapMs ?? DELIVERY_MIN_GAP_MS,
   });
-  const ingestion = startRoundLoop({
+  // Two loops, each woken only by what can bring it work: the index's notifications (a block committed) for its
+  // chain events, the gateway's job.processing for its own table. One loop for both read the index once per job
+  // that reached a worker, whether or not a block had been indexed since: at 20 streams/s on a chain with 1 s
+  // blocks, 19 of 20 of those reads (a transaction with the cursor's row lock and an HTTP read of the index)
+  // found nothing (issue 26). Each still polls every `idleMs`, so a lost notification only waits.
+  const idleIngestMs = () => (indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100));
+  const ingestMinGapMs = deps.ingestMinGapMs ?? INGEST_MIN_GAP_MS;
+  const chainIngestion = startRoundLoop({
     round: async () => {
       try {
         const result = await ingestChainEvents(deps.pool, deps.index, {
           onMalformed: (rowId, error) =>
             logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
         });
-        const processing =
-          deps.pollGatewayJobs === false ? { deliveries: 0, more: false } : await ingestProcessingJobs(deps.pool);
-        if (result.deliveries + processing.deliveries > 0) claims.wake();
-        return result.more || processing.more;
+        if (result.deliveries > 0) claims.wake();
+        return result.more;
       } catch (error) {
         logger.warn({ err: error }, "webhook ingestion failed; retrying");
         return false;
       }
     },
-    idleMs: () => (indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100)),
-    minGapMs: deps.ingestMinGapMs ?? INGEST_MIN_GAP_MS,
+    idleMs: idleIngestMs,
+    minGapMs: ingestMinGapMs,
   });
+  const jobIngestion =
+    deps.pollGatewayJobs === false
+      ? undefined
+      : startRoundLoop({
+          round: async () => {
+            try {
+              const result = await ingestProcessingJobs(deps.pool);
+              if (result.deliveries > 0) claims.wake();
+              return result.more;
+            } catch (error) {
+              logger.warn({ err: error }, "webhook ingestion of processing jobs failed; retrying");
+              return false;
+            }
+          },
+          idleMs: idleIngestMs,
+          minGapMs: ingestMinGapMs,
+        });
+  const ingestAll = () => {
+    chainIngestion.wake();
+    jobIngestion?.wake();
+  };
 
   // LISTEN on a connection of its own: deliveries enqueued by any process (another dispatcher's ingestion, the
   // gateway's job.processing) wake this one at once, and so does each block the index commits (indexChannel). A
@@ -160,7 +188,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       const connection = client;
       listener = connection;
       connection.on("notification", (message) =>
-        message.channel === DELIVERY_CHANNEL ? claims.wake() : ingestion.wake(),
+        message.channel === DELIVERY_CHANNEL ? claims.wake() : chainIngestion.wake(),
       );
       let failed = false;
       // `on`, not `once`: a client may emit more than one error, and an unheard one would take the process down.
@@ -180,7 +208,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       listenFailures = 0;
       // Events that came while nobody listened are picked up now rather than at the next fallback poll.
-      ingestion.wake();
+      ingestAll();
       claims.wake();
     } catch (error) {
       indexWakes = false;
@@ -208,12 +236,15 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
 
   return {
     wake() {
-      ingestion.wake();
+      ingestAll();
       claims.wake();
+    },
+    jobProcessing() {
+      jobIngestion?.wake();
     },
     async stop() {
       stopping = true;
-      await Promise.all([ingestion.stop(), claims.stop()]);
+      await Promise.all([chainIngestion.stop(), jobIngestion?.stop(), claims.stop()]);
       await slots.drain();
       if (relisten) clearTimeout(relisten);
       await listening;

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { LocalAccount } from "viem";
-import { ponderIndexReader } from "../../../api/webhooks/chainEventFeed.js";
+import { ponderIndexReader, type IndexReader } from "../../../api/webhooks/chainEventFeed.js";
 import type { EventName } from "@credit-metered/client/http";
 import { startDispatcher, type Dispatcher, type DispatcherDeps } from "../../../api/webhooks/startDispatcher.js";
 import { insertWebhook } from "../../../api/webhooks/webhookStore.js";
@@ -22,10 +22,12 @@ export interface WebhookFixture {
   webhookId: string;
   secret: string;
   startDispatcher(
-    options?: { timeoutMs?: number; owner?: string } & Pick<
-      DispatcherDeps,
-      "indexChannel" | "ingestIntervalMs" | "ingestFallbackMs"
-    >,
+    options?: {
+      timeoutMs?: number;
+      owner?: string;
+      /** Wraps the index the dispatcher reads (to watch its reads). */
+      wrapIndex?: (index: IndexReader) => IndexReader;
+    } & Pick<DispatcherDeps, "indexChannel" | "ingestIntervalMs" | "ingestFallbackMs">,
   ): Dispatcher;
   close(): Promise<void>;
 }
@@ -67,11 +69,12 @@ export async function webhookFixture(
     webhookId: webhook.id,
     secret,
     startDispatcher(dispatcherOptions = {}) {
-      const { timeoutMs: _timeout, owner: _owner, ...ingestion } = dispatcherOptions;
+      const { timeoutMs: _timeout, owner: _owner, wrapIndex, ...ingestion } = dispatcherOptions;
+      const index = ponderIndexReader(stack.indexerUrl);
       const dispatcher = startDispatcher({
         ...ingestion,
         pool,
-        index: ponderIndexReader(stack.indexerUrl),
+        index: wrapIndex ? wrapIndex(index) : index,
         policy: { allowPrivateTargets: true, allowHttpLoopback: false },
         retryScheduleMs: TEST_SCHEDULE_MS,
         timeoutMs: dispatcherOptions.timeoutMs ?? 2_000,
