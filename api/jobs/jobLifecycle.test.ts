@@ -28,7 +28,7 @@ import {
   type JobStoreOptions,
   type NewGatewayJob,
 } from "./jobStore.js";
-import { ingestProcessingJobs } from "../webhooks/ingestProcessingJobs.js";
+import { PROCESSING_CURSOR_NAME, ingestProcessingJobs } from "../webhooks/ingestProcessingJobs.js";
 import { concludeJob } from "../completions/concludeJob.js";
 import type { OpenedJob } from "../completions/openEscrow.js";
 import type { PreparedCompletion } from "../completions/prepareCompletion.js";
@@ -1159,6 +1159,28 @@ describe("group commit of job rows (issue 26)", () => {
     } finally {
       await pools[0]!.query("UPDATE webhook SET deleted_at = now() WHERE id = $1", [webhookId]);
     }
+  });
+
+  it("a round with no job.processing to record takes no lock on its cursor and writes nothing", async () => {
+    // The cursor exists and is current (a first round creates it or moves it up).
+    await ingestProcessingJobs(pools[0]!);
+    const cursorRow = async () =>
+      (
+        await pools[0]!.query<{ xmax: string; position: string }>(
+          "SELECT xmax::text AS xmax, position FROM webhook_cursor WHERE name = $1",
+          [PROCESSING_CURSOR_NAME],
+        )
+      ).rows[0];
+    const before = await cursorRow();
+    const lifecycle = gateway();
+    const jobs = stores.at(-1)!;
+    const job = await newJob(jobs);
+    void lifecycle.acknowledged(job.jobId, WORKER);
+    await jobs.flush();
+
+    expect(await ingestProcessingJobs(pools[0]!)).toEqual({ deliveries: 0, more: false });
+    // A locking round would have left its own transaction id in the row's xmax.
+    expect(await cursorRow()).toEqual(before);
   });
 });
 

@@ -10,6 +10,44 @@ const LOOK_BACK_MS = 5 * 60_000;
 /** The cursor of a round that found nothing moves up to the round's time once it is this far behind (one write). */
 const IDLE_ADVANCE_MS = 30_000;
 
+/** The jobs of job.processing not recorded yet from `since` (an SQL expression) on. The first EXISTS is evaluated
+ *  once (no subscriber of job.processing at all: no job is read). */
+function unrecordedFrom(since: string): string {
+  return `FROM gateway_job j
+       WHERE EXISTS (SELECT 1 FROM webhook w WHERE w.deleted_at IS NULL AND 'job.processing' = ANY (w.events))
+         AND j.processing_at IS NOT NULL AND j.processing_at >= ${since}
+         AND EXISTS (SELECT 1 FROM webhook w WHERE w.wallet = j.wallet AND w.deleted_at IS NULL
+                       AND 'job.processing' = ANY (w.events) AND w.created_at <= j.processing_at)
+         AND NOT EXISTS (SELECT 1 FROM webhook_event e WHERE e.source = j.job_id AND e.event = 'job.processing')`;
+}
+
+/** Where a round reads from: the cursor's mark minus the look-back (everything while it has none). */
+function sinceOf(position: string): Date {
+  return position === "" ? new Date(0) : new Date(new Date(position).getTime() - LOOK_BACK_MS);
+}
+
+/** `sinceOf` in SQL, on the cursor row as it is committed. */
+const COMMITTED_SINCE = `(SELECT CASE WHEN position = '' THEN '-infinity'::timestamptz ELSE position::timestamptz END
+         FROM webhook_cursor WHERE name = $1) - make_interval(secs => $2::double precision / 1000)`;
+
+/**
+ * Whether a locked round could record an event or move the cursor, read in one statement without a transaction.
+ * Most acknowledgements wake a round for a job no webhook receives: that round took the cursor's row lock (a write
+ * whose commit waits for a WAL flush) in four statements to find nothing (issue 26). A job committed after this
+ * read brings its own wake; a missing cursor row, or a mark due to move up (IDLE_ADVANCE_MS), takes the locked
+ * round as before.
+ */
+async function mayHaveWork(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query<{ position: string | null; now: Date; pending: boolean }>(
+    `SELECT (SELECT position FROM webhook_cursor WHERE name = $1) AS position, now() AS now,
+            EXISTS (SELECT 1 ${unrecordedFrom(COMMITTED_SINCE)}) AS pending`,
+    [PROCESSING_CURSOR_NAME, LOOK_BACK_MS],
+  );
+  const { position, now, pending } = rows[0]!;
+  if (pending || position === null || position === "") return true;
+  return now.getTime() - new Date(position).getTime() > IDLE_ADVANCE_MS;
+}
+
 /**
  * `job.processing` from the gateway's own `gateway_job` table (api/db/migrations/001_gateway_jobs.sql): every job
  * whose `processing_at` is set, whose wallet has a webhook subscribed to `job.processing` (created no later than
@@ -24,12 +62,12 @@ export async function ingestProcessingJobs(
   pool: pg.Pool,
   batchSize = 500,
 ): Promise<{ deliveries: number; more: boolean }> {
+  if (!(await mayHaveWork(pool))) return { deliveries: 0, more: false };
   return inTransaction(pool, async (client) => {
     const cursor = await takeCursor(client, PROCESSING_CURSOR_NAME);
     if (cursor === undefined) return { deliveries: 0, more: false };
     const { position } = cursor;
-    const since = position === "" ? new Date(0) : new Date(new Date(position).getTime() - LOOK_BACK_MS);
-    // The first EXISTS is evaluated once (no subscriber of job.processing at all: no job is read).
+    const since = sinceOf(position);
     const { rows } = await client.query<{
       job_id: string;
       wallet: string;
@@ -38,12 +76,7 @@ export async function ingestProcessingJobs(
       worker: string | null;
       processing_at: Date;
     }>(
-      `SELECT j.job_id, j.wallet, j.model, j.tier, j.worker, j.processing_at FROM gateway_job j
-       WHERE EXISTS (SELECT 1 FROM webhook w WHERE w.deleted_at IS NULL AND 'job.processing' = ANY (w.events))
-         AND j.processing_at IS NOT NULL AND j.processing_at >= $1
-         AND EXISTS (SELECT 1 FROM webhook w WHERE w.wallet = j.wallet AND w.deleted_at IS NULL
-                       AND 'job.processing' = ANY (w.events) AND w.created_at <= j.processing_at)
-         AND NOT EXISTS (SELECT 1 FROM webhook_event e WHERE e.source = j.job_id AND e.event = 'job.processing')
+      `SELECT j.job_id, j.wallet, j.model, j.tier, j.worker, j.processing_at ${unrecordedFrom("$1")}
        ORDER BY j.processing_at, j.job_id LIMIT $2`,
       [since, batchSize],
     );
