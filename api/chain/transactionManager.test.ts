@@ -24,7 +24,7 @@ import { migrate } from "../db/migrate.js";
 import { FeeOracle } from "./feeOracle.js";
 import { hedgedTransport } from "./hedgedTransport.js";
 import { RawTransactionPipe } from "./rawTransactionPipe.js";
-import { TransactionManager, TransactionNotSentError } from "./transactionManager.js";
+import { TransactionManager, TransactionNotSentError, type TransactionManagerOptions } from "./transactionManager.js";
 import { TransactionStore, type TransactionLog } from "./transactionStore.js";
 
 // Hardhat's default accounts #7 and #8: nothing else in this test's own node signs with them.
@@ -57,6 +57,8 @@ async function rpc(method: string, params: unknown[] = []): Promise<unknown> {
 
 interface ManagerOptions {
   rpcUrls?: string[];
+  /** The chain reads the manager makes (default: the test chain's client). */
+  reads?: TransactionManagerOptions["client"];
   pipe?: Pick<RawTransactionPipe, "send">;
   signer?: LocalAccount;
   replaceAfterMs?: number;
@@ -70,11 +72,12 @@ function manager({
   replaceAfterMs = REPLACE_AFTER_MS,
   log,
   pipe,
+  reads = client,
 }: ManagerOptions = {}) {
   const transactions = new TransactionManager({
     chainId: chain.chainId,
     account: signer,
-    client,
+    client: reads,
     pipe: pipe ?? new RawTransactionPipe(rpcUrls, 2_000),
     fees: new FeeOracle(client, { maxFeePerGas: CAP, minPriorityFeePerGas: parseGwei("0.001"), ttlMs: 0 }),
     log: log ?? new TransactionStore(pool, chain.chainId, signer.address),
@@ -180,6 +183,29 @@ describe("TransactionManager", () => {
     expect(await rpc("hardhat_dropTransaction", [hash])).toBe(true);
     await transactions.tick();
     expect(transactions.health().rebroadcasts).toBe(1);
+    await mine();
+    expect((await transactions.waitMined(hash, 5_000)).transactionHash).toBe(hash);
+  });
+
+  it("asks the node whether it still holds a pending transaction only from the second pass after its sending", async () => {
+    let lookups = 0;
+    const reads: TransactionManagerOptions["client"] = {
+      request: client.request,
+      getBlockNumber: client.getBlockNumber,
+      getTransactionCount: client.getTransactionCount,
+      getTransactionReceipt: client.getTransactionReceipt,
+      getTransaction: (args) => {
+        lookups += 1;
+        return client.getTransaction(args);
+      },
+    };
+    const transactions = manager({ replaceAfterMs: 60_000, reads });
+    await transactions.tick();
+    const hash = await transactions.send(call);
+    await transactions.tick();
+    expect(lookups).toBe(0);
+    await transactions.tick();
+    expect(lookups).toBe(1);
     await mine();
     expect((await transactions.waitMined(hash, 5_000)).transactionHash).toBe(hash);
   });

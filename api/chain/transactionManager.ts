@@ -139,6 +139,8 @@ export class TransactionManager {
   private ticking: Promise<void> | undefined;
   private lastGap = 0;
   private unknownThisTick = 0;
+  /** When the last watch pass began (undefined before the first). */
+  private lastPassAt: number | undefined;
   private gapSince: number | undefined;
   private counters = { replacements: 0, rebroadcasts: 0, gapFills: 0 };
   /** Transactions someone waits for, not mined yet: one shared poll looks for their receipts. */
@@ -308,10 +310,12 @@ export class TransactionManager {
       await this.serialised(async () => (this.nextNonce = undefined));
     }
     const now = Date.now();
+    const previousPassAt = this.lastPassAt;
+    this.lastPassAt = now;
     this.unknownThisTick = 0;
     const canonical = await this.canonicalHashes(head);
     for (const entry of [...this.tracked.values()].sort((a, b) => a.nonce - b.nonce)) {
-      await this.watchOne(entry, head, minedNonce, now, canonical);
+      await this.watchOne(entry, head, minedNonce, now, canonical, previousPassAt);
     }
     await this.fillGaps(minedNonce, pendingNonce, now);
     // The pass's finalised and forgotten transactions leave the log in one commit.
@@ -351,6 +355,7 @@ export class TransactionManager {
     minedNonce: number,
     now: number,
     canonical: ReadonlyMap<bigint, Hex | undefined>,
+    previousPassAt: number | undefined,
   ): Promise<void> {
     const { client, logger } = this.options;
     if (entry.mined && canonical.get(entry.mined.blockNumber) === entry.mined.blockHash) {
@@ -391,10 +396,15 @@ export class TransactionManager {
       return;
     }
     const latest = entry.attempts.at(-1)!;
-    const known = await client.getTransaction({ hash: latest.hash }).then(
-      () => true,
-      () => false,
-    );
+    // A version sent since the previous pass began is not asked after yet: on a chain with block times most of a
+    // pass's pending transactions are that young, and the look cost an RPC call each, about one per job at light
+    // load (issue 26). A node that dropped it is found out by the next pass.
+    const known =
+      (previousPassAt !== undefined && latest.sentAt >= previousPassAt) ||
+      (await client.getTransaction({ hash: latest.hash }).then(
+        () => true,
+        () => false,
+      ));
     if (!known) this.unknownThisTick++;
     if (now - latest.sentAt >= this.options.replaceAfterMs) {
       const replaced = await this.replace(entry, await this.options.fees.fees(true)).catch((error: unknown) => {

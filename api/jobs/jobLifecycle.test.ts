@@ -121,8 +121,11 @@ class InMemoryEscrowChain implements JobChainActions {
 
   /** The canonical head, for finality checks: by default the block settlements are mined in (7). */
   head = 7n;
+  /** Reads of the head so far. */
+  headReads = 0;
 
   async headBlock(): Promise<bigint> {
+    this.headReads += 1;
     return this.head;
   }
 
@@ -1237,6 +1240,34 @@ describe("finality (issue 25)", () => {
     });
 
     expect(await settledInTable(job.jobId)).toMatchObject({ settlement_block: "7", final: true });
+  });
+
+  it("does not poll for a burial the chain's pace cannot bring within the wait", async () => {
+    // The chain was seen to move a block every 300 ms; a settlement needing two more blocks within 400 ms cannot
+    // be final in time.
+    const lifecycle = gateway({ finalityDepth: 3, finalWaitMs: 400 });
+    const first = await jobIn("processing");
+    setTimeout(() => (chain.head = 8n), 300);
+    await lifecycle.conclude(first, {
+      kind: "receipt",
+      receipt: receiptFor(first.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+    expect(await settledInTable(first.jobId)).toMatchObject({ final: false });
+    const second = await jobIn("processing");
+    const readsBefore = chain.headReads;
+
+    await lifecycle.conclude(second, {
+      kind: "receipt",
+      receipt: receiptFor(second.jobKey),
+      signature: SIGNATURE,
+      worker: WORKER,
+    });
+
+    expect(await settledInTable(second.jobId)).toMatchObject({ settlement_block: "7", final: false });
+    // One read of the head (none when the last one is fresh) instead of one every 50 ms for 400 ms.
+    expect(chain.headReads - readsBefore).toBeLessThanOrEqual(1);
   });
 
   it("reads a buried settlement's finality off its block, without a jobOf", async () => {

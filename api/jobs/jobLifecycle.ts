@@ -185,6 +185,10 @@ export class JobLifecycle {
   /** Settlements waiting for the head to bury them (finalSoon), served by one head poll. */
   private headWaiters: { block: bigint; until: number; urgent: boolean; resolve: (reached: boolean) => void }[] = [];
   private headPolling: Promise<void> | undefined;
+  /** The highest head read and when it was first seen, for the chain's pace (`blockMs`). */
+  private headSeen: { value: bigint; at: number } | undefined;
+  /** Ms per block between the last two heads read that differed (undefined until two have). */
+  private blockMs: number | undefined;
 
   constructor(private readonly options: JobLifecycleOptions) {
     this.jobs = options.jobs;
@@ -595,8 +599,13 @@ export class JobLifecycle {
    * every LATER_HEAD_POLL_MS.
    */
   private async headReaches(block: bigint, until: number, urgent: boolean): Promise<boolean> {
-    if ((await this.recentHead()) >= block) return true;
+    const head = await this.recentHead();
+    if (head >= block) return true;
     if (Date.now() >= until) return false;
+    // At the chain's pace the head cannot get there in time (blocks every second, a wait of half a second): a
+    // poll every HEAD_REUSE_MS until then would only read the same head, ten reads per settled block on the 1 s
+    // chain (issue 26).
+    if (this.blockMs !== undefined && Number(block - head) * this.blockMs > until - Date.now()) return false;
     return new Promise((resolve) => {
       this.headWaiters.push({ block, until, urgent, resolve });
       this.headPolling ??= this.pollHead().finally(() => (this.headPolling = undefined));
@@ -617,6 +626,14 @@ export class JobLifecycle {
         return false;
       });
     }
+  }
+
+  /** Follows the chain's pace from the heads read: ms per block since the previous higher head. */
+  private observePace(head: bigint): void {
+    const now = Date.now();
+    if (this.headSeen && head > this.headSeen.value)
+      this.blockMs = (now - this.headSeen.at) / Number(head - this.headSeen.value);
+    if (!this.headSeen || head > this.headSeen.value) this.headSeen = { value: head, at: now };
   }
 
   /** The canonical hash at `blockNumber`, read at most once per HEAD_REUSE_MS for all jobs settled in that block. */
@@ -640,9 +657,12 @@ export class JobLifecycle {
     if (!this.head || now - this.head.at > HEAD_REUSE_MS) {
       const value = this.chain.headBlock();
       this.head = { at: now, value };
-      value.catch(() => {
-        if (this.head?.value === value) this.head = undefined;
-      });
+      value.then(
+        (head) => this.observePace(head),
+        () => {
+          if (this.head?.value === value) this.head = undefined;
+        },
+      );
     }
     return this.head.value;
   }
