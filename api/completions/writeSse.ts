@@ -13,46 +13,30 @@ export function startSse(res: Response, headers: Record<string, string>): void {
   // The settlement transaction is known only after the last token: it travels as an HTTP trailer.
   res.setHeader("trailer", "x-service-settlement-tx");
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.socket?.setNoDelay(true);
+  const socket = res.socket;
+  socket?.setNoDelay(true);
   // The head and whatever follows in this tick (the first token: onServing comes right before it) leave in one
-  // write instead of two.
-  coalesceThisTick(res);
+  // write instead of two; uncorked before the event loop goes on, so nothing waits (issue 26).
+  if (socket && !socket.writableCorked) {
+    socket.cork();
+    process.nextTick(() => socket.uncork());
+  }
   res.flushHeaders();
 }
 
-/**
- * What the stream writes in this tick leaves in one write: the socket is corked and uncorked before the event loop
- * goes on, so nothing waits for a later event. Tokens a worker sent close together arrive in one read and are
- * relayed in one tick; each would otherwise be a write system call of its own (issue 26).
- */
-function coalesceThisTick(res: Response): void {
-  const socket = res.socket;
-  if (socket && !socket.writableCorked) {
-    socket.cork();
-    process.nextTick(uncork, socket);
-  }
-}
-
-function uncork(socket: NonNullable<Response["socket"]>): void {
-  socket.uncork();
-}
-
 export function writeSse(res: Response, payload: unknown): void {
-  writeSseEvent(res, sseEvent(payload));
+  if (!res.writableEnded && !res.destroyed) res.write(sseEvent(payload));
 }
 
 /** Writes an event already framed (`sseEvent`, or a template of one: `contentChunkEvent`). */
 export function writeSseEvent(res: Response, event: string): void {
-  if (res.writableEnded || res.destroyed) return;
-  coalesceThisTick(res);
-  res.write(event);
+  if (!res.writableEnded && !res.destroyed) res.write(event);
 }
 
 /** Writes `data: [DONE]` once: the answer is complete, whatever follows (only the trailer) is optional. */
 export function writeDone(res: Response): void {
   if (res.writableEnded || res.destroyed || doneWritten.has(res)) return;
   doneWritten.add(res);
-  coalesceThisTick(res);
   res.write(SSE_DONE);
 }
 

@@ -6,7 +6,7 @@ import type {
   CompletionResult,
   FormattedJob,
 } from "../completions/completionFormat.js";
-import { startSse, writeSseEvent } from "../completions/writeSse.js";
+import { startSse } from "../completions/writeSse.js";
 import { errorBody } from "../errors/ApiError.js";
 import type { StoredResponse } from "../jobs/idempotencyStore.js";
 import { parseResponsesRequest, responsesErrorOf, type ResponsesRequest } from "./parseResponsesRequest.js";
@@ -60,7 +60,7 @@ class EventWriter {
   write(event: UnnumberedEvent): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     const numbered = { ...event, sequence_number: this.next++ };
-    writeSseEvent(this.res, `event: ${event.type}\ndata: ${JSON.stringify(numbered)}\n\n`);
+    this.res.write(`event: ${event.type}\ndata: ${JSON.stringify(numbered)}\n\n`);
   }
 
   /** No `[DONE]` (OpenAI's Responses streams end with their last event); the settlement trailer if known. */
