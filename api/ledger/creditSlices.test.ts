@@ -203,6 +203,28 @@ describe("credit slices", () => {
     expect(await ledger.available(WALLET)).toBe(100n);
   });
 
+  it("a request no slice covers takes its slice in one statement, and its reservation then runs none", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 100n);
+    const queries = vi.spyOn(pg.Pool.prototype, "query");
+    try {
+      expect(await ledger.availableFor(WALLET, 30n)).toBe(100n);
+      expect(queries).toHaveBeenCalledTimes(1);
+      expect(await ledger.reserve(WALLET, jobKey(1), 30n)).toEqual({ ok: true, availableAfter: 70n });
+      expect(queries).toHaveBeenCalledTimes(1);
+    } finally {
+      queries.mockRestore();
+    }
+    expect(await sliceCredits()).toEqual([30n]);
+  });
+
+  it("error: a request the wallet cannot cover takes nothing and gets available's answer", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 20n);
+    expect(await ledger.availableFor(WALLET, 30n)).toBe(20n);
+    expect(await sliceCredits()).toEqual([]);
+  });
+
   it("a request the slice does not cover gets available's answer from the database", async () => {
     const [ledger, peer] = [db.gateway({}), db.gateway({})];
     await db.indexBalance(WALLET, 100n);
