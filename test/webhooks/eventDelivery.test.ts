@@ -4,6 +4,7 @@ import { EVENT_NAMES, startDispatcher, type Dispatcher } from "../../api/webhook
 import { ponderIndexReader } from "../../api/webhooks/chainEventFeed.js";
 import { enqueueProcessingEvent } from "../../api/webhooks/enqueueProcessingEvent.js";
 import { JobStore } from "../../api/jobs/jobStore.js";
+import { insertProcessingJob } from "./support/processingJob.js";
 import { chainActions, type ChainActions } from "./support/chainActions.js";
 import { startHttpsReceiver, type HttpsReceiver } from "./support/httpsReceiver.js";
 import { selfSignedCert } from "./support/selfSignedCert.js";
@@ -307,27 +308,8 @@ describe("event delivery", () => {
 
   it("stores no job.processing for a wallet no webhook subscribes to it", async () => {
     const unsubscribed = await chain.wallet(34);
-    const jobs = new JobStore(pool);
-    const processingJob = async (owner: LocalAccount, n: number) => {
-      const jobId = `job_01KPR0CESS1NGT0P1C${String(n).padStart(8, "0")}`;
-      await jobs.insert({
-        jobId,
-        jobKey: `0x${n.toString(16).padStart(64, "0")}`,
-        wallet: owner.address,
-        keyHash: `0x${"ab".repeat(32)}`,
-        model: STANDARD,
-        tier: "standard",
-        stream: false,
-        maxTokens: 100,
-        creditsLocked: 8,
-        promptTokens: 12,
-      });
-      await jobs.transition(jobId, ["pending"], "processing", {
-        worker: worker.address.toLowerCase(),
-        processing_at: new Date(),
-      });
-      return jobId;
-    };
+    const processingJob = (owner: LocalAccount, n: number) =>
+      insertProcessingJob(pool, { wallet: owner.address, worker: worker.address, model: STANDARD, n });
     const skipped = await processingJob(unsubscribed, 9_001);
     // A later job of the subscribed wallet: once it is delivered, the poll has passed the first one.
     await processingJob(wallet, 9_002);

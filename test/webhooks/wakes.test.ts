@@ -1,9 +1,8 @@
-import type { LocalAccount } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { JobStore } from "../../api/jobs/jobStore.js";
 import type { IndexReader } from "../../api/webhooks/chainEventFeed.js";
 import type { Dispatcher } from "../../api/webhooks/startDispatcher.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
+import { insertProcessingJob } from "./support/processingJob.js";
 import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
 
 // What each wake of the dispatcher reads (issue 26): the gateway's wake after a job's acknowledgement ingests
@@ -11,6 +10,7 @@ import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js
 
 const stack = inject("webhookStack");
 const MODEL = "llama-3.1-8b-instruct";
+const WORKER = `0x${"11".repeat(20)}` as const;
 let fixture: WebhookFixture;
 let dispatcher: Dispatcher;
 let indexReads = 0;
@@ -24,29 +24,6 @@ function counted(index: IndexReader): IndexReader {
     },
     modelIds: (modelKeys) => index.modelIds(modelKeys),
   };
-}
-
-/** A job of `owner` moved to processing in the gateway's table, as the gateway records an acknowledgement. */
-async function processingJob(owner: LocalAccount, n: number): Promise<string> {
-  const jobs = new JobStore(fixture.pool);
-  const jobId = `job_01KWAKES0PR0CESS1NG${String(n).padStart(6, "0")}`;
-  await jobs.insert({
-    jobId,
-    jobKey: `0x${(0xa000 + n).toString(16).padStart(64, "0")}`,
-    wallet: owner.address,
-    keyHash: `0x${"cd".repeat(32)}`,
-    model: MODEL,
-    tier: "standard",
-    stream: false,
-    maxTokens: 100,
-    creditsLocked: 8,
-    promptTokens: 12,
-  });
-  await jobs.transition(jobId, ["pending"], "processing", {
-    worker: `0x${"11".repeat(20)}`,
-    processing_at: new Date(),
-  });
-  return jobId;
 }
 
 beforeAll(async () => {
@@ -70,7 +47,12 @@ afterAll(async () => {
 describe("dispatcher wakes", () => {
   it("a job's acknowledgement delivers its job.processing without reading the index", async () => {
     const before = indexReads;
-    const jobId = await processingJob(fixture.wallet, 1);
+    const jobId = await insertProcessingJob(fixture.pool, {
+      wallet: fixture.wallet.address,
+      worker: WORKER,
+      model: MODEL,
+      n: 10_001,
+    });
     dispatcher.jobProcessing();
     await waitFor(`job.processing of ${jobId}`, async () =>
       fixture.receiver.requests.some((request) => request.rawBody.includes(jobId)),
