@@ -134,40 +134,34 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
   // found nothing (issue 26). Each still polls every `idleMs`, so a lost notification only waits.
   const idleIngestMs = () => (indexWakes ? (deps.ingestFallbackMs ?? 1_000) : (deps.ingestIntervalMs ?? 100));
   const ingestMinGapMs = deps.ingestMinGapMs ?? INGEST_MIN_GAP_MS;
-  const chainIngestion = startRoundLoop({
-    round: async () => {
-      try {
-        const result = await ingestChainEvents(deps.pool, deps.index, {
-          onMalformed: (rowId, error) =>
-            logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
-        });
-        if (result.deliveries > 0) claims.wake();
-        return result.more;
-      } catch (error) {
-        logger.warn({ err: error }, "webhook ingestion failed; retrying");
-        return false;
-      }
-    },
-    idleMs: idleIngestMs,
-    minGapMs: ingestMinGapMs,
-  });
+  // An ingestion round: what it enqueued wakes the claims at once; a failure is logged and waits for the next wake.
+  const ingestionLoop = (ingest: () => Promise<{ deliveries: number; more: boolean }>, what: string) =>
+    startRoundLoop({
+      round: async () => {
+        try {
+          const result = await ingest();
+          if (result.deliveries > 0) claims.wake();
+          return result.more;
+        } catch (error) {
+          logger.warn({ err: error }, `webhook ingestion of ${what} failed; retrying`);
+          return false;
+        }
+      },
+      idleMs: idleIngestMs,
+      minGapMs: ingestMinGapMs,
+    });
+  const chainIngestion = ingestionLoop(
+    () =>
+      ingestChainEvents(deps.pool, deps.index, {
+        onMalformed: (rowId, error) =>
+          logger.error({ chainEventId: rowId, err: error }, "chain event skipped: malformed"),
+      }),
+    "chain events",
+  );
   const jobIngestion =
     deps.pollGatewayJobs === false
       ? undefined
-      : startRoundLoop({
-          round: async () => {
-            try {
-              const result = await ingestProcessingJobs(deps.pool);
-              if (result.deliveries > 0) claims.wake();
-              return result.more;
-            } catch (error) {
-              logger.warn({ err: error }, "webhook ingestion of processing jobs failed; retrying");
-              return false;
-            }
-          },
-          idleMs: idleIngestMs,
-          minGapMs: ingestMinGapMs,
-        });
+      : ingestionLoop(() => ingestProcessingJobs(deps.pool), "processing jobs");
   const ingestAll = () => {
     chainIngestion.wake();
     jobIngestion?.wake();
