@@ -37,11 +37,13 @@ function harness(options: { insertFails: boolean; insert?: Promise<void> }) {
   for (const step of Object.values(lock)) step.promise.catch(() => undefined);
   const queued: QueuedLock = { signed: lock.signed.promise, sent: lock.sent.promise, mined: lock.mined.promise };
   const released: Hex[][] = [];
+  const mined: Hex[] = [];
   const failed: Hex[] = [];
   const deps = {
     ledger: {
       reserve: vi.fn(async () => ({ ok: true as const, availableAfter: 95n })),
       release: vi.fn(async (keys: Hex[]) => void released.push(keys)),
+      lockMined: vi.fn((key: Hex) => void mined.push(key)),
       available: vi.fn(async () => 100n),
       releaseIndexed: vi.fn(async () => undefined),
     },
@@ -76,7 +78,7 @@ function harness(options: { insertFails: boolean; insert?: Promise<void> }) {
     chainJobTimeoutSeconds: 120,
     logger: pino({ level: "silent" }),
   } as unknown as EscrowDeps;
-  return { deps, lock, released, failed };
+  return { deps, lock, released, mined, failed };
 }
 
 /** Lets every pending promise callback run. */
@@ -97,6 +99,32 @@ describe("openEscrow: routing before the row commits", () => {
     await settle();
     expect(recorded).toBe(true);
     expect(opened.lockRefused.aborted).toBe(false);
+  });
+});
+
+describe("openEscrow: the ledger's lookups of the lock", () => {
+  it("tells the ledger when the lock is mined, so its sweep looks for it in the index from then on", async () => {
+    const { deps, lock, mined } = harness({ insertFails: false });
+    const opening = openEscrow(deps, prepared());
+    lock.signed.resolve(BATCH_HASH);
+    const opened = await opening;
+    lock.sent.resolve(BATCH_HASH);
+    await settle();
+    expect(mined).toEqual([]);
+    lock.mined.resolve({ kind: "opened", balanceAfter: 95n, creditsLocked: 5n, deadline: 1_120n });
+    await settle();
+    expect(mined).toEqual([opened.jobKey]);
+  });
+
+  it("tells the ledger a lock not known to be mined in time may have been (the index may show it later)", async () => {
+    const { deps, lock, mined } = harness({ insertFails: false });
+    const opening = openEscrow(deps, prepared());
+    lock.signed.resolve(BATCH_HASH);
+    const opened = await opening;
+    lock.sent.resolve(BATCH_HASH);
+    lock.mined.reject(new Error("not mined within the wait"));
+    await settle();
+    expect(mined).toEqual([opened.jobKey]);
   });
 });
 

@@ -31,7 +31,7 @@ const LOCK_WATCH_MS = 250;
  * `submitted` mode's exposure bound.
  */
 export interface EscrowDeps extends FreshCreditsDeps {
-  ledger: Pick<CreditLedger, "reserve" | "release" | "available" | "releaseIndexed">;
+  ledger: Pick<CreditLedger, "reserve" | "release" | "lockMined" | "available" | "releaseIndexed">;
   jobs: Pick<JobStore, "insert" | "update">;
   locks: Pick<LockBatcher, "enqueue">;
   chain: Pick<
@@ -251,6 +251,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     .then(
       async (outcome: LockOutcome) => {
         if (outcome.kind === "opened") {
+          deps.ledger.lockMined(jobKey);
           opened.deadline = outcome.deadline;
           opened.balanceAfterLock = Number(outcome.balanceAfter);
           opened.creditsLocked = Number(outcome.creditsLocked);
@@ -291,7 +292,10 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         // transaction manager keeps it until final), within the escrow's MAX_LOCK_DELAY of its acceptance; if it
         // does, it goes back at once. The reservation stays until the index shows the lock (or it expires).
         if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
-        else void watchLateLock(deps, jobId, jobKey, opened.escrowTx);
+        else {
+          deps.ledger.lockMined(jobKey);
+          void watchLateLock(deps, jobId, jobKey, opened.escrowTx);
+        }
         refuse(apiError, "lock_reverted");
         throw apiError;
       },

@@ -17,7 +17,7 @@ const balanceRow = z.object({
 });
 const reservedRow = z.object({ available: z.coerce.bigint() });
 const countRow = z.object({ released: z.coerce.number() });
-const probeRow = z.object({ bound: z.coerce.bigint(), settled: z.boolean(), at: z.date() });
+const probeRow = z.object({ bound: z.coerce.bigint(), settled: z.boolean(), at: z.date(), asked: z.boolean() });
 const sweepRow = z.object({ kind: z.enum(["renewed", "indexed", "released", "wanted"]), id: z.string() });
 
 export interface CreditLedgerOptions {
@@ -35,6 +35,8 @@ export interface CreditLedgerOptions {
    * IDLE_SWEEP_MS): only for other gateways' leftovers (a dead gateway's expired slices and reservation rows).
    */
   idleSweepMs?: number;
+  /** A reservation in flight whose lock the gateway did not see mined is looked for after this long (UNMARKED_LOOKUP_MS). */
+  unmarkedLookupMs?: number;
 }
 
 export interface CreditSliceOptions {
@@ -61,6 +63,16 @@ const CONTENDED_MS = 1_000;
  * statement ten times a second per gateway.
  */
 export const IDLE_SWEEP_MS = 1_000;
+/**
+ * A sweep looks in the index for a reservation in flight once its lock was mined (`lockMined`) or it is this old
+ * whatever the gateway learnt, then less and less often while the index does not show it (CreditSlice.inflightEntries),
+ * and always when a peer is short of its wallet's credits (`wanted_at`, seen by the sweep's own statement, so the
+ * renewal a waiting peer counts on always looked) or this gateway is (a sweep for the wallet). Looking for every
+ * reservation in flight at every sweep cost most of the sweep: 100 jobs/s on automine with the index a few seconds
+ * behind left about 1,000 keys in flight, each looked up ten times a second (1,842 buffer reads and 9 ms per sweep)
+ * to find about 10 (issue 26).
+ */
+const UNMARKED_LOOKUP_MS = 5_000;
 /** Between two attempts of a request waiting for peers' slices. */
 const RECALL_POLL_MS = 25;
 
@@ -100,6 +112,8 @@ export class CreditLedger {
   private closed = false;
   private sweeping: Promise<number> | undefined;
   private sweepQueued: Promise<number> | undefined;
+  /** Wallets the next sweep looks up every reservation in flight of, mined or not (a request about to be refused). */
+  private readonly lookUpAll = new Set<string>();
   /** Set while a sweep statement runs: takes wait (a take and a sweep lock a wallet row and a slice row in
    *  opposite orders; run together by one owner they could deadlock). */
   private sweepGate: Promise<void> | undefined;
@@ -206,6 +220,15 @@ export class CreditLedger {
     }
   }
 
+  /**
+   * The lock of this job was mined (or may have been: no receipt in time): the sweep looks for it in the index from
+   * now on, so it stops counting its credits twice. Before, it looks only after UNMARKED_LOOKUP_MS.
+   */
+  lockMined(jobKey: Hex): void {
+    const key = jobKey.toLowerCase();
+    this.sliceOfKey.get(key)?.lockMined(key, Date.now());
+  }
+
   /** Releases the reservations of these jobs (their lock was skipped, reverted or never sent). */
   async release(jobKeys: readonly Hex[]): Promise<number> {
     let released = 0;
@@ -287,18 +310,23 @@ export class CreditLedger {
       if (second !== "refused") return second;
     }
     let askedAt: Date | null = null;
+    let asked = false;
     for (;;) {
-      await this.sweep().catch(() => 0);
+      await this.sweep(slice.wallet).catch(() => 0);
       const lacking = credits - slice.free;
       if (lacking <= 0n) return "retry";
       const again = await this.take(slice, lacking, credits);
       if (again !== "refused") return again;
       if (Date.now() >= deadline) return "refused";
       const probe = await this.gated(() => this.probeAndAsk(slice.wallet, lacking, askedAt));
-      askedAt ??= probe.at;
-      // Refused only once every live peer holding credits of the wallet swept since the first probe (its locks
-      // the index shows no longer count twice) and even their unused parts would not cover the request.
-      if (probe.bound < lacking && probe.settled) return "refused";
+      // Peers' renewals count from a probe that began after the ask committed: a sweep that began before it might
+      // not have seen the ask, and so not have looked up the wallet's unmarked locks.
+      if (asked) askedAt ??= probe.at;
+      asked ||= probe.asked;
+      // Refused at once when even every peer's unused part and every lock in flight would not cover the request (no
+      // ask: nothing a peer can give back would); otherwise only once every live peer holding credits of the wallet
+      // swept since the ask (its locks the index shows no longer count twice) and their unused parts do not cover it.
+      if (!probe.asked || (probe.bound < lacking && probe.settled)) return "refused";
       await new Promise((resolve) => setTimeout(resolve, RECALL_POLL_MS));
     }
   }
@@ -352,7 +380,9 @@ export class CreditLedger {
     wallet: string,
     need: bigint,
     since: Date | null,
-  ): Promise<{ bound: bigint; settled: boolean; at: Date }> {
+  ): Promise<{ bound: bigint; settled: boolean; at: Date; asked: boolean }> {
+    // Asked when the request would fit if the peers gave back their unused part and their locks the index already
+    // shows (their in-flight part, `credits - free`): a peer looks those up only for a wallet that is wanted.
     const { rows } = await this.pool.query(
       `WITH peers AS (
          SELECT free, credits, renewed_at FROM ledger_slice
@@ -361,13 +391,16 @@ export class CreditLedger {
          SELECT COALESCE((SELECT credits_available FROM ${this.account} WHERE wallet = $1), 0)
               - COALESCE((SELECT reserved FROM ledger_wallet WHERE wallet = $1), 0)
               + COALESCE((SELECT SUM(free) FROM peers), 0) AS bound,
+                COALESCE((SELECT SUM(credits - free) FROM peers), 0) AS inflight,
                 NOT EXISTS (SELECT 1 FROM peers WHERE credits > 0 AND renewed_at <= COALESCE($5::timestamptz, now()))
                   AS settled,
                 now() AS at
        ), asked AS (
-         UPDATE ledger_wallet SET wanted_at = now() WHERE wallet = $1 AND (SELECT bound FROM probe) >= $4::bigint
+         UPDATE ledger_wallet SET wanted_at = now()
+         WHERE wallet = $1 AND (SELECT bound + inflight FROM probe) >= $4::bigint
+         RETURNING 1
        )
-       SELECT bound, settled, at FROM probe`,
+       SELECT bound, settled, at, EXISTS (SELECT 1 FROM asked) AS asked FROM probe`,
       [wallet, this.owner, interval(this.peerFreshMs), need.toString(), since],
     );
     return probeRow.parse(rows[0]);
@@ -385,8 +418,12 @@ export class CreditLedger {
     }
   }
 
-  /** One sweep at a time; a call during one is served by the next (coalesced). */
+  /**
+   * One sweep at a time; a call during one is served by the next (coalesced). A call for a wallet (a request short of
+   * its credits) makes that sweep look up every reservation in flight of the wallet, mined or not.
+   */
   private sweep(wallet?: string): Promise<number> {
+    if (wallet !== undefined) this.lookUpAll.add(wallet);
     if (!this.sweeping) {
       this.sweeping = this.runSweep(wallet).finally(() => {
         this.sweeping = undefined;
@@ -407,8 +444,11 @@ export class CreditLedger {
     const startedAt = Date.now();
     this.idleSweepAt = startedAt + (this.options.idleSweepMs ?? IDLE_SWEEP_MS);
     const plan: { slice: CreditSlice; giveBack: bigint }[] = [];
-    const inflight: { slice: CreditSlice; key: string; credits: bigint }[] = [];
+    const inflight: { slice: CreditSlice; key: string; credits: bigint; marked: boolean }[] = [];
     const dropped: string[] = [];
+    const lookUpAll = new Set(this.lookUpAll);
+    this.lookUpAll.clear();
+    const unmarkedBefore = startedAt - (this.options.unmarkedLookupMs ?? UNMARKED_LOOKUP_MS);
     for (const slice of this.slices.values()) {
       const idle = sliceOptions !== undefined && startedAt - slice.lastUsedAt >= sliceOptions.idleMs;
       if (idle && slice.held === 0n && slice.inflight.size === 0 && !slice.taking) {
@@ -425,7 +465,9 @@ export class CreditLedger {
       const giveBack = idle || this.closed || startedAt < slice.contendedUntil ? slice.free : 0n;
       slice.returning += giveBack;
       plan.push({ slice, giveBack });
-      for (const [key, credits] of slice.inflight) inflight.push({ slice, key, credits });
+      const all = lookUpAll.has(slice.wallet);
+      for (const [key, credits, marked] of slice.inflightEntries(startedAt, unmarkedBefore))
+        inflight.push({ slice, key, credits, marked: all || marked });
     }
 
     let rows: z.infer<typeof sweepRow>[];
@@ -437,10 +479,12 @@ export class CreditLedger {
       await Promise.allSettled([...this.takesInFlight]);
       const result = await this.pool.query(
         `WITH inflight AS (
-           SELECT * FROM unnest($8::text[], $9::text[], $10::bigint[]) AS f(slice_id, job_key, credits)
+           SELECT * FROM unnest($8::text[], $9::text[], $10::bigint[], $13::boolean[], $14::text[])
+             AS f(slice_id, job_key, credits, marked, wallet)
          ), indexed AS (
            SELECT f.slice_id, f.job_key, f.credits FROM inflight f
-           WHERE EXISTS (SELECT 1 FROM ${this.job} j WHERE j.job_key = f.job_key)
+           WHERE (f.marked OR f.wallet IN (SELECT wallet FROM ledger_wallet WHERE wanted_at > now() - $12::interval))
+             AND EXISTS (SELECT 1 FROM ${this.job} j WHERE j.job_key = f.job_key)
          ), plan AS (
            SELECT p.slice_id, p.free,
                   p.give_back + COALESCE((SELECT SUM(i.credits) FROM indexed i WHERE i.slice_id = p.slice_id), 0) AS lower
@@ -487,6 +531,8 @@ export class CreditLedger {
           pgArray(inflight.map((entry) => entry.credits.toString())),
           pgArray(dropped),
           interval(CONTENDED_MS),
+          pgArray(inflight.map((entry) => String(entry.marked))),
+          pgArray(inflight.map((entry) => entry.slice.wallet)),
         ],
       );
       rows = result.rows.map((row) => sweepRow.parse(row));
@@ -498,6 +544,13 @@ export class CreditLedger {
       open();
     }
 
+    console.error(
+      "SWEEPDBG",
+      inflight.length,
+      inflight.filter((e) => e.marked).length,
+      rows.filter((r) => r.kind === "indexed").length,
+      Date.now() - startedAt,
+    );
     const renewed = new Set<string>();
     const indexed = new Set<string>();
     const wanted = new Set<string>();

@@ -11,6 +11,11 @@ export class CreditSlice {
   readonly inflight = new Map<string, bigint>();
   /** When each reservation in flight was served (Map order: oldest first). */
   private readonly servedAt = new Map<string, number>();
+  /**
+   * Reservations in flight whose lock the gateway saw mined (the index may show them now): when they were marked, and
+   * when the sweep looks for them next.
+   */
+  private readonly lookups = new Map<string, { markedAt: number; dueAt: number }>();
   private inflightSum = 0n;
   /** Unused credits a sweep in progress is giving back (not servable meanwhile). */
   returning = 0n;
@@ -68,8 +73,33 @@ export class CreditSlice {
     if (credits === undefined) return undefined;
     this.inflight.delete(jobKey);
     this.servedAt.delete(jobKey);
+    this.lookups.delete(jobKey);
     this.inflightSum -= credits;
     return credits;
+  }
+
+  /** The reservation's lock was mined (or may have been): the sweep looks for it in the index from now on. */
+  lockMined(jobKey: string, now: number): void {
+    if (this.inflight.has(jobKey) && !this.lookups.has(jobKey)) this.lookups.set(jobKey, { markedAt: now, dueAt: now });
+  }
+
+  /**
+   * The reservations in flight, each marked when the sweep at `now` looks for it in the index. One whose lock was
+   * mined is looked for at once, then after gaps as long as its age since (at most LOOKUP_MAX_GAP_MS): about
+   * log₂(lag / sweep interval) lookups however far the index lags, instead of one per sweep. One the gateway never
+   * saw mined is treated as mined once served before `unmarkedBefore`.
+   */
+  *inflightEntries(now: number, unmarkedBefore: number): Generator<[jobKey: string, credits: bigint, marked: boolean]> {
+    for (const [jobKey, credits] of this.inflight) {
+      let lookup = this.lookups.get(jobKey);
+      if (lookup === undefined && this.servedAt.get(jobKey)! < unmarkedBefore) {
+        lookup = { markedAt: now, dueAt: now };
+        this.lookups.set(jobKey, lookup);
+      }
+      const due = lookup !== undefined && now >= lookup.dueAt;
+      if (due) lookup!.dueAt = now + Math.min(LOOKUP_MAX_GAP_MS, now - lookup!.markedAt);
+      yield [jobKey, credits, due];
+    }
   }
 
   /**
@@ -111,6 +141,9 @@ export class CreditSlice {
     return this.demand * Math.exp(-(now - this.demandAt) / DEMAND_TAU_MS);
   }
 }
+
+/** The longest gap between two lookups of a mined lock the index does not show yet. */
+export const LOOKUP_MAX_GAP_MS = 2_000;
 
 /** A slice is sized to about this much of its wallet's demand in this gateway (one take per horizon at a steady rate). */
 export const DEMAND_HORIZON_MS = 1_000;

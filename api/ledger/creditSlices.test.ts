@@ -107,11 +107,46 @@ describe("credit slices", () => {
     await db.indexBalance(WALLET, 100n);
     await ledger.reserve(WALLET, jobKey(1), 30n);
     await db.indexLock(WALLET, jobKey(1), 30n);
+    ledger.lockMined(jobKey(1));
     // Between indexing and the sweep the lock counts twice: conservative, never over-granting.
     expect(await ledger.available(WALLET)).toBe(40n);
     expect(await ledger.releaseIndexed()).toBe(1);
     expect(await ledger.available(WALLET)).toBe(70n);
     expect(await db.reserved(WALLET)).toBe(0n);
+  });
+
+  it("the timer's sweep looks in the index only for locks the gateway saw mined", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 30n);
+    await ledger.reserve(WALLET, jobKey(2), 20n);
+    await db.indexLock(WALLET, jobKey(1), 30n);
+    await db.indexLock(WALLET, jobKey(2), 20n);
+    ledger.lockMined(jobKey(1));
+    // Both are indexed: only the one marked mined was looked for, and the other still counts (conservatively).
+    expect(await ledger.releaseIndexed()).toBe(1);
+    expect(await ledger.available(WALLET)).toBe(30n);
+  });
+
+  it("a lock whose mining the gateway never learnt of is looked for once it is unmarkedLookupMs old", async () => {
+    const ledger = db.gateway({}, undefined, { unmarkedLookupMs: 50 });
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 30n);
+    await db.indexLock(WALLET, jobKey(1), 30n);
+    expect(await ledger.releaseIndexed()).toBe(0);
+    await sleep(60);
+    expect(await ledger.releaseIndexed()).toBe(1);
+    expect(await ledger.available(WALLET)).toBe(70n);
+  });
+
+  it("a request short of its wallet's credits looks up every lock of the wallet, mined or not, before it is refused", async () => {
+    const ledger = db.gateway({});
+    await db.indexBalance(WALLET, 100n);
+    await ledger.reserve(WALLET, jobKey(1), 60n);
+    await db.indexLock(WALLET, jobKey(1), 60n);
+    // 40 remain on chain; the slice still counts the 60 of the unmarked lock until the wallet's sweep finds it.
+    const result = await ledger.reserve(WALLET, jobKey(2), 40n);
+    expect(result.ok).toBe(true);
   });
 
   it("a reservation in a slice that nobody confirmed or released expires after its TTL, so credits are never stuck", async () => {

@@ -6,7 +6,7 @@ import { repoRoot } from "../../scripts/stack/repoRoot.js";
 import { startPostgres, type RunningPostgres } from "../../scripts/stack/startPostgres.js";
 import { createPool } from "../db/createPool.js";
 import { migrate } from "../db/migrate.js";
-import { CreditLedger, type CreditSliceOptions } from "./creditLedger.js";
+import { CreditLedger, type CreditLedgerOptions, type CreditSliceOptions } from "./creditLedger.js";
 
 // The ledger's tests run on a real PostgreSQL (the stack's embedded server, one folder and port per test file).
 // The index tables are created with the columns Ponder gives indexer/ponder.schema.ts (`account`, `job`,
@@ -16,7 +16,11 @@ export const API_SCHEMA = "api_under_test";
 
 export interface LedgerDatabase {
   /** One gateway's ledger: its own pool, as a second gateway process would have. */
-  gateway(slices?: Partial<CreditSliceOptions>, reservationTtlMs?: number): CreditLedger;
+  gateway(
+    slices?: Partial<CreditSliceOptions>,
+    reservationTtlMs?: number,
+    options?: Pick<CreditLedgerOptions, "unmarkedLookupMs">,
+  ): CreditLedger;
   /** The index's balance for the wallet (a deposit, or any event's balanceAfter). */
   indexBalance(wallet: Address, available: bigint): Promise<void>;
   /** What the indexer does on JobOpened: the job row, and the wallet's balanceAfter. */
@@ -73,7 +77,7 @@ export function useLedgerDatabase(port: number, folder: string): LedgerDatabase 
   });
 
   return {
-    gateway(slices, reservationTtlMs = 300_000) {
+    gateway(slices, reservationTtlMs = 300_000, options = {}) {
       const pool = createPool(postgres.databaseUrl, API_SCHEMA);
       pools.push(pool);
       gateways += 1;
@@ -81,6 +85,7 @@ export function useLedgerDatabase(port: number, folder: string): LedgerDatabase 
         indexSchema: INDEX_SCHEMA,
         reservationTtlMs,
         slices: slices && { owner: `gw-${gateways}`, ...SLICE_DEFAULTS, ...slices },
+        ...options,
       });
     },
     async indexBalance(wallet, available) {
