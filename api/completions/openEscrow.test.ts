@@ -103,13 +103,18 @@ describe("openEscrow: routing before the row commits", () => {
 });
 
 describe("openEscrow: the ledger's lookups of the lock", () => {
-  it("tells the ledger when the lock is mined, so its sweep looks for it in the index from then on", async () => {
-    const { deps, lock, mined } = harness({ insertFails: false });
-    const opening = openEscrow(deps, prepared());
-    lock.signed.resolve(BATCH_HASH);
+  async function openedAndSent() {
+    const h = harness({ insertFails: false });
+    const opening = openEscrow(h.deps, prepared());
+    h.lock.signed.resolve(BATCH_HASH);
     const opened = await opening;
-    lock.sent.resolve(BATCH_HASH);
+    h.lock.sent.resolve(BATCH_HASH);
     await settle();
+    return { ...h, opened };
+  }
+
+  it("tells the ledger when the lock is mined, so its sweep looks for it in the index from then on", async () => {
+    const { lock, mined, opened } = await openedAndSent();
     expect(mined).toEqual([]);
     lock.mined.resolve({ kind: "opened", balanceAfter: 95n, creditsLocked: 5n, deadline: 1_120n });
     await settle();
@@ -117,11 +122,7 @@ describe("openEscrow: the ledger's lookups of the lock", () => {
   });
 
   it("tells the ledger a lock not known to be mined in time may have been (the index may show it later)", async () => {
-    const { deps, lock, mined } = harness({ insertFails: false });
-    const opening = openEscrow(deps, prepared());
-    lock.signed.resolve(BATCH_HASH);
-    const opened = await opening;
-    lock.sent.resolve(BATCH_HASH);
+    const { lock, mined, opened } = await openedAndSent();
     lock.mined.reject(new Error("not mined within the wait"));
     await settle();
     expect(mined).toEqual([opened.jobKey]);

@@ -149,6 +149,21 @@ describe("credit slices", () => {
     expect(result.ok).toBe(true);
   });
 
+  it("a peer short of the wallet's credits makes a gateway look up its locks of the wallet, mined or not, and is served", async () => {
+    const holder = db.gateway({});
+    const asker = db.gateway({});
+    await db.indexBalance(WALLET, 100n);
+    await holder.reserve(WALLET, jobKey(1), 60n);
+    await db.indexLock(WALLET, jobKey(1), 60n);
+    const stop = sweeping(holder);
+    try {
+      // The holder never saw its lock mined: only the asker's wanted_at makes its sweep look the lock up.
+      expect(await asker.reserve(WALLET, jobKey(2), 40n)).toMatchObject({ ok: true });
+    } finally {
+      stop();
+    }
+  });
+
   it("a reservation in a slice that nobody confirmed or released expires after its TTL, so credits are never stuck", async () => {
     const ledger = db.gateway({ idleMs: 30 }, 50);
     await db.indexBalance(WALLET, 10n);
