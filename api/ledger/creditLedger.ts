@@ -544,13 +544,6 @@ export class CreditLedger {
       open();
     }
 
-    console.error(
-      "SWEEPDBG",
-      inflight.length,
-      inflight.filter((e) => e.marked).length,
-      rows.filter((r) => r.kind === "indexed").length,
-      Date.now() - startedAt,
-    );
     const renewed = new Set<string>();
     const indexed = new Set<string>();
     const wanted = new Set<string>();
