@@ -1244,10 +1244,16 @@ describe("finality (issue 25)", () => {
 
   it("does not poll for a burial the chain's pace cannot bring within the wait", async () => {
     // The chain was seen to move a block every 300 ms; a settlement needing two more blocks within 400 ms cannot
-    // be final in time.
+    // be final in time. The block comes 300 ms after the lifecycle's first read of the head, so the pace it sees
+    // does not depend on how long the job took to get there.
     const lifecycle = gateway({ finalityDepth: 3, finalWaitMs: 400 });
     const first = await jobIn("processing");
-    setTimeout(() => (chain.head = 8n), 300);
+    const readHead = chain.headBlock.bind(chain);
+    let nextBlock: NodeJS.Timeout | undefined;
+    chain.headBlock = () => {
+      nextBlock ??= setTimeout(() => (chain.head = 8n), 300);
+      return readHead();
+    };
     await lifecycle.conclude(first, {
       kind: "receipt",
       receipt: receiptFor(first.jobKey),
