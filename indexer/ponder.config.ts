@@ -18,6 +18,11 @@ const { contracts, startBlock } = deployments;
 // Local development chains (Hardhat, Anvil) reuse their chain id after every restart, so Ponder's RPC cache
 // (shared by every schema in the database) would serve blocks of a chain that no longer exists.
 const isLocalChain = deployments.chainId === 31337 || deployments.chainId === 1337;
+// Ponder's limiter starts a custom transport at 20 requests/s and rises 5% per 10 busy seconds; with head polls
+// taking 10 of them, a local automine node that mines a block per transaction left the index seconds behind at
+// load (indexer/README.md "JSON-RPC rate"). A local node has no rate limit to respect.
+const LOCAL_NODE_MAX_RPS = 500;
+const maxRequestsPerSecond = env.PONDER_RPC_MAX_RPS ?? (isLocalChain ? LOCAL_NODE_MAX_RPS : undefined);
 
 export default createConfig({
   // The database comes from DATABASE_URL (Postgres) and the schema from DATABASE_SCHEMA / --schema.
@@ -40,6 +45,7 @@ export default createConfig({
       }),
       ...(env.PONDER_WS_URL ? { ws: env.PONDER_WS_URL } : {}),
       pollingInterval: env.PONDER_POLLING_INTERVAL_MS,
+      ...(maxRequestsPerSecond === undefined ? {} : { maxRequestsPerSecond }),
       disableCache: isLocalChain,
     },
   },

@@ -18,6 +18,12 @@ const envSchema = z.object({
     .pipe(z.array(z.url())),
   /** Optional WebSocket URL: new blocks arrive by subscription instead of polling. */
   PONDER_WS_URL: z.url().optional(),
+  /**
+   * JSON-RPC requests per second the indexer may send (Ponder's `maxRequestsPerSecond`, which the patched Ponder
+   * starts its adaptive limiter at and caps it by; it still backs off on rate-limit errors). Unset: Ponder's own
+   * start (20, rising slowly) for a hosted chain, no practical limit for a local node (ponder.config.ts).
+   */
+  PONDER_RPC_MAX_RPS: z.coerce.number().int().min(1).optional(),
   /** Milliseconds between polls for new blocks (Ponder's minimum is 100). */
   PONDER_POLLING_INTERVAL_MS: z.coerce.number().int().min(100).default(100),
   /** One JSON-RPC attempt gives up after this long; the request is then retried (config/chainTransport.ts). */

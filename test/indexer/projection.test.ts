@@ -950,3 +950,19 @@ describe("the indexer process", () => {
     expect(Number(min) * 1000).toBeGreaterThanOrEqual(EVENT_LOOP_SAMPLE_MS * 0.9);
   });
 });
+
+describe("live sync", () => {
+  it("follows a burst of blocks at more than Ponder's default JSON-RPC rate (a local node's limit is lifted)", async () => {
+    // Ponder's limiter starts at 20 requests a second, 10 of them taken by the 100 ms head polls, and every block
+    // costs at least one request: under it, BURST blocks take at least BURST / 10 seconds to index.
+    const BURST = 300;
+    const BLOCKS_PER_SECOND_UNDER_DEFAULT_LIMIT = 10;
+    const head = (await chain.publicClient.getBlockNumber()) + BigInt(BURST);
+    const started = performance.now();
+    await chain.mineOneByOne(BURST);
+    await stack.indexed(head);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`indexed a burst of ${BURST} blocks in ${seconds.toFixed(1)} s`);
+    expect(seconds).toBeLessThan(BURST / BLOCKS_PER_SECOND_UNDER_DEFAULT_LIMIT / 2);
+  });
+});

@@ -64,6 +64,11 @@ export function chainDriver(rpcUrl: string, deployment: Deployment) {
     async latestTimestamp(): Promise<bigint> {
       return (await publicClient.getBlock()).timestamp;
     },
+    /** Mines `blocks` empty blocks one call each (Hardhat's many-block `hardhat_mine` leaves the blocks between
+     *  the first and the last without a parent hash Ponder can follow). */
+    async mineOneByOne(blocks: number): Promise<void> {
+      for (let mined = 0; mined < blocks; mined++) await testClient.mine({ blocks: 1 });
+    },
     /** Moves chain time forward and mines a block at the new time. */
     async travel(seconds: number): Promise<void> {
       await testClient.increaseTime({ seconds });
