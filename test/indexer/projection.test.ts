@@ -22,6 +22,7 @@ import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
 import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
+import pg from "pg";
 
 // One chain history, driven step by step through every contract function that emits an event; after each
 // step the indexed rows are read back through @ponder/client, as the gateway reads them.
@@ -948,6 +949,30 @@ describe("the indexer process", () => {
     expect(min, "Ponder's /metrics lists nodejs_eventloop_lag_min_seconds").toBeDefined();
     // Each sample is the time between two firings of the monitor's timer, so none is shorter than its interval.
     expect(Number(min) * 1000).toBeGreaterThanOrEqual(EVENT_LOOP_SAMPLE_MS * 0.9);
+  });
+  it("keeps its live-query table for the connection instead of creating and dropping one per block (patched Ponder)", async () => {
+    // Ponder 0.16.10 runs CREATE TEMP TABLE … ON COMMIT DROP in every indexed block's transaction (3.3 ms each and
+    // a set of catalog rows left dead); patches/ponder+0.16.10.patch keeps it, emptied at each commit.
+    const tableOids = async (): Promise<string[]> => {
+      const client = new pg.Client({ connectionString: stack.postgres.databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ oid: string }>(
+          "SELECT oid::text FROM pg_class WHERE relname = 'live_query_tables' AND relpersistence = 't'",
+        );
+        return rows.map((row) => row.oid);
+      } finally {
+        await client.end();
+      }
+    };
+    const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
+    await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+    const before = await tableOids();
+    for (let block = 0; block < 3; block++) await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+    const after = await tableOids();
+
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.filter((oid) => !before.includes(oid))).toEqual([]);
   });
 });
 
