@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.js";
-import { runWorkerUntilExit, TEST_GATEWAY_TOKEN, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
+import {
+  runWorkerUntilExit,
+  TEST_GATEWAY_TOKEN,
+  TEST_WORKER_PRIVATE_KEY,
+  WORKER_START_TEST_TIMEOUT_MS,
+} from "./testing/startWorkerProcess.js";
 
 const validEnv = {
   WORKER_PRIVATE_KEY: TEST_WORKER_PRIVATE_KEY,
@@ -103,12 +108,16 @@ describe("loadConfig", () => {
 });
 
 describe("worker start-up", () => {
-  it("error: exits with status 1 and prints each bad field when the configuration is invalid", async () => {
-    const exit = await runWorkerUntilExit({ WORKER_PORT: "99999", WORKER_MODELS: "qwen3-1.7b" });
-    expect(exit.code).toBe(1);
-    expect(exit.stderr).toContain("Invalid worker configuration");
-    expect(exit.stderr).toContain("WORKER_PRIVATE_KEY");
-    expect(exit.stderr).toContain("WORKER_PORT");
-    expect(exit.stderr).toContain("WORKER_GATEWAY_TOKEN");
-  });
+  it(
+    "error: exits with status 1 and prints each bad field when the configuration is invalid",
+    async () => {
+      const exit = await runWorkerUntilExit({ WORKER_PORT: "99999", WORKER_MODELS: "qwen3-1.7b" });
+      expect(exit.code).toBe(1);
+      expect(exit.stderr).toContain("Invalid worker configuration");
+      expect(exit.stderr).toContain("WORKER_PRIVATE_KEY");
+      expect(exit.stderr).toContain("WORKER_PORT");
+      expect(exit.stderr).toContain("WORKER_GATEWAY_TOKEN");
+    },
+    WORKER_START_TEST_TIMEOUT_MS,
+  );
 });

@@ -20,7 +20,12 @@ import {
 } from "./testing/jobClient.js";
 import type { TimedLine } from "./testing/jobClient.js";
 import { recoverJsonReceiptSigner } from "./testing/recoverJsonReceiptSigner.js";
-import { runWorkerUntilExit, startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
+import {
+  runWorkerUntilExit,
+  startWorkerProcess,
+  TEST_WORKER_PRIVATE_KEY,
+  WORKER_START_TEST_TIMEOUT_MS,
+} from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
 // The real worker process serving the generated tiny GGUF model with the llama backend (ports 8790-8799).
@@ -160,19 +165,23 @@ describe("worker with the llama backend", () => {
 });
 
 describe("llama backend start-up", () => {
-  it("error: exits with status 1 naming the model when the GGUF file cannot be loaded", async () => {
-    const broken = path.join(fixture.directory, "broken.gguf");
-    // The GGUF magic and version, then nothing: passes the config check, fails in llama.cpp.
-    await writeFile(broken, Buffer.from([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0]));
-    const config = path.join(fixture.directory, "broken.json");
-    await writeFile(config, JSON.stringify({ models: { broken: { backend: "llama", modelPath: "broken.gguf" } } }));
-    const exit = await runWorkerUntilExit({
-      WORKER_PRIVATE_KEY: TEST_WORKER_PRIVATE_KEY,
-      WORKER_PORT: String(PORT + 1),
-      WORKER_GATEWAY_TOKEN: "test-gateway-token-0123456789",
-      WORKER_CONFIG: config,
-    });
-    expect(exit.code).toBe(1);
-    expect(exit.stderr).toContain(`model broken: cannot load ${broken}`);
-  });
+  it(
+    "error: exits with status 1 naming the model when the GGUF file cannot be loaded",
+    async () => {
+      const broken = path.join(fixture.directory, "broken.gguf");
+      // The GGUF magic and version, then nothing: passes the config check, fails in llama.cpp.
+      await writeFile(broken, Buffer.from([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0]));
+      const config = path.join(fixture.directory, "broken.json");
+      await writeFile(config, JSON.stringify({ models: { broken: { backend: "llama", modelPath: "broken.gguf" } } }));
+      const exit = await runWorkerUntilExit({
+        WORKER_PRIVATE_KEY: TEST_WORKER_PRIVATE_KEY,
+        WORKER_PORT: String(PORT + 1),
+        WORKER_GATEWAY_TOKEN: "test-gateway-token-0123456789",
+        WORKER_CONFIG: config,
+      });
+      expect(exit.code).toBe(1);
+      expect(exit.stderr).toContain(`model broken: cannot load ${broken}`);
+    },
+    WORKER_START_TEST_TIMEOUT_MS,
+  );
 });

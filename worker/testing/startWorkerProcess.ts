@@ -20,6 +20,15 @@ export type WorkerProcess = {
 
 export type WorkerExit = { code: number | null; stderr: string; stdout: string };
 
+/**
+ * How long a worker may take to start, or to fail to start. Generous: `npm test` runs two lanes of suites at once on
+ * two cores, and a cold tsx start costs seconds of CPU then (the CI of stop 47 timed a failing llama start-up out at
+ * 30 s; it takes 6.6 s on a quiet host).
+ */
+export const WORKER_START_DEADLINE_MS = 60_000;
+/** For a test that waits on a worker's start-up: above the deadline, so the deadline's error names the output. */
+export const WORKER_START_TEST_TIMEOUT_MS = WORKER_START_DEADLINE_MS + 30_000;
+
 function workerEnv(port: number, env: Record<string, string>): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
@@ -45,8 +54,7 @@ export async function startWorkerProcess(port: number, env: Record<string, strin
   const exited = once(child, "exit");
 
   const url = `http://127.0.0.1:${port}`;
-  // Generous: `npm test` runs two lanes of suites at once on two cores, and a cold tsx start is slow then.
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + WORKER_START_DEADLINE_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}:\n${output}`);
     try {
@@ -77,7 +85,10 @@ export async function startWorkerProcess(port: number, env: Record<string, strin
   };
 }
 
-/** Runs the worker until it exits on its own (for start-up failures). */
+/**
+ * Runs the worker until it exits on its own (for start-up failures); kills it and throws with its output if it is still
+ * running after the start-up deadline.
+ */
 export async function runWorkerUntilExit(env: Record<string, string>): Promise<WorkerExit> {
   const child = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], {
     cwd: repoRoot,
@@ -88,6 +99,15 @@ export async function runWorkerUntilExit(env: Record<string, string>): Promise<W
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, stdout, stderr };
+  const exited = once(child, "exit") as Promise<[number | null]>;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"deadline">((resolve) => {
+    timer = setTimeout(() => resolve("deadline"), WORKER_START_DEADLINE_MS);
+  });
+  const outcome = await Promise.race([exited, deadline]).finally(() => clearTimeout(timer));
+  if (outcome === "deadline") {
+    child.kill("SIGKILL");
+    throw new Error(`worker still running after ${WORKER_START_DEADLINE_MS} ms:\n${stdout}${stderr}`);
+  }
+  return { code: outcome[0], stdout, stderr };
 }
