@@ -141,6 +141,21 @@ async function settledJob(keyHash: Hex, output: string) {
   return { ...opened, settlement, settleReceipt: receipt };
 }
 
+/**
+ * Ponder's counts of the `job` table's cache reads (`/metrics`): answered from memory (`hit`, a row it kept or
+ * prefetched for the block), or by a query of its own (`miss`).
+ */
+async function jobCacheRequests(): Promise<{ hit: number; miss: number }> {
+  const metrics = await (await fetch(`${stack.indexerUrl}/metrics`)).text();
+  const count = (type: string) =>
+    Number(
+      new RegExp(`^ponder_indexing_cache_requests_total\\{table="job",type="${type}"\\} (\\S+)$`, "m").exec(
+        metrics,
+      )?.[1] ?? 0,
+    );
+  return { hit: count("hit"), miss: count("miss") };
+}
+
 beforeAll(async () => {
   stack = await startIndexedStack("projection");
   chain = chainDriver(stack.chain.rpcUrl, stack.deployment);
@@ -606,6 +621,22 @@ describe("jobs", () => {
       creditsCharged: 9n,
     });
     expect((await accountOf(customer.address)).creditsLocked).toBe(ESCROW_1000_TOKENS);
+  });
+
+  it("keeps or prefetches the job row a settlement needs instead of querying it alone (patched Ponder)", async () => {
+    // Ponder 0.16.10 learns which rows each handler reads only while backfilling, and before every realtime block
+    // it drops the cached rows it does not expect to be read. On a fresh chain it had learned nothing, so each
+    // JobSettled queried its job alone: one SELECT per job at any load. The patch lets it learn in realtime too.
+    // Two settlements teach it (it samples one event in ten, from the second); the ones after must not miss.
+    const TAUGHT = 2;
+    const CHECKED = 3;
+    for (let n = 0; n < TAUGHT; n++) await settledJob(customerKeys[2], `teach ${n}`);
+    const before = await jobCacheRequests();
+    for (let n = 0; n < CHECKED; n++) await settledJob(customerKeys[2], `checked ${n}`);
+    const after = await jobCacheRequests();
+
+    expect(after.miss - before.miss).toBe(0);
+    expect(after.hit - before.hit).toBeGreaterThanOrEqual(CHECKED);
   });
 
   it("failJob marks the job failed and returns its escrow", async () => {
