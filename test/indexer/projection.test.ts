@@ -1005,6 +1005,25 @@ describe("the indexer process", () => {
     expect(before.length).toBeGreaterThan(0);
     expect(after.filter((oid) => !before.includes(oid))).toEqual([]);
   });
+
+  it("stamps the reorg copies of only the tables a block wrote (patched Ponder)", async () => {
+    // Ponder 0.16.10 ends every indexed block with one UPDATE per indexed table (11 here) to stamp the block's
+    // checkpoint on its reorg copies, whether or not the block wrote the table. A deposit writes two: the wallet's
+    // account and its chain_event row.
+    const DEPOSIT_TABLES = 2;
+    const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
+    const commitBlockCount = async (): Promise<number> => {
+      const metrics = await (await fetch(`${stack.indexerUrl}/metrics`)).text();
+      return Number(/^ponder_database_method_duration_count\{method="commit_block"\} (\S+)$/m.exec(metrics)?.[1]);
+    };
+    await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+    const before = await commitBlockCount();
+    await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+    const after = await commitBlockCount();
+
+    expect(Number.isFinite(before)).toBe(true);
+    expect(after - before).toBe(DEPOSIT_TABLES);
+  });
 });
 
 describe("live sync", () => {
