@@ -20,6 +20,7 @@ import { localAccount } from "@credit-metered/client/local";
 import { EVENT_LOOP_SAMPLE_MS } from "../../shared/metrics/eventLoopSampling.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
+import { ponderCounters } from "./support/ownIndexer.js";
 import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 import pg from "pg";
@@ -146,13 +147,8 @@ async function settledJob(keyHash: Hex, output: string) {
  * prefetched for the block), or by a query of its own (`miss`).
  */
 async function jobCacheRequests(): Promise<{ hit: number; miss: number }> {
-  const metrics = await (await fetch(`${stack.indexerUrl}/metrics`)).text();
-  const count = (type: string) =>
-    Number(
-      new RegExp(`^ponder_indexing_cache_requests_total\\{table="job",type="${type}"\\} (\\S+)$`, "m").exec(
-        metrics,
-      )?.[1] ?? 0,
-    );
+  const counters = await ponderCounters(stack.indexerUrl, ["ponder_indexing_cache_requests_total"]);
+  const count = (type: string) => counters.get(`ponder_indexing_cache_requests_total{table="job",type="${type}"}`) ?? 0;
   return { hit: count("hit"), miss: count("miss") };
 }
 
@@ -1012,10 +1008,12 @@ describe("the indexer process", () => {
     // account and its chain_event row.
     const DEPOSIT_TABLES = 2;
     const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
-    const commitBlockCount = async (): Promise<number> => {
-      const metrics = await (await fetch(`${stack.indexerUrl}/metrics`)).text();
-      return Number(/^ponder_database_method_duration_count\{method="commit_block"\} (\S+)$/m.exec(metrics)?.[1]);
-    };
+    const commitBlockCount = async (): Promise<number> =>
+      Number(
+        (await ponderCounters(stack.indexerUrl, ["ponder_database_method_duration_count"])).get(
+          'ponder_database_method_duration_count{method="commit_block"}',
+        ),
+      );
     await step(chain.deposit(customer, SMALLEST_DEPOSIT));
     const before = await commitBlockCount();
     await step(chain.deposit(customer, SMALLEST_DEPOSIT));
