@@ -419,9 +419,14 @@ describe("a live request", () => {
     // A hold bound far beyond the wait below: only writing the mark with the next tick puts it in the table in time.
     const conclusion = await gateway({}, { holdMs: 60_000 }).conclude(job, { kind: "failed", reason: "client gone" });
     expect(conclusion.kind).toBe("closed");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [job.jobId]);
-    expect([rows[0]?.status, rows[0]?.closed_before_lock]).toEqual(["failed", true]);
+    // Polled, not slept: a fixed 300 ms wait failed on a loaded host; 5 s is still far inside the hold bound.
+    let written: GatewayJobRow | undefined;
+    for (let i = 0; i < 500 && !(written?.status === "failed" && written.closed_before_lock); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [job.jobId]);
+      written = rows[0];
+    }
+    expect([written?.status, written?.closed_before_lock]).toEqual(["failed", true]);
   });
 
   it("marks a job ended before the gateway saw its lock mined in the close's own write, before any chain call", async () => {
