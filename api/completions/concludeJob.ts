@@ -71,8 +71,13 @@ export async function concludeJob(
     const refundTx = conclusion.kind === "closed" ? conclusion.tx : undefined;
     return { kind: "not_charged", error: timeoutError(opened, outcome.worker, refundTx) };
   }
-  if (conclusion.kind !== "settling")
-    return { kind: "not_charged", error: closedBeforeSettlement(opened, prepared, outcome.worker) };
+  if (conclusion.kind !== "settling") {
+    // Closed by its lock's refusal between the relay's last look at the signal and this move: the refusal answers.
+    const error = opened.refusal
+      ? withJobHeaders(opened.refusal, opened, prepared, outcome.worker)
+      : closedBeforeSettlement(opened, prepared, outcome.worker);
+    return { kind: "not_charged", error };
+  }
   const { receipt } = outcome.close;
   const creditsCharged = Number(chargeFor(prepared.model, receipt.completionTokens, BigInt(opened.creditsLocked)));
   return {

@@ -70,6 +70,12 @@ export interface OpenedJob {
   /** Aborted, with the client's ApiError as reason, when the chain refused the lock: the job must stop. */
   lockRefused: AbortSignal;
   /**
+   * The refusal's ApiError, set as soon as it is known, before the job is moved to `failed` (`lockRefused` aborts
+   * only after that move, so the relay's own close finds the job moved). A relay that read the signal just before
+   * the abort and then found its job failed answers with this instead of "closed by another process".
+   */
+  refusal?: ApiError;
+  /**
    * Set by the relay when the job ends with nothing to charge (the client is answered with an error): a lock
    * mined after that is failed at once (issue 25), since the lifecycle's failJob could not reach an unmined lock.
    */
@@ -266,6 +272,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         if (outcome.reason === "accepted_at_invalid") deps.chain.resampleClock();
         // Skipped: nothing was locked, so nothing can be charged; the job stops, the reservation goes back.
         const apiError = await refusalOf(deps, prepared, request, outcome);
+        opened.refusal = apiError;
         await closeUnlocked(apiError.code);
         refuse(apiError, apiError.code);
         throw apiError;
@@ -282,6 +289,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
           const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
           if (!mapped) deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
           const apiError = mapped ?? serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
+          opened.refusal = apiError;
           await closeUnlocked(mapped ? mapped.code : "not_sent");
           refuse(apiError, mapped ? mapped.code : "lock_not_sent");
           throw apiError;
@@ -291,8 +299,10 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may still land (the
         // transaction manager keeps it until final), within the escrow's MAX_LOCK_DELAY of its acceptance; if it
         // does, it goes back at once. The reservation stays until the index shows the lock (or it expires).
-        if (error instanceof TransactionRevertedError) await closeUnlocked("lock_reverted");
-        else {
+        if (error instanceof TransactionRevertedError) {
+          opened.refusal = apiError;
+          await closeUnlocked("lock_reverted");
+        } else {
           deps.ledger.lockMined(jobKey);
           void watchLateLock(deps, jobId, jobKey, opened.escrowTx);
         }

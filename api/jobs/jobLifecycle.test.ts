@@ -1472,6 +1472,27 @@ describe("concludeJob: what the client is charged", () => {
     expect(chain.count("settle", job.jobKey)).toBe(0);
   });
 
+  it("answers the lock's refusal, nothing charged, when the refusal closed the job while its receipt was checked", async () => {
+    // openEscrow records the refusal, moves the job to failed, then aborts lockRefused: a relay that looked at the
+    // signal just before the abort reaches this move with the job already failed (a CI run answered job_failed).
+    const lifecycle = gateway();
+    const job = await jobIn("processing");
+    await lifecycle.lockRefused(job.jobId, "lock refused: spending_cap_exceeded");
+    const refusal = new ApiError("spending_cap_exceeded");
+
+    const concluded = await concludeJob(
+      { lifecycle },
+      prepared,
+      { ...openedFor(job), refusal, lockConfirmed: false },
+      delivered(job.jobKey, 10),
+    );
+
+    expect(concluded.kind).toBe("not_charged");
+    expect(concluded.kind === "not_charged" && concluded.error.code).toBe("spending_cap_exceeded");
+    expect(concluded.kind === "not_charged" && concluded.error.headers["x-service-job-id"]).toBe(job.jobId);
+    expect(chain.count("settle", job.jobKey)).toBe(0);
+  });
+
   it("answers a timed-out job with the refund transaction, nothing charged", async () => {
     const lifecycle = gateway({ gatewayTimeoutMs: 5_000 });
     const job = await jobIn("processing");
