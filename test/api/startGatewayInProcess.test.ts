@@ -24,7 +24,9 @@ describe("startGateway (in process, LOCK_MODE=submitted, batched settlement)", (
         GATEWAY_PRIVATE_KEY: localPrivateKey(LOCAL_ACCOUNT_INDEX.gateway),
         WORKER_GATEWAY_TOKEN: info.gatewayToken,
         LOCK_MODE: "submitted",
-        SETTLEMENT_BATCH_WINDOW_MS: "300",
+        // Wide enough that the receipts of three concurrent requests fall in one window on a loaded host: at 300 ms a
+        // CI run saw their answers spread so that each receipt left alone.
+        SETTLEMENT_BATCH_WINDOW_MS: "2000",
         WEBHOOK_DISPATCHER_ENABLED: "false",
         RPC_POLLING_INTERVAL_MS: "50",
         LOG_LEVEL: process.env.GATEWAY_TEST_LOG_LEVEL ?? "silent",
