@@ -272,8 +272,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         if (outcome.reason === "accepted_at_invalid") deps.chain.resampleClock();
         // Skipped: nothing was locked, so nothing can be charged; the job stops, the reservation goes back.
         const apiError = await refusalOf(deps, prepared, request, outcome);
-        opened.refusal = apiError;
-        await closeUnlocked(apiError.code);
+        await closeUnlocked(apiError, apiError.code);
         refuse(apiError, apiError.code);
         throw apiError;
       },
@@ -289,8 +288,7 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
           const mapped = mapOpenJobRevert(error, { model: prepared.model.id, tier: prepared.model.tier });
           if (!mapped) deps.logger.error({ err: error, job_id: jobId }, "lock batch not sent");
           const apiError = mapped ?? serviceUnavailable("The escrow transaction could not be sent. Retry shortly.");
-          opened.refusal = apiError;
-          await closeUnlocked(mapped ? mapped.code : "not_sent");
+          await closeUnlocked(apiError, mapped ? mapped.code : "not_sent");
           refuse(apiError, mapped ? mapped.code : "lock_not_sent");
           throw apiError;
         }
@@ -299,10 +297,8 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
         // Reverted: nothing was locked. Not known to be mined (no receipt in time): the lock may still land (the
         // transaction manager keeps it until final), within the escrow's MAX_LOCK_DELAY of its acceptance; if it
         // does, it goes back at once. The reservation stays until the index shows the lock (or it expires).
-        if (error instanceof TransactionRevertedError) {
-          opened.refusal = apiError;
-          await closeUnlocked("lock_reverted");
-        } else {
+        if (error instanceof TransactionRevertedError) await closeUnlocked(apiError, "lock_reverted");
+        else {
           deps.ledger.lockMined(jobKey);
           void watchLateLock(deps, jobId, jobKey, opened.escrowTx);
         }
@@ -313,7 +309,9 @@ export async function openEscrow(deps: EscrowDeps, prepared: PreparedCompletion)
     .finally(() => {
       if (routedUnmined) deps.unconfirmedLocks.confirmed(credits);
     });
-  async function closeUnlocked(code: string): Promise<void> {
+  /** Nothing was locked: the refusal is recorded first (`OpenedJob.refusal`), then the job is failed. */
+  async function closeUnlocked(refusal: ApiError, code: string): Promise<void> {
+    opened.refusal = refusal;
     await release();
     await deps.lifecycle.lockRefused(jobId, `lock refused: ${code}`).catch(() => undefined);
   }

@@ -324,6 +324,22 @@ async function settledInTable(jobId: string): Promise<GatewayJobRow | undefined>
   return found;
 }
 
+/** The row as the table has it now, without flushing any store. */
+async function tableRow(jobId: string): Promise<GatewayJobRow> {
+  const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
+  return rows[0]!;
+}
+
+/** Polls the table (no store flushed) until its row of `jobId` is `done`, for up to 4 s. */
+async function untilTable(jobId: string, done: (row: GatewayJobRow) => boolean): Promise<GatewayJobRow> {
+  for (let i = 0; i < 400; i++) {
+    const current = await tableRow(jobId);
+    if (done(current)) return current;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`row ${jobId} never got there`);
+}
+
 /** A job left `settling` with its receipt: the first settlement was refused with `refusal`, a while ago. */
 async function leftSettling(refusal: string): Promise<{ jobId: string; jobKey: Hex; deadline: bigint }> {
   const job = await jobIn("processing");
@@ -419,14 +435,9 @@ describe("a live request", () => {
     // A hold bound far beyond the wait below: only writing the mark with the next tick puts it in the table in time.
     const conclusion = await gateway({}, { holdMs: 60_000 }).conclude(job, { kind: "failed", reason: "client gone" });
     expect(conclusion.kind).toBe("closed");
-    // Polled, not slept: a fixed 300 ms wait failed on a loaded host; 5 s is still far inside the hold bound.
-    let written: GatewayJobRow | undefined;
-    for (let i = 0; i < 500 && !(written?.status === "failed" && written.closed_before_lock); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [job.jobId]);
-      written = rows[0];
-    }
-    expect([written?.status, written?.closed_before_lock]).toEqual(["failed", true]);
+    // Polled, not slept: a fixed 300 ms wait failed on a loaded host; 4 s is still far inside the hold bound.
+    const written = await untilTable(job.jobId, (row) => row.status === "failed" && row.closed_before_lock);
+    expect([written.status, written.closed_before_lock]).toEqual(["failed", true]);
   });
 
   it("marks a job ended before the gateway saw its lock mined in the close's own write, before any chain call", async () => {
@@ -894,21 +905,6 @@ describe("group commit of job rows (issue 26)", () => {
       [jobId],
     );
     return rows.map((r) => r.status);
-  }
-
-  /** The row as the table has it now, without flushing any store. */
-  async function tableRow(jobId: string): Promise<GatewayJobRow> {
-    const { rows } = await pools[0]!.query<GatewayJobRow>("SELECT * FROM gateway_job WHERE job_id = $1", [jobId]);
-    return rows[0]!;
-  }
-
-  async function untilTable(jobId: string, done: (row: GatewayJobRow) => boolean): Promise<GatewayJobRow> {
-    for (let i = 0; i < 400; i++) {
-      const current = await tableRow(jobId);
-      if (done(current)) return current;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    throw new Error(`row ${jobId} never got there`);
   }
 
   /** A new job as openEscrow makes it: inserted by the gateway's own store, its escrow open on the chain. */
