@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { Hex } from "viem";
 import { jobIdToBytes32, newJobId } from "@credit-metered/client";
+import type { TokenDelivery } from "../shared/workerProtocol/index.js";
 
 /**
  * One keep-alive agent for every bench request (no socket churn in the figures). Node's agent follows the server's
@@ -125,14 +126,17 @@ export function gatewayComplete(apiUrl: string, apiKey: string, model: string, m
   );
 }
 
-/** The same job straight to a worker (the gateway↔worker protocol, docs/DESIGN.md): NDJSON, ack then tokens. */
+/**
+ * The same job straight to a worker (the gateway↔worker protocol, docs/DESIGN.md): NDJSON, ack then tokens. `whole`
+ * asks for the delivery the gateway asks for when its client takes a whole (non-streaming) completion.
+ */
 export function workerStream(
   endpoint: string,
   token: string,
   escrow: { chain_id: number; address: Hex },
   model: string,
   maxTokens: number,
-  options: TimedOptions = {},
+  options: TimedOptions & { delivery?: TokenDelivery } = {},
 ): Promise<Timed> {
   const jobId = newJobId();
   return timedRequest(
@@ -145,6 +149,7 @@ export function workerStream(
       messages: MESSAGES,
       max_tokens: maxTokens,
       escrow,
+      ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
     }),
     (received) => received.includes('"type":"token"'),
     options,

@@ -5,6 +5,7 @@ import pg from "pg";
 import { createPublicClient, http as viemHttp, parseEventLogs, type Hex } from "viem";
 import { creditEscrowAbi } from "@credit-metered/client";
 import { IndexProbe } from "./indexProbe.js";
+import type { TokenDelivery } from "../shared/workerProtocol/index.js";
 import { repoRoot } from "../scripts/stack/repoRoot.js";
 import {
   countKinds,
@@ -255,7 +256,7 @@ async function measureMode(stack: BenchStack) {
   try {
     // Workers hosting the latency model: direct requests alternate between them like the gateway's routing.
     const latencyWorkers = info.workers.filter((worker) => worker.models.includes(LATENCY_MODEL));
-    const direct = (round: number, options: TimedOptions = {}) =>
+    const direct = (round: number, options: TimedOptions & { delivery?: TokenDelivery } = {}) =>
       workerStream(
         latencyWorkers[round % latencyWorkers.length]!.endpoint,
         info.gatewayToken,
@@ -304,7 +305,10 @@ async function measureMode(stack: BenchStack) {
     progress(`whole completion at one client: ${WHOLE_SAMPLES} through the gateway, ${WHOLE_SAMPLES} direct`);
     const wholeRuns = { gateway: [] as number[], direct: [] as number[] };
     for (let i = 0; i < WHOLE_SAMPLES * 2; i++) {
-      const result = i % 2 === 0 ? await gatewayComplete(apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS) : await direct(i);
+      const result =
+        i % 2 === 0
+          ? await gatewayComplete(apiUrl, apiKey, LATENCY_MODEL, MAX_TOKENS)
+          : await direct(i, { delivery: "whole" });
       if (result.status === 200) (i % 2 === 0 ? wholeRuns.gateway : wholeRuns.direct).push(result.totalMs);
     }
     const wholeCompletion = {
@@ -395,7 +399,10 @@ async function measureMode(stack: BenchStack) {
         THROUGHPUT_SECONDS,
         (client, round) => {
           const target = directTargets[(client + round) % directTargets.length]!;
-          return workerStream(target.worker.endpoint, info.gatewayToken, escrow, target.model, MAX_TOKENS);
+          // Whole completions, as the gateway asks the workers for them.
+          return workerStream(target.worker.endpoint, info.gatewayToken, escrow, target.model, MAX_TOKENS, {
+            delivery: "whole",
+          });
         },
         directTally,
       );

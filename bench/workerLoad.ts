@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { workerStream } from "./clients.js";
 import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { TOKEN_DELIVERIES } from "../shared/workerProtocol/index.js";
 import { BENCH_WORKER } from "./obtainStack.js";
 
 /**
@@ -11,6 +13,7 @@ import { BENCH_WORKER } from "./obtainStack.js";
  * `concurrency` clients and `jobs` jobs at the same time, so an A/B against an earlier commit sees the same
  * contention on a shared machine (default: this checkout alone). `WORKER_NODE_OPTIONS` reaches the workers (e.g.
  * `--cpu-prof --cpu-prof-dir=/tmp/prof`, written when they stop; the printed window is the profile's clock).
+ * `WORKER_DELIVERY=whole` asks for the delivery of the gateway's whole completions (default: a line per token).
  */
 const jobs = Number(process.argv[2] ?? 3000);
 const concurrency = Number(process.argv[3] ?? 25);
@@ -18,6 +21,8 @@ const basePort = Number(process.argv[4] ?? 8897);
 const token = "bench-worker-token-0123456789";
 const escrow = { chain_id: 31337, address: "0x5FbDB2315678afecb367f032d93F642f64180aa3" } as const;
 const cwds = (process.env.WORKER_CWDS ?? process.cwd()).split(",");
+/** How the workers write the tokens (`WORKER_DELIVERY=whole`, as for the gateway's whole completions; default stream). */
+const delivery = z.enum(TOKEN_DELIVERIES).parse(process.env.WORKER_DELIVERY ?? "stream");
 
 /** User and system CPU seconds of a process so far (clock ticks of 10 ms). */
 function cpuSeconds(pid: number): { user: number; system: number } {
@@ -72,7 +77,7 @@ async function load(endpoint: string, count: number): Promise<Run> {
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         next += 1;
-        const timed = await workerStream(endpoint, token, escrow, "qwen3-1.7b", 256);
+        const timed = await workerStream(endpoint, token, escrow, "qwen3-1.7b", 256, { delivery });
         if (timed.status !== 200 || !timed.body.includes('"type":"done"')) throw new Error(timed.body);
         ttft.push(timed.ttftMs ?? NaN);
         total.push(timed.totalMs);

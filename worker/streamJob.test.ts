@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
 import { encodeChat } from "gpt-tokenizer/encoding/o200k_base";
 import { recoverJsonReceiptSigner } from "./testing/recoverJsonReceiptSigner.js";
-import { doneLine, jobPayload, runJob, TEST_ESCROW, tokenTexts } from "./testing/jobClient.js";
+import { authHeaders, doneLine, jobPayload, runJob, TEST_ESCROW, tokenTexts } from "./testing/jobClient.js";
 import { startWorkerProcess, TEST_WORKER_PRIVATE_KEY } from "./testing/startWorkerProcess.js";
 import type { WorkerProcess } from "./testing/startWorkerProcess.js";
 
@@ -172,6 +172,53 @@ describe("POST /v1/jobs stream", () => {
   it("serves the models of WORKER_MODELS and WORKER_CONFIG together", async () => {
     const health = (await (await fetch(`${worker.url}/healthz`)).json()) as { models: string[] };
     expect(health.models.sort()).toEqual(["long-sim", "qwen3-1.7b", "slow-sim"]);
+  });
+});
+
+describe("POST /v1/jobs whole delivery", () => {
+  it("writes the first token on its own line at once and gathers the rest into tokens lines before done", async () => {
+    // qwen3-1.7b here: 2,000 tokens per second, so the whole answer comes well within one hold.
+    const { lines } = await runJob(worker.url, jobPayload({ delivery: "whole" }));
+    expect(lines.map(({ line }) => line.type)).toEqual(["ack", "token", "tokens", "done"]);
+    expect(doneLine(lines).usage.completion_tokens).toBe(tokenTexts(lines).length);
+  });
+
+  it("gives the same tokens, text hash and token count as stream delivery of the same job", async () => {
+    const base = jobPayload({ seed: 7 });
+    const streamed = await runJob(worker.url, base);
+    const whole = await runJob(worker.url, { ...base, ...jobPayloadIds(), delivery: "whole" });
+    expect(tokenTexts(whole.lines)).toEqual(tokenTexts(streamed.lines));
+    const [a, b] = [doneLine(streamed.lines).receipt, doneLine(whole.lines).receipt];
+    expect([b.outputHash, b.completionTokens, b.promptTokens]).toEqual([
+      a.outputHash,
+      a.completionTokens,
+      a.promptTokens,
+    ]);
+  });
+
+  it("signs the receipt of a whole delivery with the worker key", async () => {
+    const done = doneLine((await runJob(worker.url, jobPayload({ delivery: "whole" }))).lines);
+    expect(await recoverJsonReceiptSigner(escrow, done.receipt, done.signature)).toBe(workerAddress);
+  });
+
+  it("writes held tokens while a slow answer runs instead of holding them all to the end", async () => {
+    // slow-sim: 100 ms to the first token, then 25 ms apart: 24 tokens take about 675 ms, past two holds of 250 ms.
+    const { lines } = await runJob(worker.url, jobPayload({ model: "slow-sim", max_tokens: 24, delivery: "whole" }));
+    const gathered = lines.filter(({ line }) => line.type === "tokens");
+    expect(gathered.length).toBeGreaterThanOrEqual(2);
+    expect(tokenTexts(lines)).toHaveLength(24);
+  });
+
+  it("error: a delivery the protocol does not name is invalid_request naming delivery", async () => {
+    const response = await fetch(`${worker.url}/v1/jobs`, {
+      method: "POST",
+      headers: authHeaders(),
+      body: JSON.stringify(jobPayload({ delivery: "batch" })),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("invalid_request");
+    expect(body.error.message).toMatch(/delivery/);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { WHOLE_DELIVERY_HOLD_MS, type TokenDelivery, type WorkerEventLine } from "../shared/workerProtocol/index.js";
 import type { Backend, Generation, GenerationOutcome, GenerationRequest } from "./backends/types.js";
 import { BackendError } from "./backends/types.js";
 import { issueReceipt } from "./issueReceipt.js";
@@ -17,15 +18,22 @@ async function closeGeneration(generation: Generation): Promise<void> {
   await generation.return(undefined as unknown as GenerationOutcome).catch(() => undefined);
 }
 
+/** Tokens held past the first under `delivery: "whole"` are written once this many wait, whatever their age. */
+const WHOLE_DELIVERY_MAX_HELD = 256;
+
 /**
- * Runs one job and streams it as NDJSON: ack, one line per token as it is produced, then done (with the
- * signed receipt) or error. Aborting `record.controller` (cancel, client gone) stops the backend.
+ * Runs one job and streams it as NDJSON: ack, the tokens as they are produced, then done (with the signed receipt)
+ * or error. `stream` delivery writes a line per token at once; `whole` writes the first at once (the gateway's
+ * first-token time and failover point) and gathers the rest into `tokens` lines, written when
+ * `WHOLE_DELIVERY_HOLD_MS` passed since the last write or in the same write as the job's last line. Aborting
+ * `record.controller` (cancel, client gone) stops the backend.
  */
 export async function streamJob(
   context: WorkerContext,
   record: JobRecord,
   backend: Backend,
   request: GenerationRequest,
+  delivery: TokenDelivery,
   res: Response,
 ): Promise<void> {
   const { config, signer, logger } = context;
@@ -44,6 +52,15 @@ export async function streamJob(
 
   const generation = backend.generate(request, signal);
   let finished = false;
+  let held: string[] = [];
+  let lastWriteAt = 0;
+  /** The held tokens' line (emptying the hold), to lead the job's last write; none when nothing is held. */
+  const heldLines = (): WorkerEventLine[] => {
+    if (held.length === 0) return [];
+    const line: WorkerEventLine = { type: "tokens", texts: held };
+    held = [];
+    return [line];
+  };
   try {
     await writer.write({ type: "ack", worker: signer.address, backend: backend.kind });
     if (config.fault === "fail_before_first_token") {
@@ -61,7 +78,16 @@ export async function streamJob(
       record.tokenAt.push(unixSeconds());
       if (record.tokens.length === 1)
         workerMetrics.timeToFirstToken.observe({ model: record.model }, (performance.now() - startedAt) / 1000);
-      await writer.write({ type: "token", text: step.value });
+      if (delivery === "stream" || record.tokens.length === 1) {
+        await writer.write({ type: "token", text: step.value });
+        lastWriteAt = performance.now();
+      } else {
+        held.push(step.value);
+        if (held.length >= WHOLE_DELIVERY_MAX_HELD || performance.now() - lastWriteAt >= WHOLE_DELIVERY_HOLD_MS) {
+          await writer.write(heldLines()[0]!);
+          lastWriteAt = performance.now();
+        }
+      }
       if (config.fault === "fail_after_first_token") {
         throw new BackendError("backend_error", "injected fault: fail_after_first_token");
       }
@@ -80,7 +106,7 @@ export async function streamJob(
       finalTokenAt: record.tokenAt.at(-1) ?? record.acceptedAt,
     });
     record.state = "done";
-    writer.end({
+    writer.end(...heldLines(), {
       type: "done",
       finish_reason: outcome.finishReason,
       usage: { prompt_tokens: record.promptTokens, completion_tokens: completionTokens },
@@ -98,15 +124,15 @@ export async function streamJob(
   } catch (error) {
     if (signal.aborted) {
       if (record.state === "running") record.state = "cancelled";
-      writer.end({ type: "error", code: "cancelled", message: describe(signal.reason) });
+      writer.end(...heldLines(), { type: "error", code: "cancelled", message: describe(signal.reason) });
       log.info({ emitted_tokens: record.tokens.length, reason: describe(signal.reason) }, "job cancelled");
     } else if (error instanceof BackendError) {
       record.state = "failed";
-      writer.end({ type: "error", code: error.code, message: error.message });
+      writer.end(...heldLines(), { type: "error", code: error.code, message: error.message });
       log.warn({ code: error.code, err: error.message }, "job failed");
     } else {
       record.state = "failed";
-      writer.end({ type: "error", code: "internal_error", message: "internal worker error" });
+      writer.end(...heldLines(), { type: "error", code: "internal_error", message: "internal worker error" });
       log.error({ err: error }, "job crashed");
     }
   } finally {

@@ -43,14 +43,23 @@ function openedJob(recorded: Promise<void>, refused: AbortController): OpenedJob
   };
 }
 
-function harness(clientGone: AbortSignal = new AbortController().signal) {
+function harness(
+  clientGone: AbortSignal = new AbortController().signal,
+  answer: WorkerEvent[] = [{ type: "token", text: "Hello" }],
+  deliversIncrementally = true,
+) {
   const workerCalled = Promise.withResolvers<void>();
-  async function* runJob(_endpoint: string, _payload: unknown, signal: AbortSignal): AsyncGenerator<WorkerEvent> {
+  const payloads: unknown[] = [];
+  async function* runJob(_endpoint: string, payload: unknown, signal: AbortSignal): AsyncGenerator<WorkerEvent> {
+    payloads.push(payload);
     workerCalled.resolve();
     yield { type: "ack", worker: WORKER, backend: "simulated" };
-    yield { type: "token", text: "Hello" };
-    // The rest of the answer never comes before the test ends the job.
-    await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason as Error)));
+    yield* answer;
+    // The rest of the answer never comes before the test ends the job (which may have ended it already).
+    await new Promise((_, reject) => {
+      if (signal.aborted) reject(signal.reason as Error);
+      else signal.addEventListener("abort", () => reject(signal.reason as Error));
+    });
   }
   const deps = {
     workers: {
@@ -73,9 +82,9 @@ function harness(clientGone: AbortSignal = new AbortController().signal) {
     onServing: () => seen.push("serving"),
     onToken: (text) => seen.push(text),
     clientGone,
-    deliversIncrementally: true,
+    deliversIncrementally,
   };
-  return { deps, sink, seen, workerCalled: workerCalled.promise };
+  return { deps, sink, seen, payloads, workerCalled: workerCalled.promise };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
@@ -125,5 +134,42 @@ describe("relayCompletion: a job routed before its row committed", () => {
     expect(seen).toEqual([]);
     expect(outcome.kind).toBe("client_gone");
     expect(outcome.close.kind).toBe("failed");
+  });
+});
+
+describe("relayCompletion: how the worker writes the tokens", () => {
+  it("asks for whole delivery when the client reads the answer only once it is whole", async () => {
+    const { deps, sink, payloads, workerCalled } = harness(undefined, undefined, false);
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(Promise.resolve(), refused), sink);
+    await workerCalled;
+    expect(payloads[0]).toMatchObject({ delivery: "whole" });
+    refused.abort(new ApiError("service_unavailable"));
+    await relaying;
+  });
+
+  it("asks a stream's worker for a token line each (the protocol's default)", async () => {
+    const { deps, sink, payloads, workerCalled } = harness();
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(Promise.resolve(), refused), sink);
+    await workerCalled;
+    expect(payloads[0]).not.toHaveProperty("delivery");
+    refused.abort(new ApiError("service_unavailable"));
+    await relaying;
+  });
+
+  it("relays gathered tokens to the client one token at a time, in order, after the first", async () => {
+    const answer: WorkerEvent[] = [
+      { type: "token", text: "He" },
+      { type: "tokens", texts: ["l", "lo"] },
+    ];
+    const { deps, sink, seen, workerCalled } = harness(undefined, answer, false);
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(Promise.resolve(), refused), sink);
+    await workerCalled;
+    await settle();
+    expect(seen).toEqual(["serving", "He", "l", "lo"]);
+    refused.abort(new ApiError("service_unavailable"));
+    await relaying;
   });
 });

@@ -129,7 +129,7 @@ async function relay(
   const { config, logger } = deps;
   const log = logger.child({ job_id: opened.jobId });
   const deadlineSignal = AbortSignal.timeout(Math.max(0, opened.startedAt + config.JOB_TIMEOUT_MS - Date.now()));
-  const payload = workerPayload(deps, prepared, opened);
+  const payload = workerPayload(deps, prepared, opened, sink);
   const tried = new Set<string>();
   let text = "";
   let tokens = 0;
@@ -201,7 +201,7 @@ async function relay(
             (result) => (result.moved ? deps.onJobProcessing?.() : undefined),
             (error: unknown) => log.warn({ err: error }, "could not record the acknowledgement"),
           );
-        } else if (event.type === "token") {
+        } else if (event.type === "token" || event.type === "tokens") {
           if (tokens === 0) {
             clearTimeout(ackTimer);
             trace.mark("token");
@@ -223,9 +223,17 @@ async function relay(
             servingNotified = true;
             sink.onServing(candidate.address, backend);
           }
-          text += event.text;
-          tokens++;
-          sink.onToken(event.text);
+          if (event.type === "token") {
+            text += event.text;
+            tokens++;
+            sink.onToken(event.text);
+          } else {
+            for (const piece of event.texts) {
+              text += piece;
+              sink.onToken(piece);
+            }
+            tokens += event.texts.length;
+          }
         } else if (event.type === "error") {
           throw new WorkerJobError(`worker error ${event.code}: ${event.message}`);
         } else if (event.type === "done") {
@@ -281,7 +289,12 @@ function handleEvent(event: WorkerEvent): "ack" | "other" {
   return event.type === "ack" ? "ack" : "other";
 }
 
-function workerPayload(deps: RelayDeps, prepared: PreparedCompletion, opened: OpenedJob): WorkerJobPayload {
+function workerPayload(
+  deps: RelayDeps,
+  prepared: PreparedCompletion,
+  opened: OpenedJob,
+  sink: Pick<RelaySink, "deliversIncrementally">,
+): WorkerJobPayload {
   const { request } = prepared;
   return {
     job_id: opened.jobId,
@@ -289,6 +302,8 @@ function workerPayload(deps: RelayDeps, prepared: PreparedCompletion, opened: Op
     model: prepared.model.id,
     messages: request.messages,
     max_tokens: prepared.maxTokens,
+    // A whole completion's client reads nothing before the end: the worker may gather its tokens (all but the first).
+    ...(sink.deliversIncrementally ? {} : { delivery: "whole" as const }),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.stop !== undefined ? { stop: request.stop } : {}),

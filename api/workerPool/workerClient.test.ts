@@ -100,6 +100,26 @@ describe("WorkerClient.runJob", () => {
     await expect(eventsOf(endpoint)).rejects.toThrow();
   });
 
+  it("yields a whole delivery's gathered tokens as one event with their texts in order", async () => {
+    const endpoint = await workerAnswering([
+      JSON.stringify({ type: "token", text: "A" }),
+      JSON.stringify({ type: "tokens", texts: ["b", "", "c"], extra: 1 }),
+    ]);
+    expect(await eventsOf(endpoint)).toEqual([
+      { type: "token", text: "A" },
+      { type: "tokens", texts: ["b", "", "c"] },
+    ]);
+  });
+
+  it("error: a tokens line with no texts, or a text that is not a string, is refused", async () => {
+    for (const line of [{ type: "tokens", texts: [] }, { type: "tokens", texts: ["a", 2] }, { type: "tokens" }]) {
+      const endpoint = await workerAnswering([JSON.stringify(line)]);
+      await expect(eventsOf(endpoint)).rejects.toThrow();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+      server = undefined;
+    }
+  });
+
   it("error: a refusal carries the worker's status and the start of its answer", async () => {
     server = createServer((_req, res) => {
       res.writeHead(503, { "content-type": "text/plain" });

@@ -67,6 +67,19 @@ export class WorkerClient {
           yield { type: "token", text: token.text };
           continue;
         }
+        // A whole delivery's gathered tokens: the same shortcut for its one shape.
+        const gathered = json as { type?: unknown; texts?: unknown } | null;
+        if (
+          typeof gathered === "object" &&
+          gathered !== null &&
+          gathered.type === "tokens" &&
+          Array.isArray(gathered.texts) &&
+          gathered.texts.length > 0 &&
+          gathered.texts.every((text) => typeof text === "string")
+        ) {
+          yield { type: "tokens", texts: gathered.texts as string[] };
+          continue;
+        }
         const event = workerEventSchema.parse(json);
         if (event.type === "done" || event.type === "error") over = true;
         yield event;

@@ -12,6 +12,13 @@ const hex = z.custom<`0x${string}`>((value) => typeof value === "string" && /^0x
   message: "must be 0x-prefixed hex",
 });
 
+/** The ways a worker writes a job's tokens (`delivery` of the job body; docs/DESIGN.md "Gateway ↔ worker protocol"). */
+export const TOKEN_DELIVERIES = ["stream", "whole"] as const;
+export type TokenDelivery = (typeof TOKEN_DELIVERIES)[number];
+
+/** How long a worker delivering a job `whole` holds tokens before it writes them (bounds how stale the gateway's view is). */
+export const WHOLE_DELIVERY_HOLD_MS = 250;
+
 /** `POST /v1/jobs` body (gateway → worker). */
 export const jobPayloadSchema = z.object({
   job_id: z.string().regex(JOB_ID_PATTERN, "must be job_ followed by a ULID"),
@@ -32,6 +39,10 @@ export const jobPayloadSchema = z.object({
     chain_id: z.number().int().positive(),
     address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed address"),
   }),
+  // How the answer's tokens are written: each as it comes (`stream`), or, for an answer the gateway's client reads
+  // only once it is whole, the first at once and the rest gathered into `tokens` lines (`whole`): a line and a
+  // write per token were most of the worker's CPU per job and much of the gateway's (issue 26).
+  delivery: z.enum(TOKEN_DELIVERIES).optional().default("stream"),
 });
 /** The job as the gateway sends it. */
 export type WorkerJobPayload = z.input<typeof jobPayloadSchema>;
@@ -54,10 +65,15 @@ export const receiptSchema = z.object({
 });
 export type WorkerReceipt = z.infer<typeof receiptSchema>;
 
-/** One NDJSON line of the `POST /v1/jobs` answer (worker → gateway): ack, tokens, then done or error. */
+/**
+ * One NDJSON line of the `POST /v1/jobs` answer (worker → gateway): ack, tokens (a `token` line each, or gathered
+ * `tokens` lines under `delivery: "whole"`), then done or error.
+ */
 export const workerEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ack"), worker: hex, backend: z.string() }),
   z.object({ type: z.literal("token"), text: z.string() }),
+  /** Tokens gathered under `delivery: "whole"`, in order: one token per element. */
+  z.object({ type: z.literal("tokens"), texts: z.array(z.string()).min(1) }),
   z.object({
     type: z.literal("done"),
     finish_reason: z.enum(["stop", "length"]),

@@ -32,6 +32,19 @@ describe("the gateway ↔ worker protocol", () => {
     expect(parsed.stop ?? undefined).toBeUndefined();
   });
 
+  it("reads a job that names no delivery as streamed, a token line each (what every earlier gateway sends)", () => {
+    expect(jobPayloadSchema.parse(payload).delivery).toBe("stream");
+    expect(jobPayloadSchema.parse({ ...payload, delivery: "whole" }).delivery).toBe("whole");
+  });
+
+  it("refuses a gathered tokens line with no token in it", () => {
+    expect(workerEventSchema.safeParse({ type: "tokens", texts: [] }).success).toBe(false);
+    expect(workerEventSchema.parse({ type: "tokens", texts: ["a", "b"] })).toEqual({
+      type: "tokens",
+      texts: ["a", "b"],
+    });
+  });
+
   it("refuses a job whose id is not job_ followed by a ULID", () => {
     expect(jobPayloadSchema.safeParse({ ...payload, job_id: "job_123" }).success).toBe(false);
   });

@@ -106,6 +106,6 @@ export function postJob(context: WorkerContext) {
     });
 
     if (context.config.fault === "never_answer") return neverAnswer(context, record, res);
-    await streamJob(context, record, backend, generationRequestOf(payload), res);
+    await streamJob(context, record, backend, generationRequestOf(payload), payload.delivery, res);
   };
 }

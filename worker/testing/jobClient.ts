@@ -72,7 +72,7 @@ export async function runJob(
 }
 
 export function tokenTexts(lines: TimedLine[]): string[] {
-  return lines.flatMap(({ line }) => (line.type === "token" ? [line.text] : []));
+  return lines.flatMap(({ line }) => (line.type === "token" ? [line.text] : line.type === "tokens" ? line.texts : []));
 }
 
 export function doneLine(lines: TimedLine[]): Extract<JobLine, { type: "done" }> {
