@@ -1,5 +1,5 @@
 import { isAddressEqual, type Address, type Hex } from "viem";
-import { receiptDigest } from "@credit-metered/client";
+import { receiptDigest } from "@credit-metered/client/node";
 import { outputHashOf } from "./receiptHashes.js";
 import { receiptArg, type Receipt } from "./receiptTypes.js";
 import { recoverAddress } from "./secp256k1.js";

@@ -2,6 +2,7 @@ import {
   type Address,
   type Hex,
   type LocalAccount,
+  bytesToHex,
   hashDomain,
   hexToBytes,
   keccak256,
@@ -133,6 +134,16 @@ function putUint(target: Uint8Array, offset: number, value: bigint, bits: number
  * separator cached, since viem's generic encoder cost ~0.2 ms per receipt on the worker's and the gateway's hot paths.
  */
 export function receiptDigest(domain: ReceiptDomainParams, receipt: Receipt): Hex {
+  return receiptDigestOn(viemKeccakBytes, domain, receipt);
+}
+
+/** keccak-256 of bytes, as bytes. */
+export type Keccak256Bytes = (data: Uint8Array) => Uint8Array;
+
+const viemKeccakBytes: Keccak256Bytes = (data) => keccak256(data, "bytes");
+
+/** `receiptDigest` with its two keccak-256 hashes on `hash` (the Node entry passes the native one). */
+export function receiptDigestOn(hash: Keccak256Bytes, domain: ReceiptDomainParams, receipt: Receipt): Hex {
   if (!Number.isInteger(receipt.promptTokens)) throw new Error(`receipt promptTokens is not an integer`);
   if (!Number.isInteger(receipt.completionTokens)) throw new Error(`receipt completionTokens is not an integer`);
   const struct = new Uint8Array(32 * 6);
@@ -146,8 +157,8 @@ export function receiptDigest(domain: ReceiptDomainParams, receipt: Receipt): He
   message[0] = 0x19;
   message[1] = 0x01;
   message.set(domainSeparatorOf(domain), 2);
-  message.set(keccak256(struct, "bytes"), 34);
-  return keccak256(message);
+  message.set(hash(struct), 34);
+  return bytesToHex(hash(message));
 }
 
 /** Signs `receipt` as the worker `account`. */

@@ -9,7 +9,7 @@ import {
   signReceipt,
   type Receipt,
 } from "./index.js";
-import { secp256k1Backend, signReceiptWithKey } from "./node.js";
+import { keccakBackend, receiptDigest as nodeReceiptDigest, secp256k1Backend, signReceiptWithKey } from "./node.js";
 
 const KEY: Hex = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 const viemAccount = privateKeyToAccount(KEY);
@@ -55,6 +55,14 @@ describe("receipt signatures", () => {
     for (const receipt of receipts) {
       expect(receiptDigest(domain, receipt)).toBe(viemDigest(domain, receipt));
       expect(receiptDigest(otherDomain, receipt)).toBe(viemDigest(otherDomain, receipt));
+    }
+  });
+
+  it("the Node entry's receipt digest, hashed on the native keccak, is the same as viem's", () => {
+    expect(keccakBackend).toBe("native");
+    for (const receipt of receipts) {
+      expect(nodeReceiptDigest(domain, receipt)).toBe(viemDigest(domain, receipt));
+      expect(nodeReceiptDigest(otherDomain, receipt)).toBe(viemDigest(otherDomain, receipt));
     }
   });
 
