@@ -33,8 +33,6 @@ process.on("exit", () => {
 const USER = "postgres";
 // Local-only credentials of a server that listens on 127.0.0.1 and lives in a gitignored folder.
 const PASSWORD = "postgres";
-/** Seconds between autovacuum rounds on the embedded server (PostgreSQL's default: 60). */
-const AUTOVACUUM_NAPTIME_S = 5;
 
 /**
  * Starts the embedded PostgreSQL of a stack (initialised on first use, only started afterwards),
@@ -72,12 +70,6 @@ export async function startPostgres(options: StartPostgresOptions): Promise<Runn
       "max_connections=200",
       "-c",
       `unix_socket_directories=${socketDir ?? ""}`,
-      // The indexer's reorg tables take an insert, two updates and a delete per row a block writes, and Ponder
-      // stamps each block's rows with an UPDATE that scans its table: with the default minute between autovacuum
-      // rounds, a minute of traffic's dead rows (tens of thousands at 150 jobs/s) is scanned on every block
-      // (docs/DESIGN.md "Local stack").
-      "-c",
-      `autovacuum_naptime=${AUTOVACUUM_NAPTIME_S}s`,
     ],
     onLog: log,
     onError: (error) => log(String(error)),
