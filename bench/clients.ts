@@ -127,8 +127,8 @@ export function gatewayComplete(apiUrl: string, apiKey: string, model: string, m
 }
 
 /**
- * The same job straight to a worker (the gateway↔worker protocol, docs/DESIGN.md): NDJSON, ack then tokens. `whole`
- * asks for the delivery the gateway asks for when its client takes a whole (non-streaming) completion.
+ * The same job straight to a worker (the gateway↔worker protocol, docs/DESIGN.md): NDJSON, ack then tokens.
+ * `delivery: "whole"` asks for what the gateway asks for when its client takes a whole (non-streaming) completion.
  */
 export function workerStream(
   endpoint: string,

@@ -41,7 +41,7 @@ export const jobPayloadSchema = z.object({
   }),
   // How the answer's tokens are written: each as it comes (`stream`), or, for an answer the gateway's client reads
   // only once it is whole, the first at once and the rest gathered into `tokens` lines (`whole`): a line and a
-  // write per token were most of the worker's CPU per job and much of the gateway's (issue 26).
+  // write per token were the largest part of a worker's CPU per job, and a parse and an event per token the gateway's (issue 26).
   delivery: z.enum(TOKEN_DELIVERIES).optional().default("stream"),
 });
 /** The job as the gateway sends it. */
