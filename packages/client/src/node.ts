@@ -73,13 +73,14 @@ export const keccak256Hex: Keccak256Hex = nativeKeccak ?? ((data) => keccak256(d
  * keccak-256 of bytes on the native binding where it loads (viem's otherwise): a receipt's digest is two hashes of
  * 192 and 66 bytes, on every receipt the worker signs and the gateway checks; viem's were 2–5% of either's CPU.
  */
-const keccak256Bytes: Keccak256Bytes = ((create) =>
-  create
-    ? (data: Uint8Array) =>
-        create("keccak256")
-          .update(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
-          .digest()
-    : (data: Uint8Array) => keccak256(data, "bytes"))(nativeKeccakFactory);
+function keccak256BytesOn(create: NativeKeccakFactory | undefined): Keccak256Bytes {
+  if (!create) return (data) => keccak256(data, "bytes");
+  return (data) =>
+    create("keccak256")
+      .update(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+      .digest();
+}
+const keccak256Bytes = keccak256BytesOn(nativeKeccakFactory);
 
 /**
  * The EIP-712 digest of a receipt (`receiptDigest` of the package's entry, the same bytes), hashed on this process's
