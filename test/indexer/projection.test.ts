@@ -21,7 +21,7 @@ import { EVENT_LOOP_SAMPLE_MS } from "../../shared/metrics/eventLoopSampling.js"
 import * as schema from "../../indexer/ponder.schema.js";
 import { chainDriver, type ChainDriver } from "./support/chainDriver.js";
 import { ponderCounters } from "./support/ownIndexer.js";
-import { startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
+import { INDEXER_TEST_PORTS, startIndexedStack, type IndexedStack } from "../support/startIndexedStack.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 import pg from "pg";
 
@@ -153,7 +153,7 @@ async function jobCacheRequests(): Promise<{ hit: number; miss: number }> {
 }
 
 beforeAll(async () => {
-  stack = await startIndexedStack("projection");
+  stack = await startIndexedStack("projection", INDEXER_TEST_PORTS, { statementStats: true });
   chain = chainDriver(stack.chain.rpcUrl, stack.deployment);
   await chain.mintStablecoin(customer.address, 10_000n);
   await chain.mintStablecoin(sponsor.address, 10_000n);
@@ -1021,6 +1021,36 @@ describe("the indexer process", () => {
 
     expect(Number.isFinite(before)).toBe(true);
     expect(after - before).toBe(DEPOSIT_TABLES);
+  });
+  it("writes a block's new rows by COPY however few they are (patched Ponder)", async () => {
+    // Ponder 0.16.10 builds a drizzle multi-row INSERT for 20 new rows or fewer, its largest CPU cost per block when
+    // blocks hold a job or two. A deposit's block inserts one chain_event row.
+    const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
+    const target = `"${stack.databaseSchema}"."chain_event"`;
+    const client = new pg.Client({ connectionString: stack.postgres.databaseUrl });
+    await client.connect();
+    try {
+      await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      const calls = async (): Promise<{ copies: number; inserts: number }> => {
+        const { rows } = await client.query<{ copies: string; inserts: string }>(
+          `SELECT COALESCE(SUM(calls) FILTER (WHERE query ILIKE $1), 0)::text AS copies,
+                  COALESCE(SUM(calls) FILTER (WHERE query ILIKE $2), 0)::text AS inserts
+             FROM pg_stat_statements`,
+          [`COPY ${target} FROM STDIN%`, `insert into ${target}%`],
+        );
+        return { copies: Number(rows[0]!.copies), inserts: Number(rows[0]!.inserts) };
+      };
+      const before = await calls();
+      await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+      const after = await calls();
+
+      expect({ copies: after.copies - before.copies, inserts: after.inserts - before.inserts }).toEqual({
+        copies: 1,
+        inserts: 0,
+      });
+    } finally {
+      await client.end();
+    }
   });
 });
 

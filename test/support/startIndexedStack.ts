@@ -3,6 +3,7 @@ import path from "node:path";
 import { createClient } from "@ponder/client";
 import type { Deployment } from "@credit-metered/client";
 import { loadDeployment } from "@credit-metered/client/node";
+import { preloadStatementStats } from "../../bench/dbStats.js";
 import * as schema from "../../indexer/ponder.schema.js";
 import { deployContracts } from "../../scripts/deploy/deployContracts.js";
 import { repoRoot } from "../../scripts/stack/repoRoot.js";
@@ -43,6 +44,10 @@ export type IndexedStack = {
 export async function startIndexedStack(
   name: string,
   ports: IndexedStackPorts = INDEXER_TEST_PORTS,
+  options: {
+    /** Load `pg_stat_statements` (tracking nested statements too), for tests of which statements Ponder sends. */
+    statementStats?: boolean;
+  } = {},
 ): Promise<IndexedStack> {
   mkdirSync(path.join(repoRoot, ".local"), { recursive: true });
   const stateDir = mkdtempSync(path.join(repoRoot, ".local", `test-${name}-`));
@@ -50,6 +55,7 @@ export async function startIndexedStack(
   let postgres: RunningPostgres | undefined;
   let indexer: RunningIndexer | undefined;
   try {
+    if (options.statementStats) await preloadStatementStats(stateDir, ports.postgres);
     postgres = await startPostgres({ stateDir, port: ports.postgres });
     const deploymentsFile = path.join(stateDir, "deployments.json");
     await deployContracts({ rpcUrl: chain.rpcUrl, outFile: deploymentsFile });
