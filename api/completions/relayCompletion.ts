@@ -24,6 +24,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { isAddressEqual, type Hex } from "viem";
 import type { Logger } from "pino";
+import { lazyJobLogger } from "../observability/jobLogger.js";
 import type { EscrowChain } from "../chain/escrowChain.js";
 import { verifyReceipt } from "../chain/verifyReceipt.js";
 import type { GatewayConfig } from "../config.js";
@@ -127,7 +128,7 @@ async function relay(
   sink: RelaySink,
 ): Promise<RelayOutcome> {
   const { config, logger } = deps;
-  const log = logger.child({ job_id: opened.jobId });
+  const log = lazyJobLogger(logger, opened.jobId);
   const deadlineSignal = AbortSignal.timeout(Math.max(0, opened.startedAt + config.JOB_TIMEOUT_MS - Date.now()));
   const payload = workerPayload(deps, prepared, opened, sink);
   const tried = new Set<string>();
@@ -167,7 +168,7 @@ async function relay(
       cancel = deps.workerClient
         .cancel(candidate.endpoint, opened.jobId, delivered.tokens, CANCEL_TIMEOUT_MS)
         .catch((error: unknown) => {
-          log.warn({ err: error }, "worker cancel failed");
+          log().warn({ err: error }, "worker cancel failed");
           return undefined;
         })
         .finally(() => attempt.abort(new WorkerJobError("client gone")));
@@ -199,7 +200,7 @@ async function relay(
           // is woken once the row says processing: job.processing is read from it.
           void deps.lifecycle.acknowledged(opened.jobId, candidate.address).then(
             (result) => (result.moved ? deps.onJobProcessing?.() : undefined),
-            (error: unknown) => log.warn({ err: error }, "could not record the acknowledgement"),
+            (error: unknown) => log().warn({ err: error }, "could not record the acknowledgement"),
           );
         } else if (event.type === "token" || event.type === "tokens") {
           if (tokens === 0) {
@@ -218,7 +219,7 @@ async function relay(
             // Kept for the models' trust figures; never holds up the stream.
             void deps.jobs
               .update(opened.jobId, { first_token_ms: firstTokenMs })
-              .catch((error: unknown) => log.warn({ err: error }, "could not record the time to first token"));
+              .catch((error: unknown) => log().warn({ err: error }, "could not record the time to first token"));
             serving = candidate;
             servingNotified = true;
             sink.onServing(candidate.address, backend);
@@ -258,13 +259,13 @@ async function relay(
         return timedOut(candidate);
       }
       if (tokens === 0) {
-        log.warn(
+        log().warn(
           { worker: candidate.address, err: (error as Error).message },
           "worker failed before the first token; failing over",
         );
         continue;
       }
-      log.error({ worker: candidate.address, err: (error as Error).message, tokens }, "worker failed mid-stream");
+      log().error({ worker: candidate.address, err: (error as Error).message, tokens }, "worker failed mid-stream");
       return {
         kind: "worker_failed",
         close: { kind: "failed", reason: `worker failed after ${tokens} tokens: ${(error as Error).message}` },
