@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { bytes32ToJobId, isJobId, jobIdToBytes32, newJobId } from "./jobId.js";
 
@@ -26,5 +27,17 @@ describe("newJobId", () => {
     expect(counts.size).toBe(32);
     const expected = (4_000 * 16) / 32;
     for (const count of counts.values()) expect(Math.abs(count - expected)).toBeLessThan(expected * 0.2);
+  });
+});
+
+describe("jobIdToBytes32", () => {
+  it("is the inverse of bytes32ToJobId for every 128-bit value", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: (1n << 128n) - 1n }), (value) => {
+        const word = `0x${value.toString(16).padStart(64, "0")}` as const;
+        expect(jobIdToBytes32(bytes32ToJobId(word))).toBe(word);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

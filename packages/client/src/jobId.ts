@@ -22,6 +22,11 @@ export const JOB_ID_PATTERN = new RegExp(`^${JOB_ID_PREFIX}${ULID_PATTERN_SOURCE
  */
 export const JOB_CURSOR_PATTERN = new RegExp(`^${JOB_ID_PREFIX}${CROCKFORD_CLASS}{${ULID_LENGTH}}$`);
 const BYTES32_PATTERN = /^0x0{32}[0-9a-fA-F]{32}$/;
+const BITS_PER_CHAR_NUMBER = Number(BITS_PER_CHAR);
+const BITS_PER_HEX_DIGIT = 4;
+const HEX_DIGITS = "0123456789abcdef";
+/** The escrow's job word keeps the ULID in its low 16 bytes: the high 16 are zero, 32 hex digits. */
+const ZERO_HIGH_HALF = "0".repeat(32);
 
 export class JobIdError extends Error {
   override name = "JobIdError";
@@ -66,11 +71,22 @@ export function isJobIdBytes32(value: string): value is Hex {
 /** The escrow's bytes32 for a job id: the ULID's 128 bits in the low 16 bytes. */
 export function jobIdToBytes32(jobId: string): Hex {
   if (!isJobId(jobId)) throw new JobIdError(`not a job id: ${jobId}`);
-  let value = 0n;
-  for (const char of jobId.slice(JOB_ID_PREFIX.length)) {
-    value = (value << BITS_PER_CHAR) | BigInt(CROCKFORD.indexOf(char));
+  // Five bits a character into hex digits through a small bit buffer, not a BigInt per character (it runs for every
+  // job on the gateway). Two zero bits in front make the ULID's 130 bits 33 whole hex digits; the first is 0, since
+  // the first character is at most 7.
+  let digits = "";
+  let buffer = 0;
+  let buffered = 2;
+  for (let i = JOB_ID_PREFIX.length; i < jobId.length; i++) {
+    buffer = (buffer << BITS_PER_CHAR_NUMBER) | CROCKFORD.indexOf(jobId[i]!);
+    buffered += BITS_PER_CHAR_NUMBER;
+    while (buffered >= BITS_PER_HEX_DIGIT) {
+      buffered -= BITS_PER_HEX_DIGIT;
+      digits += HEX_DIGITS[(buffer >> buffered) & 0xf];
+      buffer &= (1 << buffered) - 1;
+    }
   }
-  return `0x${value.toString(16).padStart(64, "0")}`;
+  return `0x${ZERO_HIGH_HALF}${digits.slice(1)}`;
 }
 
 /** The API's job id for an escrow bytes32 (inverse of `jobIdToBytes32`). */
