@@ -1032,6 +1032,18 @@ describe("the indexer process", () => {
     expect(after.filter((oid) => !before.includes(oid))).toEqual([]);
   });
 
+  it("creates its live-query table once per connection, not in every block (patched Ponder)", async () => {
+    // Ponder 0.16.10 asks for the table (CREATE TEMP TABLE IF NOT EXISTS) at the start of every indexed block's
+    // transaction: a round trip a block. Blocks may still land on a pooled connection that has not made it yet.
+    const DEPOSITS = 5; // each at least one indexed block
+    const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
+    const creates = await statementsAround(/^CREATE TEMP TABLE IF NOT EXISTS live_query_tables/i, async () => {
+      for (let deposit = 0; deposit < DEPOSITS; deposit++) await step(chain.deposit(customer, SMALLEST_DEPOSIT));
+    });
+
+    expect(creates.length).toBeLessThan(DEPOSITS);
+  });
+
   it("stamps the reorg copies of only the tables a block wrote, in one statement (patched Ponder)", async () => {
     // Ponder 0.16.10 ends every indexed block with one UPDATE per indexed table (11 here) to stamp the block's
     // checkpoint on its reorg copies, whether or not the block wrote the table. A deposit writes two: the wallet's
