@@ -45,7 +45,10 @@ export async function startIndexedStack(
   name: string,
   ports: IndexedStackPorts = INDEXER_TEST_PORTS,
   options: {
-    /** Load `pg_stat_statements` (tracking nested statements too), for tests of which statements Ponder sends. */
+    /**
+     * Load `pg_stat_statements` (tracking nested statements too), for tests of which statements Ponder sends: the
+     * embedded server then, even when `DATABASE_URL` names another (which may not preload it).
+     */
     statementStats?: boolean;
   } = {},
 ): Promise<IndexedStack> {
@@ -56,7 +59,11 @@ export async function startIndexedStack(
   let indexer: RunningIndexer | undefined;
   try {
     if (options.statementStats) await preloadStatementStats(stateDir, ports.postgres);
-    postgres = await startPostgres({ stateDir, port: ports.postgres });
+    postgres = await startPostgres({
+      stateDir,
+      port: ports.postgres,
+      ...(options.statementStats ? { externalUrl: null } : {}),
+    });
     const deploymentsFile = path.join(stateDir, "deployments.json");
     await deployContracts({ rpcUrl: chain.rpcUrl, outFile: deploymentsFile });
     const deployment = loadDeployment(deploymentsFile);
