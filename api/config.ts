@@ -104,6 +104,9 @@ export const configSchema = z.object({
   /** Before answering "insufficient credits" or "unknown key", wait at most this long for the index to catch up
    *  with the chain head (a deposit or a key registered just before the request). */
   LEDGER_FRESHNESS_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(2_000),
+  /** An active key read from the index is reused for completions for at most this long, and only until the index
+   *  announces a change to its key table (api/ledger/activeKeyCache.ts); 0 reads the index for every request. */
+  INDEX_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /** A reservation neither confirmed by the index nor released is dropped after this long (a gateway killed
    *  between reserving and sending its lock). */
   LEDGER_RESERVATION_TTL_MS: z.coerce.number().int().positive().default(300_000),

@@ -37,9 +37,10 @@ import { IndexClient } from "./readModel/indexClient.js";
 import { IndexLagMonitor } from "./readModel/indexLag.js";
 import { IndexReader } from "./readModel/indexReader.js";
 import { ModelDirectory } from "./readModel/modelDirectory.js";
-import { CreditLedger } from "./ledger/creditLedger.js";
+import { CreditLedger, INDEX_KEY_TABLE } from "./ledger/creditLedger.js";
 import { IndexFreshness } from "./ledger/indexFreshness.js";
 import { IndexKeyDirectory } from "./ledger/indexKeyDirectory.js";
+import { ActiveKeyCache } from "./ledger/activeKeyCache.js";
 import { UnconfirmedLocks } from "./ledger/unconfirmedLocks.js";
 import { GatewayLeases } from "./jobs/gatewayLeases.js";
 import { IdempotencyStore } from "./jobs/idempotencyStore.js";
@@ -104,6 +105,8 @@ export function createLogger(config: GatewayConfig): Logger {
 
 /** Blocks a mined gateway transaction is watched for at least (a reorg within them is repaired). */
 const TX_MIN_KEEP_BLOCKS = 6;
+/** Active keys kept in memory for authenticating completions (~200 bytes each). */
+const ACTIVE_KEYS_KEPT = 10_000;
 
 /** Builds every dependency, migrates, recovers open jobs, and listens. */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
@@ -303,11 +306,18 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   await workers.refresh();
   workers.start();
   // Webhook deliveries (api/webhooks): chain events from the index, job.processing from gateway_job.
+  // Active keys for completions, kept while the dispatcher's LISTEN hears the index's blocks (no dispatcher, no cache).
+  const activeKeys = new ActiveKeyCache({
+    table: INDEX_KEY_TABLE,
+    maxAgeMs: config.INDEX_KEY_CACHE_MS,
+    maxEntries: ACTIVE_KEYS_KEPT,
+  });
   const dispatcher = config.WEBHOOK_DISPATCHER_ENABLED
     ? startDispatcher(
         dispatcherDepsFrom(config, pool, {
           index: chainEventFeed(indexClient, { finalityDepth: config.CHAIN_FINALITY_DEPTH }),
           logger: logger.child({ component: "webhooks" }),
+          indexTables: activeKeys,
         }),
       )
     : undefined;
@@ -322,7 +332,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   const v1 = Router();
   // Completions authenticate from the index (no RPC on the hot path; a revocation not yet indexed is refused by
   // the escrow's lock); the other routes keep the chain's per-block key check.
-  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness, keys)));
+  v1.use("/v1/chat/completions", authenticate(new IndexKeyDirectory(ledger, freshness, keys, activeKeys)));
   v1.use("/v1", authenticate(keys));
   v1.use(routerOf(endpointsFor("apiKey"), deps));
   const logging = Router();

@@ -54,6 +54,9 @@ export interface CreditSliceOptions {
 
 export type ReserveResult = { ok: true; availableAfter: bigint } | { ok: false; available: bigint };
 
+/** The index's table of API keys (indexer/ponder.schema.ts `apiKey`), read to authenticate completions. */
+export const INDEX_KEY_TABLE = "api_key";
+
 /** While a peer asks for a wallet's credits (and for this long after), a slice of it stays as small as requests. */
 const CONTENDED_MS = 1_000;
 /**
@@ -126,7 +129,7 @@ export class CreditLedger {
     const schema = quoteIdent(options.indexSchema);
     this.account = `${schema}.account`;
     this.job = `${schema}.job`;
-    this.apiKey = `${schema}.api_key`;
+    this.apiKey = `${schema}.${INDEX_KEY_TABLE}`;
     this.owner = `${options.slices?.owner ?? "ledger"}/${randomUUID().slice(0, 8)}`;
   }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Hex } from "viem";
 import type { KeyRecord } from "../http/middleware/authenticate.js";
+import { ActiveKeyCache } from "./activeKeyCache.js";
 import { IndexKeyDirectory } from "./indexKeyDirectory.js";
 
 const KEY = `0x${"ab".repeat(32)}` as Hex;
@@ -77,5 +78,55 @@ describe("IndexKeyDirectory", () => {
     const { keys, chainReads } = directory({ wallet: WALLET, status: "active" }, null, { indexCatchesUp: false });
     expect(await keys.lookup(KEY)).toEqual({ wallet: WALLET, status: "active" });
     expect(chainReads).toHaveLength(0);
+  });
+
+  describe("with a cache of active keys", () => {
+    /** An index that holds KEY with `status`, counting its reads, behind a cache whose notifications flow. */
+    function cached(status: KeyRecord["status"] = "active") {
+      let record: KeyRecord = { wallet: WALLET, status };
+      let reads = 0;
+      const cache = new ActiveKeyCache({ table: "api_key", maxAgeMs: 10_000, maxEntries: 10 });
+      cache.listening(true);
+      const keys = new IndexKeyDirectory(
+        {
+          keyOf: () => {
+            reads += 1;
+            return Promise.resolve(record);
+          },
+        },
+        { caughtUpSince: () => Promise.resolve(true) },
+        { lookup: () => Promise.resolve(null) },
+        cache,
+      );
+      return {
+        keys,
+        cache,
+        reads: () => reads,
+        set: (next: KeyRecord["status"]) => (record = { wallet: WALLET, status: next }),
+      };
+    }
+
+    it("reads an active key from the index once, then answers from memory", async () => {
+      const { keys, reads } = cached();
+      expect(await keys.lookup(KEY)).toEqual({ wallet: WALLET, status: "active" });
+      expect(await keys.lookup(KEY)).toEqual({ wallet: WALLET, status: "active" });
+      expect(reads()).toBe(1);
+    });
+
+    it("refuses a key revoked in the index once the index announces a change to its key table", async () => {
+      const { keys, cache, set } = cached();
+      await keys.lookup(KEY);
+      set("revoked");
+      cache.changed(["api_key"]);
+      expect(await keys.lookup(KEY)).toEqual({ wallet: WALLET, status: "revoked" });
+    });
+
+    it("reads a refused key from the index every time (a reinstatement is seen at once)", async () => {
+      const { keys, reads, set } = cached("suspended");
+      expect((await keys.lookup(KEY))?.status).toBe("suspended");
+      set("active");
+      expect((await keys.lookup(KEY))?.status).toBe("active");
+      expect(reads()).toBe(3); // the refusal read twice (before and after the index caught up), then the active key
+    });
   });
 });

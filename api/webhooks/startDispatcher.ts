@@ -8,6 +8,7 @@ import { DeliverySlots } from "./deliverySlots.js";
 import { startRoundLoop } from "./roundLoop.js";
 import { createSender } from "./sendDelivery.js";
 import type { TargetPolicy } from "./targetPolicy.js";
+import { indexTablesOf, type IndexTableListener } from "../readModel/indexTables.js";
 
 export interface DispatcherLogger {
   info(obj: object, msg?: string): void;
@@ -34,6 +35,11 @@ export interface DispatcherDeps {
    * polls only every `ingestFallbackMs`; otherwise (or while the LISTEN connection is down) every `ingestIntervalMs`.
    */
   indexChannel?: string;
+  /**
+   * Hears what the index's notifications say (the tables each block wrote) and whether they reach this process, for
+   * the gateway's caches of index rows (api/ledger/activeKeyCache.ts); the dispatcher's LISTEN connection serves both.
+   */
+  indexTables?: IndexTableListener;
   /** How often the index is polled for new chain events without notifications. Default 100 ms. */
   ingestIntervalMs?: number;
   /** How often ingestion runs anyway while notifications arrive (a lost one, another gateway's job.processing).
@@ -181,15 +187,18 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       if (stopping) return client.release();
       const connection = client;
       listener = connection;
-      connection.on("notification", (message) =>
-        message.channel === DELIVERY_CHANNEL ? claims.wake() : chainIngestion.wake(),
-      );
+      connection.on("notification", (message) => {
+        if (message.channel === DELIVERY_CHANNEL) return claims.wake();
+        chainIngestion.wake();
+        deps.indexTables?.changed(indexTablesOf(message.payload));
+      });
       let failed = false;
       // `on`, not `once`: a client may emit more than one error, and an unheard one would take the process down.
       connection.on("error", (error) => {
         if (failed) return;
         failed = true;
         indexWakes = false;
+        deps.indexTables?.listening(false);
         if (listener === connection) listener = null;
         connection.release(error);
         logger.warn({ err: error }, "webhook LISTEN connection failed; polling until it is back");
@@ -199,6 +208,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       if (deps.indexChannel) {
         await connection.query(`LISTEN ${connection.escapeIdentifier(deps.indexChannel)}`);
         indexWakes = true;
+        deps.indexTables?.listening(true);
       }
       listenFailures = 0;
       // Events that came while nobody listened are picked up now rather than at the next fallback poll.
@@ -206,6 +216,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
       claims.wake();
     } catch (error) {
       indexWakes = false;
+      deps.indexTables?.listening(false);
       if (client && listener === client) {
         listener = null;
         client.release(error as Error);
@@ -238,6 +249,7 @@ export function startDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     async stop() {
       stopping = true;
+      deps.indexTables?.listening(false);
       await Promise.all([chainIngestion.stop(), jobIngestion?.stop(), claims.stop()]);
       await slots.drain();
       if (relisten) clearTimeout(relisten);

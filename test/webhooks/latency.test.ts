@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { indexNotifyChannel } from "../../api/webhooks/startDispatcher.js";
+import type { IndexTableListener } from "../../api/readModel/indexTables.js";
 import { webhookFixture, type WebhookFixture } from "./support/webhookFixture.js";
 import { waitFor } from "../../scripts/stack/waitFor.js";
 
@@ -20,12 +21,21 @@ afterAll(async () => {
 });
 
 /** A dispatcher that polls the index once a minute: only the index's notifications bring events in quickly. */
-function startNotifiedDispatcher(fixture: WebhookFixture): void {
+function startNotifiedDispatcher(fixture: WebhookFixture, indexTables?: IndexTableListener): void {
   fixture.startDispatcher({
     indexChannel: indexNotifyChannel(stack.indexSchema),
     ingestIntervalMs: 60_000,
     ingestFallbackMs: 60_000,
+    ...(indexTables ? { indexTables } : {}),
   });
+}
+
+/** The LISTEN connections on the index's channel other than the asking one (the dispatchers'). */
+async function indexListeners(fixture: WebhookFixture): Promise<number[]> {
+  const { rows } = await fixture.pool.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %live_query%' AND pid <> pg_backend_pid()",
+  );
+  return rows.map((row) => row.pid);
 }
 
 /** A deposit's event is delivered within seconds (after the dispatcher's own rounds have run: a notification's doing). */
@@ -84,12 +94,7 @@ describe("latency", () => {
     const woken = await webhookFixture(stack, { name: "latency_relisten", walletIndex: 34, receiverPort: 8785 });
     try {
       startNotifiedDispatcher(woken);
-      const listeners = async () =>
-        (
-          await woken.pool.query<{ pid: number }>(
-            "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %live_query%' AND pid <> pg_backend_pid()",
-          )
-        ).rows.map((row) => row.pid);
+      const listeners = () => indexListeners(woken);
       const cut = await waitFor("the dispatcher's LISTEN connection", async () => {
         const pids = await listeners();
         return pids.length > 0 ? pids : undefined;
@@ -103,5 +108,39 @@ describe("latency", () => {
     } finally {
       await woken.close();
     }
+  });
+
+  it("tells a listener of the index's tables what each block wrote, and when its notifications stop and resume", async () => {
+    const heard = await webhookFixture(stack, { name: "latency_tables", walletIndex: 37, receiverPort: 8787 });
+    const calls: (boolean | readonly string[] | undefined)[] = [];
+    try {
+      startNotifiedDispatcher(heard, {
+        listening: (up) => calls.push(up),
+        changed: (tables) => calls.push(tables),
+      });
+      await waitFor("the dispatcher to listen", async () => calls.includes(true));
+      await heard.chain.deposit(heard.wallet, 100n);
+      // A deposit's block writes the wallet's account row (indexer/src/write/account.ts) and its chain event.
+      await waitFor("the deposit's block announced", async () =>
+        calls.some((call) => Array.isArray(call) && call.includes("account") && call.includes("chain_event")),
+      );
+      const cut = await waitFor("the dispatcher's LISTEN connection", async () => {
+        const pids = await indexListeners(heard);
+        return pids.length > 0 ? pids : undefined;
+      });
+      const before = calls.length;
+      await heard.pool.query("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS t(pid)", [cut]);
+      await waitFor(
+        "the lost connection heard, then a new one",
+        async () => {
+          const after = calls.slice(before);
+          return after.includes(false) && after.indexOf(true, after.indexOf(false)) > 0;
+        },
+        { timeoutMs: 10_000 },
+      );
+    } finally {
+      await heard.close();
+    }
+    expect(calls.at(-1)).toBe(false);
   });
 });

@@ -27,7 +27,7 @@ export interface WebhookFixture {
       owner?: string;
       /** Wraps the index the dispatcher reads (to watch its reads). */
       wrapIndex?: (index: IndexReader) => IndexReader;
-    } & Pick<DispatcherDeps, "indexChannel" | "ingestIntervalMs" | "ingestFallbackMs">,
+    } & Pick<DispatcherDeps, "indexChannel" | "ingestIntervalMs" | "ingestFallbackMs" | "indexTables">,
   ): Dispatcher;
   close(): Promise<void>;
 }
