@@ -10,7 +10,8 @@ import { stackPorts } from "../scripts/stack/startLocalStack.js";
  * `BENCH_WALLETS` (16) client wallets are seeded into `.local/bench/wallets.json` for `bench/load.ts`.
  * `BENCH_COUNT_RPC=1` sends the gateway's chain calls through a counting pass-through (`GET
  * http://127.0.0.1:<8860+18>/counts`), for counting them per job. `BENCH_CHAIN_BLOCK_TIME=<seconds>` makes the chain
- * mine a block every so many seconds instead of automining (the bench's second chain mode).
+ * mine a block every so many seconds instead of automining (the bench's second chain mode). `BENCH_GATEWAYS=2` runs a
+ * second gateway that idles, as in the bench's levels: `bench/load.ts` sends to the first one only.
  */
 const chainBlockTime = Number(process.env.BENCH_CHAIN_BLOCK_TIME ?? 0);
 const counter =
@@ -22,8 +23,11 @@ await preloadStatementStats(BENCH_STATE_DIR, stackPorts(BENCH_PORT_BASE).postgre
 const stack = await obtainStack((message) => console.error(message), {
   ...(counter ? { gatewayRpcUrl: counter.url } : {}),
   ...(chainBlockTime > 0 ? { chainBlockTime } : {}),
+  gateways: Number(process.env.BENCH_GATEWAYS ?? 1),
 });
-writeFileSync(".local/bench/stack.json", `${JSON.stringify(stack.info, null, 2)}\n`);
+const first = stack.info.gateways[0];
+const served = first && stack.info.gateways.length > 1 ? { ...stack.info, apiUrl: first.apiUrl } : stack.info;
+writeFileSync(".local/bench/stack.json", `${JSON.stringify(served, null, 2)}\n`);
 const wallets = await seedWallets(stack.info, [stack.info.apiUrl], Number(process.env.BENCH_WALLETS ?? 16), 2_000n);
 writeFileSync(".local/bench/wallets.json", `${JSON.stringify(wallets, null, 2)}\n`);
 console.error(

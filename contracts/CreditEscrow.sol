@@ -295,6 +295,23 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
     /// @inheritdoc ICreditEscrow
     function openJobBatch(OpenRequest[] calldata requests) external onlyRole(GATEWAY_ROLE) returns (uint256 opened) {
         if (_config.paused) revert EnforcedPause();
+        opened = _openBatch(requests);
+    }
+
+    /// @inheritdoc ICreditEscrow
+    function openAndSettleBatch(
+        OpenRequest[] calldata requests,
+        Receipt[] calldata receipts,
+        bytes[] calldata signatures
+    ) external onlyRole(GATEWAY_ROLE) returns (uint256 opened, uint256 settled) {
+        if (_config.paused) revert EnforcedPause();
+        opened = _openBatch(requests);
+        // Read after the locks: the settlements see every state change they made.
+        settled = _settleBatch(receipts, signatures, _config);
+    }
+
+    /// @dev The body of `openJobBatch` (the caller checked the role and the pause).
+    function _openBatch(OpenRequest[] calldata requests) private returns (uint256 opened) {
         uint256 count = requests.length;
         if (count == 0) revert BatchInvalid();
         // Registry and catalog answers cannot change within this transaction, so repeats are served from memory;
@@ -342,8 +359,17 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
     ) external onlyRole(GATEWAY_ROLE) returns (uint256 settled) {
         Config memory config = _config;
         if (config.paused) revert EnforcedPause();
-        uint256 count = receipts.length;
-        if (count == 0 || count != signatures.length) revert BatchInvalid();
+        settled = _settleBatch(receipts, signatures, config);
+    }
+
+    /// @dev The body of `settleBatch` (the caller checked the role and the pause; `config` is `_config` as of now).
+    function _settleBatch(
+        Receipt[] calldata receipts,
+        bytes[] calldata signatures,
+        Config memory config
+    ) private returns (uint256 settled) {
+        // The length is read from the stack each time: one more local would not fit on it.
+        if (receipts.length == 0 || receipts.length != signatures.length) revert BatchInvalid();
 
         // Catalog and registry answers cannot change within this transaction, so repeats are served from memory;
         // one memory `job` serves every receipt in turn, and each wallet's account is stored once.
@@ -351,16 +377,16 @@ contract CreditEscrow is EscrowStorage, ICreditEscrow, DelayedAccessControl {
         SettledJob memory job;
         HeldAccount memory held;
         BatchTotals memory totals = BatchTotals({
-            workers: new address[](count),
-            amounts: new uint256[](count),
-            bondWords: new uint256[](count),
-            rooms: new uint256[](count),
+            workers: new address[](receipts.length),
+            amounts: new uint256[](receipts.length),
+            bondWords: new uint256[](receipts.length),
+            rooms: new uint256[](receipts.length),
             workerCount: 0,
             feeTotal: 0,
             chargedTotal: 0
         });
         // A batch is far shorter than 2^256: the counters cannot overflow.
-        for (uint256 i; i < count; ) {
+        for (uint256 i; i < receipts.length; ) {
             // A malformed element is skipped, never decoded (decoding would revert the whole batch).
             Receipt calldata receipt = receipts[i];
             (bytes calldata signature, bool wellFormed) = _signatureAt(signatures, i);

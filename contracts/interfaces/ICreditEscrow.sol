@@ -314,6 +314,21 @@ interface ICreditEscrow {
     /// @return settled How many jobs were settled.
     function settleBatch(Receipt[] calldata receipts, bytes[] calldata signatures) external returns (uint256 settled);
 
+    /// @notice `openJobBatch(requests)` then `settleBatch(receipts, signatures)` in one transaction, with the same
+    /// events and the same rules for each part: the gateway sends the settlements it has ready with its next locks
+    /// instead of in a transaction of their own. A receipt may settle a job opened by `requests` (the locks go
+    /// first). Either part skips what it cannot take or settle, never reverting the call. Gateway only.
+    /// @param requests The locks, as for `openJobBatch` (at least one).
+    /// @param receipts The receipts, as for `settleBatch` (at least one).
+    /// @param signatures Their signatures, same order.
+    /// @return opened How many jobs were opened.
+    /// @return settled How many jobs were settled.
+    function openAndSettleBatch(
+        OpenRequest[] calldata requests,
+        Receipt[] calldata receipts,
+        bytes[] calldata signatures
+    ) external returns (uint256 opened, uint256 settled);
+
     /// @notice Fails an open job and returns its escrow. Gateway only; also while paused.
     /// @param jobId The job.
     function failJob(bytes32 jobId) external;

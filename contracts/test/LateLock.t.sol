@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
+import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
+import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {ICreditEscrow} from "../interfaces/ICreditEscrow.sol";
 import {CreditEscrow} from "../CreditEscrow.sol";
 import {JobStatus} from "../types/JobStatus.sol";
@@ -208,5 +210,169 @@ contract LateLockTest is EscrowFixture {
         vm.assertEq(uint8(_status(JOB)), uint8(JobStatus.Settled), "settled");
         vm.assertEq(uint8(_status(bytes32(uint256(JOB) + 1))), uint8(JobStatus.None), "nothing to settle");
         vm.assertEq(_locked(wallet), 0, "nothing locked");
+    }
+
+    // ------------------------------------------------------------ settlements ride with locks
+
+    function _signed(Receipt[] memory receipts) private view returns (bytes[] memory signatures) {
+        signatures = new bytes[](receipts.length);
+        for (uint256 i; i < receipts.length; ++i) signatures[i] = _sign(WORKER_PK, receipts[i]);
+    }
+
+    function _openAndSettle(
+        ICreditEscrow.OpenRequest[] memory requests,
+        Receipt[] memory receipts
+    ) private returns (uint256 opened, uint256 settled) {
+        bytes[] memory signatures = _signed(receipts);
+        vm.prank(gateway);
+        (opened, settled) = escrow.openAndSettleBatch(requests, receipts, signatures);
+    }
+
+    function _jobs(uint256 first, uint256 count) private pure returns (bytes32[] memory ids) {
+        ids = new bytes32[](count);
+        for (uint256 i; i < count; ++i) ids[i] = bytes32(uint256(JOB) + first + i);
+    }
+
+    function test_riding_aReceiptSettlesTheJobItsCallLocksFirst() public {
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = _request(JOB, block.timestamp);
+        Receipt[] memory receipts = new Receipt[](1);
+        receipts[0] = _receiptAt(JOB, block.timestamp);
+        uint256 workerBefore = usd.balanceOf(worker);
+        (uint256 opened, uint256 settled) = _openAndSettle(requests, receipts);
+        vm.assertEq(opened, 1, "locked");
+        vm.assertEq(settled, 1, "and settled in the same call");
+        vm.assertEq(uint8(_status(JOB)), uint8(JobStatus.Settled), "settled");
+        vm.assertEq(_locked(wallet), 0, "nothing left locked");
+        vm.assertGt(usd.balanceOf(worker), workerBefore, "the worker is paid in the call");
+    }
+
+    function test_riding_eachPartSkipsAloneWhatItCannotTake() public {
+        uint256 acceptedAt = block.timestamp;
+        bytes32[] memory earlier = _jobs(10, 1);
+        vm.assertEq(_openOne(earlier[0], acceptedAt), 1, "an earlier job");
+        vm.warp(acceptedAt + escrow.MAX_LOCK_DELAY() + 1);
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](2);
+        requests[0] = _request(JOB, block.timestamp);
+        requests[1] = _request(bytes32(uint256(JOB) + 1), acceptedAt); // too late: skipped
+        Receipt[] memory receipts = new Receipt[](3);
+        receipts[0] = _receiptAt(earlier[0], acceptedAt + 1);
+        receipts[1] = _receiptAt(JOB, block.timestamp);
+        receipts[2] = _receiptAt(bytes32(uint256(JOB) + 1), block.timestamp); // its lock was skipped
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.JobOpenSkipped(
+            bytes32(uint256(JOB) + 1),
+            walletKeyHash,
+            ICreditEscrow.OpenSkipReason.AcceptedAtInvalid
+        );
+        vm.expectEmit(address(escrow));
+        emit ICreditEscrow.SettlementSkipped(bytes32(uint256(JOB) + 1), ICreditEscrow.SettleSkipReason.JobNotOpen);
+        (uint256 opened, uint256 settled) = _openAndSettle(requests, receipts);
+        vm.assertEq(opened, 1, "the late lock is skipped");
+        vm.assertEq(settled, 2, "the earlier job and the one just locked are settled");
+        vm.assertEq(uint8(_status(earlier[0])), uint8(JobStatus.Settled), "earlier job settled");
+        vm.assertEq(uint8(_status(JOB)), uint8(JobStatus.Settled), "new job settled");
+        vm.assertEq(_locked(wallet), 0, "nothing left locked");
+    }
+
+    /// Property: one `openAndSettleBatch` leaves the chain exactly as `openJobBatch` then `settleBatch` would.
+    function testFuzz_riding_oneCallEqualsTheTwoItJoins(uint8 lockCount, uint8 settleCount, uint32 seed) public {
+        uint256 locks = bound(lockCount, 1, 6);
+        uint256 settles = bound(settleCount, 1, 6);
+        bytes32[] memory earlier = _jobs(100, settles);
+        for (uint256 i; i < settles; ++i) _openOne(earlier[i], block.timestamp);
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](locks);
+        for (uint256 i; i < locks; ++i) requests[i] = _request(bytes32(uint256(JOB) + i), block.timestamp);
+        Receipt[] memory receipts = new Receipt[](settles);
+        for (uint256 i; i < settles; ++i) {
+            // Settlements of earlier jobs and, when the seed says so, of jobs this call locks.
+            bytes32 id = (seed >> i) & 1 == 1 && i < locks ? bytes32(uint256(JOB) + i) : earlier[i];
+            receipts[i] = _receipt(id, uint32(bound(uint256(keccak256(abi.encode(seed, i))), 1, MAX_TOKENS)));
+            receipts[i].finalTokenAt = uint64(block.timestamp);
+        }
+        bytes[] memory signatures = _signed(receipts);
+
+        uint256 snapshot = vm.snapshotState();
+        vm.startPrank(gateway);
+        uint256 openedApart = escrow.openJobBatch(requests);
+        uint256 settledApart = escrow.settleBatch(receipts, signatures);
+        vm.stopPrank();
+        uint256[5] memory apart = _moneyState();
+        vm.revertToState(snapshot);
+
+        vm.prank(gateway);
+        (uint256 opened, uint256 settled) = escrow.openAndSettleBatch(requests, receipts, signatures);
+        uint256[5] memory together = _moneyState();
+        vm.assertEq(opened, openedApart, "opened");
+        vm.assertEq(settled, settledApart, "settled");
+        vm.assertEq(settled, settles, "every receipt settles, a job locked in the same call included");
+        for (uint256 i; i < 5; ++i) vm.assertEq(together[i], apart[i], "money state");
+        for (uint256 i; i < locks; ++i) {
+            bytes32 id = bytes32(uint256(JOB) + i);
+            vm.revertToState(snapshot);
+            vm.startPrank(gateway);
+            escrow.openJobBatch(requests);
+            escrow.settleBatch(receipts, signatures);
+            vm.stopPrank();
+            JobStatus statusApart = _status(id);
+            vm.revertToState(snapshot);
+            vm.prank(gateway);
+            escrow.openAndSettleBatch(requests, receipts, signatures);
+            vm.assertEq(uint8(_status(id)), uint8(statusApart), "job status");
+        }
+    }
+
+    /// @dev The wallet's available and locked credits, the worker's and the treasury's stablecoin, the escrow's.
+    function _moneyState() private view returns (uint256[5] memory state) {
+        state = [
+            _available(wallet),
+            _locked(wallet),
+            usd.balanceOf(worker),
+            usd.balanceOf(treasury),
+            usd.balanceOf(address(escrow))
+        ];
+    }
+
+    function test_riding_revertsIfCallerNotGateway() public {
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = _request(JOB, block.timestamp);
+        Receipt[] memory receipts = new Receipt[](1);
+        receipts[0] = _receiptAt(JOB, block.timestamp);
+        bytes[] memory signatures = _signed(receipts);
+        vm.expectRevert(
+            abi.encodeWithSelector(
+                IAccessControl.AccessControlUnauthorizedAccount.selector,
+                wallet,
+                escrow.GATEWAY_ROLE()
+            )
+        );
+        vm.prank(wallet);
+        escrow.openAndSettleBatch(requests, receipts, signatures);
+    }
+
+    function test_riding_revertsIfPaused() public {
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = _request(JOB, block.timestamp);
+        Receipt[] memory receipts = new Receipt[](1);
+        receipts[0] = _receiptAt(JOB, block.timestamp);
+        bytes[] memory signatures = _signed(receipts);
+        escrow.pause();
+        vm.expectRevert(Pausable.EnforcedPause.selector);
+        vm.prank(gateway);
+        escrow.openAndSettleBatch(requests, receipts, signatures);
+    }
+
+    function test_riding_revertsWhenEitherPartIsEmpty() public {
+        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = _request(JOB, block.timestamp);
+        Receipt[] memory receipts = new Receipt[](1);
+        receipts[0] = _receiptAt(JOB, block.timestamp);
+        bytes[] memory signatures = _signed(receipts);
+        vm.expectRevert(ICreditEscrow.BatchInvalid.selector);
+        vm.prank(gateway);
+        escrow.openAndSettleBatch(new ICreditEscrow.OpenRequest[](0), receipts, signatures);
+        vm.expectRevert(ICreditEscrow.BatchInvalid.selector);
+        vm.prank(gateway);
+        escrow.openAndSettleBatch(requests, new Receipt[](0), new bytes[](0));
     }
 }

@@ -2933,6 +2933,42 @@ export const creditEscrowAbi = [
   },
   {
     inputs: [
+      {
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "keyHash", type: "bytes32" },
+          { internalType: "bytes32", name: "modelKey", type: "bytes32" },
+          { internalType: "uint32", name: "maxTokens", type: "uint32" },
+          { internalType: "uint64", name: "acceptedAt", type: "uint64" },
+        ],
+        internalType: "struct ICreditEscrow.OpenRequest[]",
+        name: "requests",
+        type: "tuple[]",
+      },
+      {
+        components: [
+          { internalType: "bytes32", name: "jobId", type: "bytes32" },
+          { internalType: "bytes32", name: "outputHash", type: "bytes32" },
+          { internalType: "uint32", name: "promptTokens", type: "uint32" },
+          { internalType: "uint32", name: "completionTokens", type: "uint32" },
+          { internalType: "uint64", name: "finalTokenAt", type: "uint64" },
+        ],
+        internalType: "struct Receipt[]",
+        name: "receipts",
+        type: "tuple[]",
+      },
+      { internalType: "bytes[]", name: "signatures", type: "bytes[]" },
+    ],
+    name: "openAndSettleBatch",
+    outputs: [
+      { internalType: "uint256", name: "opened", type: "uint256" },
+      { internalType: "uint256", name: "settled", type: "uint256" },
+    ],
+    stateMutability: "nonpayable",
+    type: "function",
+  },
+  {
+    inputs: [
       { internalType: "bytes32", name: "jobId", type: "bytes32" },
       { internalType: "bytes32", name: "keyHash", type: "bytes32" },
       { internalType: "bytes32", name: "modelKey", type: "bytes32" },
