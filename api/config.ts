@@ -121,6 +121,8 @@ export const configSchema = z.object({
   /** A request the ledger cannot cover while peers' slices hold the wallet's credits waits at most this long for them. */
   LEDGER_SLICE_RECALL_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
   SETTLEMENT_BATCH_MAX: z.coerce.number().int().min(1).max(200).default(50),
+  /** Settlements waiting in the window leave with the next lock batch, in one `openAndSettleBatch` transaction. */
+  SETTLEMENTS_RIDE_LOCKS: boolean.default(true),
   SETTLEMENT_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(10_000).default(25),
   /** Per-IP burst limit: requests per window. */
   RATE_LIMIT_MAX: z.coerce.number().int().positive().default(600),

@@ -183,11 +183,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   });
   const locks = new LockBatcher(
     {
-      openJobBatch: (requests, onSigned) => chain.openJobBatch(requests, onSigned),
+      openJobBatch: (requests, onSigned, settlements) => chain.openJobBatch(requests, onSigned, settlements),
+      ridersBeside: (count) => chain.ridersBeside(count),
       waitMined: (hash) => sender.waitMined(hash),
       outcomesOf: (receipt) => chain.lockOutcomesOf(receipt),
     },
-    { max: config.LOCK_BATCH_MAX, logger, metrics },
+    {
+      max: config.LOCK_BATCH_MAX,
+      logger,
+      metrics,
+      ...(config.SETTLEMENTS_RIDE_LOCKS ? { riders: batcher } : {}),
+    },
   );
   const ledger = new CreditLedger(pool, {
     indexSchema: config.INDEX_DB_SCHEMA,

@@ -87,6 +87,16 @@ const LOCK_GAS_PER_LOCK = 90_000n;
  */
 const SETTLE_BATCH_GAS_BASE = 60_000n;
 const SETTLE_GAS_PER_RECEIPT = 150_000n;
+/**
+ * Most gas one transaction may ask for: EIP-7825's cap (2^24, Osaka), which nodes enforce on every transaction.
+ * Settlements ride with a lock batch only as far as the two bounds together stay under it.
+ */
+const TRANSACTION_GAS_CAP = 16_777_216n;
+
+/** The gas bound of `count` settlements in one batch. */
+function settleBatchGas(count: number): bigint {
+  return SETTLE_BATCH_GAS_BASE + SETTLE_GAS_PER_RECEIPT * BigInt(count);
+}
 
 export interface OpenedJob {
   balanceAfter: bigint;
@@ -172,24 +182,46 @@ export class EscrowChain {
    * so the gas limit is a bound per lock instead of an estimate (which would cost round trips on the hot path).
    * `onSigned` hears the hash once the transaction is signed, before it leaves (TransactionManager.send).
    */
-  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex> {
+  openJobBatch(
+    requests: readonly LockRequest[],
+    onSigned?: (hash: Hex) => void,
+    settlements?: { receipts: readonly Receipt[]; signatures: readonly Hex[] },
+  ): Promise<Hex> {
+    const locks = requests.map((request) => ({
+      jobId: request.jobKey,
+      keyHash: request.keyHash,
+      modelKey: request.modelKey,
+      maxTokens: request.maxTokens,
+      acceptedAt: request.acceptedAt,
+    }));
+    const lockGas = LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length);
+    if (settlements && settlements.receipts.length > 0) {
+      // The locks first, then the settlements ready with them (CreditEscrow.openAndSettleBatch): one transaction.
+      return this.sender.send(
+        {
+          address: this.deployment.contracts.creditEscrow,
+          abi: creditEscrowAbi,
+          functionName: "openAndSettleBatch",
+          args: [locks, settlements.receipts.map(receiptArg), [...settlements.signatures]],
+        },
+        { gasLimit: lockGas + settleBatchGas(settlements.receipts.length), onSigned },
+      );
+    }
     return this.sender.send(
       {
         address: this.deployment.contracts.creditEscrow,
         abi: creditEscrowAbi,
         functionName: "openJobBatch",
-        args: [
-          requests.map((request) => ({
-            jobId: request.jobKey,
-            keyHash: request.keyHash,
-            modelKey: request.modelKey,
-            maxTokens: request.maxTokens,
-            acceptedAt: request.acceptedAt,
-          })),
-        ],
+        args: [locks],
       },
-      { gasLimit: LOCK_BATCH_GAS_BASE + LOCK_GAS_PER_LOCK * BigInt(requests.length), onSigned },
+      { gasLimit: lockGas, onSigned },
     );
+  }
+
+  /** How many settlements fit beside `locks` locks in one transaction under the transaction gas cap. */
+  ridersBeside(locks: number): number {
+    const room = TRANSACTION_GAS_CAP - LOCK_BATCH_GAS_BASE - LOCK_GAS_PER_LOCK * BigInt(locks) - SETTLE_BATCH_GAS_BASE;
+    return room > 0n ? Number(room / SETTLE_GAS_PER_RECEIPT) : 0;
   }
 
   /**
@@ -252,7 +284,7 @@ export class EscrowChain {
         functionName: "settleBatch",
         args: [receipts.map(receiptArg), [...signatures]],
       },
-      { gasLimit: SETTLE_BATCH_GAS_BASE + SETTLE_GAS_PER_RECEIPT * BigInt(receipts.length) },
+      { gasLimit: settleBatchGas(receipts.length) },
     );
   }
 

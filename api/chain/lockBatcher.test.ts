@@ -3,6 +3,7 @@ import type { Hex, TransactionReceipt } from "viem";
 import { describe, expect, it } from "vitest";
 import { GatewayMetrics } from "../observability/metrics.js";
 import { LockBatcher, type LockOutcome, type LockPort, type LockRequest } from "./lockBatcher.js";
+import type { RidingSettlements } from "./settlementBatcher.js";
 
 // The group-commit queue on its own. The node is a test double that holds each send until the test lets it
 // through, so "the next batch leaves when the previous one was accepted" can be observed step by step; the
@@ -27,8 +28,22 @@ class HeldNode implements LockPort {
   /** Whether the node double tells the batcher when it signed (the transaction manager does). */
   tellsSigned = false;
 
-  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex> {
+  /** The settlements each batch carried (empty: none). */
+  readonly riders: string[][] = [];
+  /** Settlements that fit beside a batch's locks. */
+  room = 100;
+
+  ridersBeside(): number {
+    return this.room;
+  }
+
+  openJobBatch(
+    requests: readonly LockRequest[],
+    onSigned?: (hash: Hex) => void,
+    settlements?: Pick<RidingSettlements, "receipts">,
+  ): Promise<Hex> {
     this.batches.push([...requests]);
+    this.riders.push(settlements?.receipts.map((receipt) => String(receipt.jobId)) ?? []);
     const index = this.batches.length;
     if (this.tellsSigned) onSigned?.(`0x${index.toString(16).padStart(64, "0")}`);
     return new Promise((resolve, reject) =>
@@ -171,5 +186,77 @@ describe("LockBatcher (group commit)", () => {
     node.accept();
     await expect(next.sent).resolves.toMatch(/^0x/);
     await batcher.drain();
+  });
+
+  describe("settlements riding with the locks", () => {
+    /** The settlement side: hands `waiting` once, records what it was told. */
+    function settlements(waiting: string[]) {
+      const told: string[] = [];
+      let asked: number | undefined;
+      const riders = {
+        takeRiders(max: number): RidingSettlements | undefined {
+          asked = max;
+          if (waiting.length === 0) return undefined;
+          const jobs = waiting.splice(0, max);
+          return {
+            receipts: jobs.map((jobId) => ({
+              jobId: jobId as Hex,
+              outputHash: "0x00",
+              promptTokens: 1,
+              completionTokens: 1,
+              finalTokenAt: 1,
+            })),
+            signatures: jobs.map(() => "0x" as Hex),
+            sent: (hash) => told.push(`sent ${hash}`),
+            failed: () => told.push("failed"),
+          };
+        },
+      };
+      return { riders, told, asked: () => asked };
+    }
+
+    it("sends the settlements waiting to leave with the next lock batch, in its transaction", async () => {
+      const node = new HeldNode();
+      const side = settlements(["0xa", "0xb"]);
+      const batcher = new LockBatcher(node, { max: 10, logger, metrics, riders: side.riders });
+      const queued = batcher.enqueue(lock(1));
+      await tick();
+      node.accept();
+      const hash = await queued.sent;
+      expect(node.riders).toEqual([["0xa", "0xb"]]);
+      expect(side.told).toEqual([`sent ${hash}`]);
+    });
+
+    it("takes no more settlements than fit beside the batch's locks", async () => {
+      const node = new HeldNode();
+      node.room = 1;
+      const side = settlements(["0xa", "0xb"]);
+      const batcher = new LockBatcher(node, { max: 10, logger, metrics, riders: side.riders });
+      batcher.enqueue(lock(1));
+      await tick();
+      expect(side.asked()).toBe(1);
+      expect(node.riders).toEqual([["0xa"]]);
+    });
+
+    it("tells the settlements when the batch carrying them could not be sent", async () => {
+      const node = new HeldNode();
+      node.failSend = true;
+      const side = settlements(["0xa"]);
+      const batcher = new LockBatcher(node, { max: 10, logger, metrics, riders: side.riders });
+      const queued = batcher.enqueue(lock(1));
+      await tick();
+      node.accept();
+      await expect(queued.sent).rejects.toThrow("node refused");
+      expect(side.told).toEqual(["failed"]);
+    });
+
+    it("sends a plain lock batch when no settlement waits", async () => {
+      const node = new HeldNode();
+      const side = settlements([]);
+      const batcher = new LockBatcher(node, { max: 10, logger, metrics, riders: side.riders });
+      batcher.enqueue(lock(1));
+      await tick();
+      expect(node.riders).toEqual([[]]);
+    });
   });
 });

@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Hex, TransactionReceipt } from "viem";
 import { phaseTraceOn, traceTransaction } from "../observability/phaseTrace.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
+import type { RidingSettlements } from "./settlementBatcher.js";
 
 /** One lock of `openJobBatch` (ICreditEscrow.OpenRequest). */
 export interface LockRequest {
@@ -38,10 +39,17 @@ export type LockOutcome =
 
 export interface LockPort {
   /**
-   * Signs and sends `openJobBatch`; resolves with the hash once the node accepted the transaction. `onSigned`, when
-   * the port can tell, hears the hash as soon as the transaction is signed, before it leaves.
+   * Signs and sends `openJobBatch` (`openAndSettleBatch` with `settlements`); resolves with the hash once the node
+   * accepted the transaction. `onSigned`, when the port can tell, hears the hash as soon as the transaction is
+   * signed, before it leaves.
    */
-  openJobBatch(requests: readonly LockRequest[], onSigned?: (hash: Hex) => void): Promise<Hex>;
+  openJobBatch(
+    requests: readonly LockRequest[],
+    onSigned?: (hash: Hex) => void,
+    settlements?: Pick<RidingSettlements, "receipts" | "signatures">,
+  ): Promise<Hex>;
+  /** How many settlements fit in one transaction beside `locks` locks (the transaction's gas bound). */
+  ridersBeside(locks: number): number;
   /** Resolves with the mined receipt; rejects when the transaction reverted. */
   waitMined(hash: Hex): Promise<TransactionReceipt>;
   /** The JobOpened / JobOpenSkipped of each lock in a mined batch, by job key (lower-case). */
@@ -71,7 +79,8 @@ interface Pending {
  * Group commit for escrow locks (docs/DESIGN.md "Locks"). A lock is queued at once; when no batch is being
  * sent, the queue leaves at once as one `openJobBatch`; while one is being signed and sent, new locks wait and
  * leave together with the next one as soon as the node has accepted the previous. One lock alone therefore waits
- * for nothing, and under load many locks share a transaction (up to `max` each).
+ * for nothing, and under load many locks share a transaction (up to `max` each). Settlements waiting in the
+ * settlement batcher's window (`riders`) leave with the locks, in the same transaction, behind them.
  */
 export class LockBatcher {
   private queue: Pending[] = [];
@@ -80,7 +89,13 @@ export class LockBatcher {
 
   constructor(
     private readonly port: LockPort,
-    private readonly options: { max: number; logger: Logger; metrics: Pick<GatewayMetrics, "lockBatchSize"> },
+    private readonly options: {
+      max: number;
+      logger: Logger;
+      metrics: Pick<GatewayMetrics, "lockBatchSize">;
+      /** Where settlements ready to leave are taken from (the settlement batcher); none ride without it. */
+      riders?: { takeRiders(max: number): RidingSettlements | undefined };
+    },
   ) {}
 
   enqueue(request: LockRequest): QueuedLock {
@@ -121,14 +136,17 @@ export class LockBatcher {
   private async send(batch: Pending[]): Promise<void> {
     const began = phaseTraceOn ? performance.now() : 0;
     let hash: Hex;
+    const riders = this.options.riders?.takeRiders(this.port.ridersBeside(batch.length));
     try {
       hash = await this.port.openJobBatch(
         batch.map((item) => item.request),
         (signedHash) => {
           for (const item of batch) item.signed.resolve(signedHash);
         },
+        riders,
       );
     } catch (error) {
+      riders?.failed(error);
       this.options.logger.error({ err: error, locks: batch.length }, "lock batch could not be sent");
       for (const item of batch) {
         item.signed.reject(error);
@@ -137,6 +155,7 @@ export class LockBatcher {
       }
       return;
     }
+    riders?.sent(hash);
     this.options.metrics.lockBatchSize.observe(batch.length);
     if (phaseTraceOn) traceTransaction(hash, { batchBegan: began, batchSize: batch.length });
     for (const item of batch) {

@@ -142,4 +142,78 @@ describe("SettlementBatcher", () => {
     expect(await ticket.submitted).toBe(sentHash);
     expect((await ticket.mined).hash).toBe(replacement);
   });
+
+  describe("riding with a lock batch", () => {
+    /** A batcher with receipts 1..n waiting out a window that only a lock batch ends. */
+    async function waiting(n: number, max = 10) {
+      const port = new RecordingSettlementPort();
+      const batcher = new SettlementBatcher(port, { windowMs: 60_000, max, logger, metrics });
+      // The first receipt of a quiet window leaves alone; the ones after it wait for the window (or a lock batch).
+      const first = batcher.enqueue(receipt(0), "0x");
+      await first.submitted;
+      const tickets = Array.from({ length: n }, (_, i) => batcher.enqueue(receipt(i + 1), "0x"));
+      return { port, batcher, first, tickets };
+    }
+    const lockHash: Hex = `0x${"1a".repeat(32)}`;
+
+    it("hands the receipts waiting in the window to a leaving lock batch, which they leave with", async () => {
+      const { port, batcher, tickets } = await waiting(2);
+      const riders = batcher.takeRiders(10);
+      expect(riders?.receipts.map((r) => r.jobId)).toEqual(["0x1", "0x2"]);
+      riders!.sent(lockHash);
+      expect(await Promise.all(tickets.map((t) => t.submitted))).toEqual([lockHash, lockHash]);
+      expect((await tickets[0]!.mined).hash).toBe(lockHash);
+      expect(port.sent).toEqual(["batch:0x0"]);
+    });
+
+    it("hands none when none waits", () => {
+      const port = new RecordingSettlementPort();
+      const batcher = new SettlementBatcher(port, { windowMs: 10, max: 10, logger, metrics });
+      expect(batcher.takeRiders(10)).toBeUndefined();
+    });
+
+    it("hands at most what fits beside the locks; the rest leave with the window", async () => {
+      const { port, batcher, tickets } = await waiting(3);
+      const riders = batcher.takeRiders(2);
+      expect(riders?.receipts).toHaveLength(2);
+      riders!.sent(lockHash);
+      batcher.flush();
+      await Promise.all(tickets.map((t) => t.mined));
+      expect(port.sent).toEqual(["batch:0x0", "batch:0x3"]);
+    });
+
+    it("settles each rider on its own when the lock batch could not be sent", async () => {
+      const { port, batcher, tickets } = await waiting(2);
+      batcher.takeRiders(10)!.failed(new Error("node refused"));
+      await Promise.all(tickets.map((t) => t.mined));
+      expect(port.sent).toEqual(["batch:0x0", "settle:0x1", "settle:0x2"]);
+    });
+
+    it("settles each rider on its own when the transaction that carried them reverted", async () => {
+      const { port, batcher, tickets } = await waiting(2);
+      batcher.takeRiders(10)!.sent(`0x${"1".padStart(60, "0")}dead`);
+      await Promise.all(tickets.map((t) => t.mined));
+      expect(port.sent).toEqual(["batch:0x0", "settle:0x1", "settle:0x2"]);
+    });
+
+    it("settles a rider the mined transaction skipped on its own", async () => {
+      const { port, batcher, tickets } = await waiting(2);
+      port.skipInBatch.add("0x2");
+      batcher.takeRiders(10)!.sent(lockHash);
+      await Promise.all(tickets.map((t) => t.mined));
+      expect(port.sent).toEqual(["batch:0x0", "settle:0x2"]);
+    });
+
+    it("drains only once the lock batch carrying its riders has answered", async () => {
+      const { batcher, tickets } = await waiting(1);
+      const riders = batcher.takeRiders(10)!;
+      let drained = false;
+      const draining = batcher.drain().then(() => (drained = true));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(drained).toBe(false);
+      riders.sent(lockHash);
+      await draining;
+      expect((await tickets[0]!.mined).hash).toBe(lockHash);
+    });
+  });
 });
