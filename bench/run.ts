@@ -1012,16 +1012,22 @@ async function countSettled(chain: Chain, escrow: Hex, fromBlock: bigint, toBloc
 
 /**
  * Lock + settle gas per job from the throughput levels' transactions (traffic over many wallets and every worker, as
- * real traffic is): every transaction that emitted `JobOpened` (openJob / openJobBatch) or `JobSettled` (settle /
- * settleBatch) on the escrow in those blocks, its `gasUsed` summed and divided by the jobs it locked or settled, with
- * how many distinct wallets and workers those jobs had. Fail and refund transactions are not counted.
+ * real traffic is): every transaction that emitted `JobOpened` (openJob / openJobBatch / openAndSettleBatch) or
+ * `JobSettled` (settle / settleBatch / openAndSettleBatch) on the escrow in those blocks, its `gasUsed` summed once
+ * and divided by the jobs locked and settled (their mean), with how many distinct wallets and workers those jobs had.
+ * `lockPerJob` and `settlePerJob` are those of the transactions that only lock or only settle; a transaction that does
+ * both (settlements riding with locks, docs/DESIGN.md) counts in `ridingTransactions`. Fail and refund transactions
+ * are not counted.
  */
 async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock: bigint) {
   const logs = await escrowLogs(chain, escrow, fromBlock, toBlock);
   const opened = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobOpened" });
   const settled = parseEventLogs({ abi: creditEscrowAbi, logs, eventName: "JobSettled" });
-  const lockTxs = [...new Set(opened.map((log) => log.transactionHash))];
-  const settleTxs = [...new Set(settled.map((log) => log.transactionHash))];
+  const lockTxs = new Set(opened.map((log) => log.transactionHash));
+  const settleTxs = new Set(settled.map((log) => log.transactionHash));
+  const riding = [...lockTxs].filter((hash) => settleTxs.has(hash));
+  const lockOnly = [...lockTxs].filter((hash) => !settleTxs.has(hash));
+  const settleOnly = [...settleTxs].filter((hash) => !lockTxs.has(hash));
   const gasUsed = new Map<Hex, bigint>();
   const queue = [...new Set([...lockTxs, ...settleTxs])];
   await Promise.all(
@@ -1030,22 +1036,25 @@ async function measureGas(chain: Chain, escrow: Hex, fromBlock: bigint, toBlock:
         gasUsed.set(hash, (await chain.getTransactionReceipt({ hash })).gasUsed);
     }),
   );
-  const sum = (hashes: Hex[]) => hashes.reduce((total, hash) => total + (gasUsed.get(hash) ?? 0n), 0n);
+  const sum = (hashes: Iterable<Hex>) => [...hashes].reduce((total, hash) => total + (gasUsed.get(hash) ?? 0n), 0n);
   const perJob = (gas: bigint, jobs: number) => (jobs > 0 ? Number(gas / BigInt(jobs)) : null);
-  const lockPerJob = perJob(sum(lockTxs), opened.length);
-  const settlePerJob = perJob(sum(settleTxs), settled.length);
+  const lockOnlySet = new Set(lockOnly);
+  const settleOnlySet = new Set(settleOnly);
+  const jobs = opened.length + settled.length;
   return {
-    lockPerJob,
-    settlePerJob,
-    lockPlusSettlePerJob: lockPerJob !== null && settlePerJob !== null ? lockPerJob + settlePerJob : null,
+    lockPerJob: perJob(sum(lockOnly), opened.filter((log) => lockOnlySet.has(log.transactionHash)).length),
+    settlePerJob: perJob(sum(settleOnly), settled.filter((log) => settleOnlySet.has(log.transactionHash)).length),
+    // Every transaction once, over the mean of jobs locked and jobs settled.
+    lockPlusSettlePerJob: jobs > 0 ? Number((sum(gasUsed.keys()) * 2n) / BigInt(jobs)) : null,
     jobsLocked: opened.length,
     jobsSettled: settled.length,
     distinctWallets: new Set(opened.map((log) => (log.args as { wallet?: string }).wallet)).size,
     distinctWorkers: new Set(settled.map((log) => (log.args as { worker?: string }).worker)).size,
-    lockTransactions: lockTxs.length,
-    settleTransactions: settleTxs.length,
-    meanLockBatch: lockTxs.length ? round(opened.length / lockTxs.length, 1) : null,
-    meanSettleBatch: settleTxs.length ? round(settled.length / settleTxs.length, 1) : null,
+    lockTransactions: lockTxs.size,
+    settleTransactions: settleTxs.size,
+    ridingTransactions: riding.length,
+    meanLockBatch: lockTxs.size ? round(opened.length / lockTxs.size, 1) : null,
+    meanSettleBatch: settleTxs.size ? round(settled.length / settleTxs.size, 1) : null,
   };
 }
 
