@@ -48,7 +48,7 @@ interface Pending {
  * (`SettlementSkipped`); a skipped receipt is retried alone with `settle`, so its job gets the escrow's reason (and
  * the sweeper fails it, returning its escrow, when the reason is final). A batch that could not be sent or did
  * revert (mined, e.g. paused) is retried job by job. Receipts still queued when a lock batch leaves ride with it
- * (`takeRiders`): one transaction instead of two, so half the blocks on an automining chain and less gas per job.
+ * (`takeRiders`): one transaction instead of two (less gas per job; docs/DESIGN.md "Settlements ride with locks").
  */
 export class SettlementBatcher {
   private queue: Pending[] = [];

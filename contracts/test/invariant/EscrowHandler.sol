@@ -752,7 +752,7 @@ contract EscrowHandler {
     function callWithoutRole(address caller, uint256 which) external {
         if (caller == gateway || caller == arbiter || caller == admin || caller == address(disputes)) return;
         if (caller == operator) return;
-        which %= 6;
+        which %= 7;
         bytes32 role;
         bool ok;
         bytes memory reason;
@@ -775,6 +775,16 @@ contract EscrowHandler {
             role = bytes32(0);
             vm.prank(caller);
             (ok, reason) = _try(address(escrow), abi.encodeCall(escrow.scheduleProtocolFee, (1)));
+        } else if (which == 5) {
+            role = escrow.GATEWAY_ROLE();
+            vm.prank(caller);
+            (ok, reason) = _try(
+                address(escrow),
+                abi.encodeCall(
+                    escrow.openAndSettleBatch,
+                    (new ICreditEscrow.OpenRequest[](1), new Receipt[](1), new bytes[](1))
+                )
+            );
         } else if (which == 4) {
             role = workers.SLASHER_ROLE();
             vm.prank(caller);
