@@ -228,6 +228,19 @@ contract LateLockTest is EscrowFixture {
         (opened, settled) = escrow.openAndSettleBatch(requests, receipts, signatures);
     }
 
+    /// @dev One lock of JOB, and the signed receipt that settles it.
+    function _lockAndItsReceipt()
+        private
+        view
+        returns (ICreditEscrow.OpenRequest[] memory requests, Receipt[] memory receipts, bytes[] memory signatures)
+    {
+        requests = new ICreditEscrow.OpenRequest[](1);
+        requests[0] = _request(JOB, block.timestamp);
+        receipts = new Receipt[](1);
+        receipts[0] = _receiptAt(JOB, block.timestamp);
+        signatures = _signed(receipts);
+    }
+
     function _jobs(uint256 first, uint256 count) private pure returns (bytes32[] memory ids) {
         ids = new bytes32[](count);
         for (uint256 i; i < count; ++i) ids[i] = bytes32(uint256(JOB) + first + i);
@@ -334,11 +347,11 @@ contract LateLockTest is EscrowFixture {
     }
 
     function test_riding_revertsIfCallerNotGateway() public {
-        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
-        requests[0] = _request(JOB, block.timestamp);
-        Receipt[] memory receipts = new Receipt[](1);
-        receipts[0] = _receiptAt(JOB, block.timestamp);
-        bytes[] memory signatures = _signed(receipts);
+        (
+            ICreditEscrow.OpenRequest[] memory requests,
+            Receipt[] memory receipts,
+            bytes[] memory signatures
+        ) = _lockAndItsReceipt();
         vm.expectRevert(
             abi.encodeWithSelector(
                 IAccessControl.AccessControlUnauthorizedAccount.selector,
@@ -351,11 +364,11 @@ contract LateLockTest is EscrowFixture {
     }
 
     function test_riding_revertsIfPaused() public {
-        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
-        requests[0] = _request(JOB, block.timestamp);
-        Receipt[] memory receipts = new Receipt[](1);
-        receipts[0] = _receiptAt(JOB, block.timestamp);
-        bytes[] memory signatures = _signed(receipts);
+        (
+            ICreditEscrow.OpenRequest[] memory requests,
+            Receipt[] memory receipts,
+            bytes[] memory signatures
+        ) = _lockAndItsReceipt();
         escrow.pause();
         vm.expectRevert(Pausable.EnforcedPause.selector);
         vm.prank(gateway);
@@ -363,11 +376,11 @@ contract LateLockTest is EscrowFixture {
     }
 
     function test_riding_revertsWhenEitherPartIsEmpty() public {
-        ICreditEscrow.OpenRequest[] memory requests = new ICreditEscrow.OpenRequest[](1);
-        requests[0] = _request(JOB, block.timestamp);
-        Receipt[] memory receipts = new Receipt[](1);
-        receipts[0] = _receiptAt(JOB, block.timestamp);
-        bytes[] memory signatures = _signed(receipts);
+        (
+            ICreditEscrow.OpenRequest[] memory requests,
+            Receipt[] memory receipts,
+            bytes[] memory signatures
+        ) = _lockAndItsReceipt();
         vm.expectRevert(ICreditEscrow.BatchInvalid.selector);
         vm.prank(gateway);
         escrow.openAndSettleBatch(new ICreditEscrow.OpenRequest[](0), receipts, signatures);
