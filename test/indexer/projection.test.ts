@@ -1068,6 +1068,60 @@ describe("the indexer process", () => {
 
     expect(writes).toEqual([`COPY "${stack.databaseSchema}"."chain_event" FROM STDIN`]);
   });
+  it("indexes the blocks that waited for it in one transaction, each block's reorg copies stamped with its own checkpoint (patched Ponder)", async () => {
+    // Ponder 0.16.10 indexes every block in a transaction of its own (a commit, a prefetch round, a checkpoint
+    // update and a NOTIFY to every gateway each), though on a chain that mines a block per transaction its head
+    // poll brings several at once. Holding the indexer's checkpoint row keeps it inside its first block's
+    // transaction while the next blocks queue up behind it. Each indexing transaction ends with one update of that
+    // row, so their count is the number of transactions.
+    const SMALLEST_DEPOSIT = 100n; // credits: the escrow's MIN_DEPOSIT
+    const DEPOSITS = 4; // two blocks each: the stablecoin approval, then the deposit
+    const deposits: TransactionReceipt[] = [];
+    const checkpointUpdates = await statementsAround(/^update "[^"]+"\."_ponder_checkpoint"/i, async () => {
+      const holder = new pg.Client({ connectionString: stack.postgres.databaseUrl });
+      await holder.connect();
+      try {
+        await holder.query("BEGIN");
+        await holder.query(`SELECT 1 FROM "${stack.databaseSchema}"."_ponder_checkpoint" FOR UPDATE`);
+        for (let deposit = 0; deposit < DEPOSITS; deposit++) {
+          deposits.push(await chain.deposit(customer, SMALLEST_DEPOSIT));
+        }
+        const lastBlock = Number(deposits.at(-1)!.blockNumber);
+        await waitFor("the indexer's sync to reach the last deposit's block", async () => {
+          const gauges = await ponderCounters(stack.indexerUrl, ["ponder_sync_block"]);
+          return [...gauges.values()].some((block) => block >= lastBlock);
+        });
+      } finally {
+        await holder.query("COMMIT").catch(() => undefined);
+        await holder.end();
+      }
+      await stack.indexed(deposits.at(-1)!.blockNumber);
+    });
+    receipts.push(...deposits);
+
+    // The first block's transaction waited on the held row; every block that queued meanwhile went in one more.
+    const blocks = Number(deposits.at(-1)!.blockNumber - deposits[0]!.blockNumber) + 2;
+    expect(checkpointUpdates.length).toBeLessThanOrEqual(2);
+    expect(blocks).toBe(2 * DEPOSITS);
+    const client = new pg.Client({ connectionString: stack.postgres.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ block_number: string; stamped_block: string | null }>(
+        `SELECT e.block_number::text, substring(r.checkpoint, 27, 16)::bigint::text AS stamped_block
+           FROM "${stack.databaseSchema}"."chain_event" e
+           LEFT JOIN "${stack.databaseSchema}"."_reorg__chain_event" r ON r.id = e.id
+          WHERE e.block_number BETWEEN $1 AND $2 AND e.name = 'Deposited'`,
+        [deposits[0]!.blockNumber.toString(), deposits.at(-1)!.blockNumber.toString()],
+      );
+      // Every deposit is indexed, and its reorg copy carries its own block, not the group's last.
+      expect(rows.map((row) => BigInt(row.block_number)).sort((x, y) => (x < y ? -1 : 1))).toEqual(
+        deposits.map((receipt) => receipt.blockNumber),
+      );
+      for (const row of rows) expect(row.stamped_block).toBe(row.block_number);
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 describe("live sync", () => {
