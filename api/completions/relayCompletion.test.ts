@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it, vi } from "vitest";
 import type { Hex } from "viem";
 import pino from "pino";
@@ -47,11 +48,14 @@ function harness(
   clientGone: AbortSignal = new AbortController().signal,
   answer: WorkerEvent[] = [{ type: "token", text: "Hello" }],
   deliversIncrementally = true,
+  jobTimeoutMs = 60_000,
 ) {
   const workerCalled = Promise.withResolvers<void>();
   const payloads: unknown[] = [];
+  const signals: AbortSignal[] = [];
   async function* runJob(_endpoint: string, payload: unknown, signal: AbortSignal): AsyncGenerator<WorkerEvent> {
     payloads.push(payload);
+    signals.push(signal);
     workerCalled.resolve();
     yield { type: "ack", worker: WORKER, backend: "simulated" };
     yield* answer;
@@ -74,7 +78,7 @@ function harness(
     jobs: { update: async () => undefined },
     latency: { record: () => undefined },
     metrics: { timeToFirstToken: { observe: () => undefined } },
-    config: { JOB_TIMEOUT_MS: 60_000 },
+    config: { JOB_TIMEOUT_MS: jobTimeoutMs },
     logger: pino({ level: "silent" }),
   } as unknown as RelayDeps;
   const seen: string[] = [];
@@ -84,7 +88,7 @@ function harness(
     clientGone,
     deliversIncrementally,
   };
-  return { deps, sink, seen, payloads, workerCalled: workerCalled.promise };
+  return { deps, sink, seen, payloads, signals, workerCalled: workerCalled.promise };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
@@ -171,5 +175,41 @@ describe("relayCompletion: how the worker writes the tokens", () => {
     expect(seen).toEqual(["serving", "He", "l", "lo"]);
     refused.abort(new ApiError("service_unavailable"));
     await relaying;
+  });
+});
+
+describe("relayCompletion: what stops an attempt", () => {
+  it("the job's deadline stops a worker that keeps its stream open, and the job times out", async () => {
+    const { deps, sink, signals } = harness(undefined, undefined, true, 50);
+    const outcome = await relayCompletion(deps, prepared(), openedJob(Promise.resolve(), new AbortController()), sink);
+    expect(outcome.kind).toBe("timed_out");
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
+  it("a lock refused while the candidates were read stops the attempt before the worker is asked", async () => {
+    const { deps, sink, signals } = harness();
+    const refused = new AbortController();
+    const workers = deps.workers as unknown as { candidatesFresh: () => Promise<unknown[]> };
+    const candidates = workers.candidatesFresh;
+    workers.candidatesFresh = async () => {
+      refused.abort(new ApiError("insufficient_credits"));
+      return candidates();
+    };
+    const outcome = await relayCompletion(deps, prepared(), openedJob(Promise.resolve(), refused), sink);
+    expect(outcome.close).toEqual({ kind: "failed", reason: "escrow lock refused" });
+    if (outcome.kind === "worker_failed") expect(outcome.error.code).toBe("insufficient_credits");
+    // The worker, if it was called at all, got a signal already aborted.
+    for (const signal of signals) expect(signal.aborted).toBe(true);
+  });
+
+  it("leaves no listener on the lock's refusal once the job ends", async () => {
+    const { deps, sink, workerCalled } = harness();
+    const refused = new AbortController();
+    const relaying = relayCompletion(deps, prepared(), openedJob(Promise.resolve(), refused), sink);
+    await workerCalled;
+    expect(getEventListeners(refused.signal, "abort").length).toBeGreaterThan(0);
+    refused.abort(new ApiError("service_unavailable"));
+    await relaying;
+    expect(getEventListeners(refused.signal, "abort")).toEqual([]);
   });
 });

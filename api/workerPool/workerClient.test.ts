@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -150,6 +151,40 @@ describe("WorkerClient.runJob", () => {
     await expect(run).rejects.toThrow();
     expect(seen).toEqual([{ type: "token", text: "a" }]);
     server.closeAllConnections();
+  });
+
+  it("an abort before the call sends nothing and rejects with an AbortError", async () => {
+    let requests = 0;
+    server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      res.end();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const abort = new AbortController();
+    abort.abort(new Error("gone"));
+    const run = (async () => {
+      for await (const event of new WorkerClient("token").runJob(endpoint, payload, abort.signal)) void event;
+    })();
+    await expect(run).rejects.toMatchObject({ name: "AbortError", cause: new Error("gone") });
+    expect(requests).toBe(0);
+  });
+
+  it("leaves no listener on the job's signal once the answer is read", async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      res.end(`${JSON.stringify({ type: "token", text: "a" })}\n`);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const abort = new AbortController();
+    const seen: WorkerEvent[] = [];
+    for await (const event of new WorkerClient("token").runJob(endpoint, payload, abort.signal)) seen.push(event);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([{ type: "token", text: "a" }]);
+    expect(getEventListeners(abort.signal, "abort")).toEqual([]);
   });
 
   it("reuses the connection of an answer read up to its done line", async () => {
