@@ -2,8 +2,7 @@ import { createServer, request, type Server } from "node:http";
 
 /**
  * A JSON-RPC pass-through that counts the calls it forwards by method (batch members one by one; `eth_call` by
- * function selector), for a
- * measurement run only (`bench/keepStack.ts` with `BENCH_COUNT_RPC=1` puts it between the gateway and the chain
+ * function selector; a block asked for with its transactions as `…:whole`), for a measurement run or a test only (`bench/keepStack.ts` with `BENCH_COUNT_RPC=1` puts it between the gateway and the chain
  * node). `GET /counts` answers the counts so far as JSON.
  */
 export async function startRpcCounter(
@@ -23,12 +22,15 @@ export async function startRpcCounter(
         return;
       }
       try {
-        type Call = { method?: string; params?: [{ data?: string; input?: string }?] };
+        type Call = { method?: string; params?: [{ data?: string; input?: string }?, unknown?] };
         const parsed = JSON.parse(body.toString("utf8")) as Call | Call[];
         for (const call of Array.isArray(parsed) ? parsed : [parsed]) {
           // eth_call by function selector: which reads the chain node serves.
           const input = call.method === "eth_call" ? (call.params?.[0]?.data ?? call.params?.[0]?.input) : undefined;
-          const method = `${call.method ?? "?"}${input ? `:${input.slice(0, 10)}` : ""}`;
+          const whole =
+            (call.method === "eth_getBlockByNumber" || call.method === "eth_getBlockByHash") &&
+            call.params?.[1] === true;
+          const method = `${call.method ?? "?"}${input ? `:${input.slice(0, 10)}` : ""}${whole ? ":whole" : ""}`;
           counts.set(method, (counts.get(method) ?? 0) + 1);
         }
         if (Array.isArray(parsed)) counts.set("(batches)", (counts.get("(batches)") ?? 0) + 1);
