@@ -10,8 +10,8 @@ import { replaceIndexer } from "./support/ownIndexer.js";
 // Issue 26 (the chain's CPU per job): Ponder polls the chain's head every PONDER_POLLING_INTERVAL_MS (100 ms here).
 // Unpatched, every poll asked for the latest block with all its transactions, so on a chain with block times nine
 // polls in ten downloaded the same block again, with every transaction's calldata, for the node to encode and
-// Ponder to parse. Patched (patches/ponder+0.16.10.patch, rpc/index.js), a poll reads the head without its
-// transactions and the block is fetched whole once per new head. The indexer here reaches the node through a
+// Ponder to parse. Patched (patches/ponder+0.16.10.patch, rpc/index.js), while the head stands still a poll reads it
+// without its transactions, and a new head is fetched whole. The indexer here reaches the node through a
 // counting pass-through (test double of nothing: it forwards every call unchanged).
 
 /** Port of the counting pass-through (8670-8689 belong to the indexer suite). */
@@ -57,22 +57,23 @@ describe("the indexer's head poll (patched Ponder)", () => {
     expect(calls("eth_getBlockByNumber")).toBeGreaterThanOrEqual(IDLE_MS / 100 / 2);
   });
 
-  it("fetches each new head whole once, however many polls see it, and indexes it", async () => {
+  it("fetches a new head whole at most twice, however many polls see it, and indexes it", async () => {
     const first = await chain.publicClient.getBlockNumber();
     let last = first;
     const calls = await callsDuring(async () => {
-      // Each deposit mines two blocks (approve, deposit); each head then stays for several polls.
+      // Each deposit mines two blocks (approve, deposit); each head then stands for about ten polls.
       for (let i = 0; i < 3; i++) {
         last = (await chain.deposit(wallet, 100n)).blockNumber;
-        await sleep(500);
+        await sleep(1_000);
       }
       await stack.indexed(last);
     });
     const blocks = Number(last - first);
     const whole = calls("eth_getBlockByNumber:whole") + calls("eth_getBlockByHash:whole");
-    // At most one per block: a head seen by a poll once (a block between two polls is fetched while catching up).
+    // The poll that finds a new head fetches it whole; the next one, the head having moved, asks for the whole latest
+    // block at once (as on automine, where the head moves at every poll) and finds it again. Unpatched: every poll.
     expect(whole).toBeGreaterThanOrEqual(1);
-    expect(whole).toBeLessThanOrEqual(blocks);
+    expect(whole).toBeLessThanOrEqual(2 * blocks);
     expect(calls("eth_getBlockByNumber")).toBeGreaterThan(blocks);
   });
 });
