@@ -115,19 +115,24 @@ describe("web application", () => {
 
   it("shows the failed delivery with its attempts and replays it once the receiver is fixed", async () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
+    // The page reads the webhooks and the deliveries in two requests sent together: the delivery's failure and the
+    // webhook's (one statement, api/webhooks/runDeliveries.ts) can fall between them, so both are waited for.
     await waitFor(
-      "a failed delivery",
+      "a failed delivery, its webhook shown failed",
       async () => {
         await page.getByRole("link", { name: "Balance" }).click();
         await page.getByRole("link", { name: "Webhooks" }).click();
-        return (await page.getByTestId("failed-delivery").count()) > 0;
+        await page.getByTestId("webhook-status").first().waitFor();
+        return (
+          (await page.getByTestId("failed-delivery").count()) > 0 &&
+          (await page.getByTestId("webhook-status").first().innerText()) === "failed"
+        );
       },
       { timeoutMs: 60_000, intervalMs: 1_000 },
     );
     const delivery = page.getByTestId("failed-delivery").first();
     expect(await delivery.getByTestId("attempt-status").count()).toBe(5);
     expect(await delivery.getByTestId("attempt-status").first().innerText()).toBe("500");
-    expect(await page.getByTestId("webhook-status").first().innerText()).toBe("failed");
     await screenshot(page, "06-webhooks-failed");
 
     receiver.heal();
