@@ -75,6 +75,39 @@ describe("bytePairCount: the cheap lower bound before a long merge", () => {
     );
   });
 
+  it("never exceeds the exact count when the text after a long piece is bounded with it (several long runs)", () => {
+    const run = fc
+      .tuple(fc.constantFrom("字", "漢", "😀", "🎉", "a", " ", "7", "é"), fc.integer({ min: 1_000, max: 3_000 }))
+      .map(([unit, times]) => unit.repeat(times));
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(run, fragment), { minLength: 2, maxLength: 5 }),
+        fc.double({ min: 0.05, max: 1.5, noNaN: true }),
+        (parts, share) => {
+          const value = parts.join("");
+          const exact = reference(value);
+          const stopAt = Math.max(1, Math.round(exact * share));
+          const state = startTextCount(value);
+          while (!state.done && state.tokens < stopAt) countTextTokens(state, () => false, stopAt);
+          return state.done ? state.tokens === exact : state.tokens <= exact && state.tokens >= stopAt;
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("stops without merging a long run that fits alone when the text after it cannot fit with it", () => {
+    // The hardening case: 125,000 emoji are at least 125,000 tokens, under a 128k window; the CJK after them adds
+    // at least 22,857 (seven of its lead bytes per token at most). Merging the emoji run first cost ~140 ms.
+    const state = startTextCount("😀".repeat(125_000) + "字".repeat(160_000));
+    // One clock check passes (the one before the first piece): a merge would be left unfinished by the second.
+    let clockChecks = 0;
+    countTextTokens(state, () => ++clockChecks > 1, 128_000);
+    expect(state.tokens).toBeGreaterThanOrEqual(128_000);
+    expect(state.merging).toBeUndefined();
+    expect(state.done).toBe(false);
+  });
+
   it("stops at the limit without merging a long run that cannot fit (one token per emoji at least)", () => {
     const state = startTextCount("😀".repeat(50_000));
     countTextTokens(state, () => false, 10_000);

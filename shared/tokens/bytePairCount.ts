@@ -496,6 +496,8 @@ export interface TextCount {
   readonly regex: RegExp;
   /** A long piece whose merge a slice left unfinished. */
   merging: PieceMerge | undefined;
+  /** Whether the text after a long piece has been bounded already (once per text: the pass is over all of it). */
+  restBounded: boolean;
 }
 
 export function startTextCount(text: string): TextCount {
@@ -505,6 +507,7 @@ export function startTextCount(text: string): TextCount {
     done: text.length === 0,
     regex: new RegExp(CL_AND_O_TOKEN_SPLIT_PATTERN),
     merging: undefined,
+    restBounded: false,
   };
 }
 
@@ -542,7 +545,13 @@ export function countTextTokens(state: TextCount, outOfTime: () => boolean, stop
     }
     // Only worth a pass for long pieces: when even a lower bound reaches the limit, the merge is not needed.
     if (bytes.length >= BOUND_FIRST_BYTES && Number.isFinite(stopAt)) {
-      const bound = table.lowerBound(bytes);
+      let bound = table.lowerBound(bytes);
+      // A long piece that fits alone may still not fit with what follows it (a 1 MB body of two long runs): tokens
+      // never span pieces, so the bound of the rest taken whole adds to the piece's. One pass over the rest, once.
+      if (!state.restBounded && state.tokens + bound < stopAt) {
+        state.restBounded = true;
+        bound += table.lowerBound(Buffer.from(state.text.slice(state.regex.lastIndex), "utf8"));
+      }
       if (state.tokens + bound >= stopAt) {
         state.tokens += bound;
         return;

@@ -102,8 +102,20 @@ describe("the indexer stopped, then started again", () => {
     const restartedAt = Date.now();
     await restartIndexer();
     const readyAgainMs = await readyAgainWithin(30_000, restartedAt);
-    // The job made while the index was away is indexed now and shows its settlement.
-    const job = await call("GET", `/v1/jobs/${seen.completion.headers!.get("x-service-job-id")}`, client.apiKey);
+    // The job made while the index was away is indexed and shows its settlement, read from the index itself. Ready
+    // means the index answers and lags at most INDEX_LAG_READY_MAX_SECONDS; a read just after may still miss its
+    // deadline while the restarted indexer works through the blocks it missed, and is then answered, stale-marked,
+    // from the gateway's own row (`settling`: mined, not yet indexed). Seen on a loaded CI host: ready, then a read
+    // 1.1 s later that timed out. So the first fresh answer must say `settled`.
+    const jobPath = `/v1/jobs/${seen.completion.headers!.get("x-service-job-id")}`;
+    const job = await waitFor(
+      "a fresh read of the job",
+      async () => {
+        const read = await call("GET", jobPath, client.apiKey);
+        return read.status === 200 && !read.headers?.has("x-service-stale-seconds") && read;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
     expect((job.json as { status: string }).status).toBe("settled");
     const audit = await expectConserved();
     report("indexer stopped and restarted", {
