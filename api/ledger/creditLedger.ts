@@ -376,8 +376,8 @@ export class CreditLedger {
 
   /**
    * What the wallet could give this request if live peers gave the unused part of their slices back (`bound`), and
-   * whether every live peer slice of the wallet was renewed (swept) since `since`. When the bound covers `need`,
-   * marks the wallet wanted so the peers give back on their next sweep.
+   * whether every live peer slice of the wallet was renewed (swept) since `since` (never, without one). When the
+   * bound covers `need`, marks the wallet wanted so the peers give back on their next sweep.
    */
   private async probeAndAsk(
     wallet: string,
@@ -386,6 +386,10 @@ export class CreditLedger {
   ): Promise<{ bound: bigint; settled: boolean; at: Date; asked: boolean }> {
     // Asked when the request would fit if the peers gave back their unused part and their locks the index already
     // shows (their in-flight part, `credits - free`): a peer looks those up only for a wallet that is wanted.
+    // Never settled before there is a `since` (a probe after the ask committed): "since now" was wrong under load, as
+    // now() is this statement's start, and a peer's renewal that began after it but committed before its snapshot
+    // looked like a sweep since the ask, though it never saw one. A CI run refused a request that way, with the
+    // peer's lock indexed and the credits there (creditSlices.test.ts, "a peer short of the wallet's credits").
     const { rows } = await this.pool.query(
       `WITH peers AS (
          SELECT free, credits, renewed_at FROM ledger_slice
@@ -395,8 +399,8 @@ export class CreditLedger {
               - COALESCE((SELECT reserved FROM ledger_wallet WHERE wallet = $1), 0)
               + COALESCE((SELECT SUM(free) FROM peers), 0) AS bound,
                 COALESCE((SELECT SUM(credits - free) FROM peers), 0) AS inflight,
-                NOT EXISTS (SELECT 1 FROM peers WHERE credits > 0 AND renewed_at <= COALESCE($5::timestamptz, now()))
-                  AS settled,
+                $5::timestamptz IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM peers WHERE credits > 0 AND renewed_at <= $5::timestamptz) AS settled,
                 now() AS at
        ), asked AS (
          UPDATE ledger_wallet SET wanted_at = now()
