@@ -210,6 +210,32 @@ describe("TransactionManager", () => {
     expect((await transactions.waitMined(hash, 5_000)).transactionHash).toBe(hash);
   });
 
+  it("asks the node for its pending nonce only while a nonce below its next is not its own", async () => {
+    // On Hardhat's node a "pending" read runs every transaction in the pool: a pass with no gap must not make one.
+    let pendingReads = 0;
+    const reads: TransactionManagerOptions["client"] = {
+      request: client.request,
+      getBlockNumber: client.getBlockNumber,
+      getTransactionCount: (args) => {
+        if (args.blockTag === "pending") pendingReads += 1;
+        return client.getTransactionCount(args);
+      },
+      getTransactionReceipt: client.getTransactionReceipt,
+      getTransaction: client.getTransaction,
+    };
+    const transactions = manager({ replaceAfterMs: 60_000, reads });
+    const first = await transactions.send(call);
+    const beforePasses = pendingReads;
+    await transactions.send(call);
+    await transactions.tick();
+    await transactions.tick();
+    await mine();
+    await transactions.tick();
+    expect((await transactions.waitMined(first, 5_000)).transactionHash).toBe(first);
+    expect(pendingReads).toBe(beforePasses);
+    expect(transactions.health().nonceGap).toBe(0);
+  });
+
   it("broadcasts again a transaction a reorg orphaned, so its nonce is mined on the new branch", async () => {
     const transactions = manager({ replaceAfterMs: 60_000 });
     const snapshot = await rpc("evm_snapshot");
