@@ -101,10 +101,10 @@ describe("the indexer stopped, then started again", () => {
     expectDegradedButServing(seen);
     const restartedAt = Date.now();
     await restartIndexer();
-    // The crashed instance left Ponder's schema lock held: the restarted one takes it once its heartbeat is 8 s old
-    // (the patched Ponder; with its own 25 s this took 25–28.4 s), then starts and catches up: 7.9 s on a quiet
-    // host, 16 s in a CI run beside two other suites.
-    const readyAgainMs = await readyAgainWithin(25_000, restartedAt);
+    // The crashed instance may have left Ponder's schema lock held: the restarted one takes it once its heartbeat is
+    // 8 s old (the patched Ponder; a CI run with Ponder's own 25 s waited 9 s of its 28.4 s here). Starting and
+    // catching up take the rest: 7.9 s in all on a quiet host, 16.0 and 24.5 s in CI runs with no lock wait.
+    const readyAgainMs = await readyAgainWithin(30_000, restartedAt);
     // The job made while the index was away is indexed and shows its settlement, read from the index itself. Ready
     // means the index answers and lags at most INDEX_LAG_READY_MAX_SECONDS; a read just after may still miss its
     // deadline while the restarted indexer works through the blocks it missed, and is then answered, stale-marked,
