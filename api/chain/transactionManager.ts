@@ -433,7 +433,7 @@ export class TransactionManager {
       // The common pass: every nonce from the last mined one to our next is ours, so there is no gap and the node's
       // pending nonce is not asked. On Hardhat's node a "pending" read builds the pending block, running every
       // transaction in the pool: about 25 ms of the node's CPU each under the bench's load on the 1 s chain, where
-      // one a pass was 0.3–0.4 ms of its CPU per job (issue 26).
+      // one a pass (about one a second) came to some 0.15 ms of its CPU per job (issue 26).
       this.lastGap = this.unknownThisTick;
       this.gapSince = undefined;
       return;
